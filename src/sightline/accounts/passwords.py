@@ -1,0 +1,37 @@
+"""Argon2id password hashing, with a dummy verification so unknown e-mails cost the same time."""
+
+from __future__ import annotations
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
+
+_hasher = PasswordHasher()  # argon2-cffi's defaults are Argon2id with RFC 9106 low-memory parameters
+_DUMMY_HASH = _hasher.hash("sightline-dummy-password-for-constant-time")
+
+MIN_LENGTH = 10
+MAX_LENGTH = 1024
+
+
+def hash_password(password: str) -> str:
+    return _hasher.hash(password)
+
+
+def verify_password(password_hash: str | None, password: str) -> bool:
+    """True when ``password`` matches; an absent hash still costs one full verification."""
+    try:
+        return _hasher.verify(password_hash or _DUMMY_HASH, password) and password_hash is not None
+    except (VerifyMismatchError, VerificationError, InvalidHashError):
+        return False
+
+
+def needs_rehash(password_hash: str) -> bool:
+    return _hasher.check_needs_rehash(password_hash)
+
+
+def password_problem(password: str) -> str | None:
+    """Why a new password is refused, or None when it is acceptable."""
+    if len(password) < MIN_LENGTH:
+        return f"The password needs at least {MIN_LENGTH} characters."
+    if len(password) > MAX_LENGTH:
+        return f"The password may have at most {MAX_LENGTH} characters."
+    return None

@@ -1,0 +1,78 @@
+"""Builds the ASGI application: console API, pages, and (later) the SDK-facing ingest paths.
+
+This is the only module that wires every surface together.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+from fastapi.responses import JSONResponse
+from fastapi.staticfiles import StaticFiles
+
+from sightline import __version__
+from sightline.console import auth, errors, health, setup, sites
+from sightline.console.guard import ConsoleGuard
+from sightline.context import Context, build_context
+from sightline.health.registry import database_probe, disk_probe
+from sightline.settings import Settings
+from sightline.storage import Database, open_database
+from sightline.web import pages
+from sightline.web.headers import SecurityHeaders
+
+log = logging.getLogger("sightline")
+
+API_DESCRIPTION = """The Sightline owner console API.
+
+Every endpoint except `POST /api/login` needs the session cookie set by login. State-changing
+requests must carry an `Origin` header equal to the console's origin; JSON methods need
+`Content-Type: application/json`; bodies are limited to 8 KiB. Errors have the shape
+`{"error": {"code": "...", "message": "..."}}`.
+"""
+
+
+def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
+    """The application for ``settings``; migrates the database when it opens it itself."""
+    database = db or open_database(settings.effective_database_url)
+    ctx = build_context(settings, database)
+    ctx.health.register("database", database_probe(database), critical=True)
+    ctx.health.register("disk", disk_probe(settings.data_path))
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        if db is None:
+            database.dispose()
+
+    app = FastAPI(
+        title="Sightline console API",
+        version=__version__,
+        description=API_DESCRIPTION,
+        openapi_url=None,  # served to signed-in owners at /api/openapi.json
+        docs_url=None,
+        redoc_url=None,
+        lifespan=lifespan,
+        default_response_class=JSONResponse,
+    )
+    app.state.ctx = ctx
+    errors.install(app)
+    for router in (auth.router, sites.router, health.router, setup.router, pages.router):
+        app.include_router(router)
+    app.mount("/static", StaticFiles(directory=pages.STATIC), name="static")
+
+    @app.get("/healthz", include_in_schema=False)
+    def healthz() -> dict[str, str]:
+        """Liveness for load balancers and orchestrators: the process answers."""
+        return {"status": "ok"}
+
+    app.add_middleware(ConsoleGuard, context=lambda: _context(app))
+    app.add_middleware(SecurityHeaders)
+    return app
+
+
+def _context(app: FastAPI) -> Context:
+    ctx: Context = app.state.ctx
+    return ctx

@@ -1,0 +1,155 @@
+"""The ``sightline`` command: ``serve``, ``create-owner``, ``migrate``.
+
+Flags come from the settings registry, so each has a ``SIGHTLINE_*`` environment variable too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Any
+
+from sightline import __version__
+from sightline.settings import MIGRATE, OWNER, REGISTRY, SERVE, Settings, SettingsError, load
+
+log = logging.getLogger("sightline")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="sightline", description="Self-hosted, privacy-first web analytics."
+    )
+    parser.add_argument("--version", action="version", version=f"sightline {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    helps = {
+        SERVE: "Run the HTTP server (console, SDK and ingest).",
+        OWNER: "Create an owner account (password from SIGHTLINE_OWNER_PASSWORD or a prompt).",
+        MIGRATE: "Bring the database schema up to date and exit.",
+    }
+    for name, text in helps.items():
+        sub = commands.add_parser(name, help=text, description=text)
+        for setting in REGISTRY:
+            if name in setting.commands:
+                sub.add_argument(
+                    setting.flag,
+                    dest=setting.name,
+                    default=None,
+                    metavar=setting.type_name.upper(),
+                    help=f"{setting.help} [env {setting.env}; default {setting.default}]",
+                )
+        if name == OWNER:
+            sub.add_argument("--email", required=True, help="The owner's e-mail address (sign-in name).")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    overrides: dict[str, Any] = {s.name: getattr(args, s.name, None) for s in REGISTRY}
+    try:
+        settings = load(overrides)
+    except SettingsError as exc:
+        print(f"sightline: {exc}", file=sys.stderr)
+        return 2
+    logging.basicConfig(
+        level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    if settings.log_level != "debug":
+        logging.getLogger("alembic").setLevel(logging.WARNING)
+    if args.command == SERVE:
+        return serve(settings)
+    if args.command == OWNER:
+        return create_owner(settings, args.email)
+    return migrate(settings)
+
+
+def _open(settings: Settings) -> Any:
+    from sightline.storage import open_database
+
+    try:
+        return open_database(settings.effective_database_url)
+    except Exception as exc:
+        print(f"sightline: cannot open the database: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return None
+
+
+def migrate(settings: Settings) -> int:
+    db = _open(settings)
+    if db is None:
+        return 1
+    print(f"database schema is at revision {db.current_revision()}")
+    db.dispose()
+    return 0
+
+
+def create_owner(settings: Settings, email: str) -> int:
+    from sightline.accounts.users import create_user
+    from sightline.errors import ApiError
+
+    password = os.environ.get("SIGHTLINE_OWNER_PASSWORD")
+    if not password:
+        if not sys.stdin.isatty():
+            print("sightline: set SIGHTLINE_OWNER_PASSWORD or run in a terminal", file=sys.stderr)
+            return 2
+        password = getpass.getpass("Password for the new owner: ")
+        if password != getpass.getpass("Repeat the password: "):
+            print("sightline: the passwords differ", file=sys.stderr)
+            return 2
+    db = _open(settings)
+    if db is None:
+        return 1
+    try:
+        with db.begin() as conn:
+            user = create_user(conn, email, password)
+    except ApiError as exc:
+        print(f"sightline: {exc.message}", file=sys.stderr)
+        return 1
+    finally:
+        db.dispose()
+    print(f"created owner {user['email']} (id {user['id']})")
+    return 0
+
+
+def serve(settings: Settings) -> int:
+    import uvicorn
+
+    from sightline.accounts.setup import issue_setup_token
+    from sightline.app import create_app
+
+    db = _open(settings)
+    if db is None:
+        return 1
+    with db.begin() as conn:
+        token = issue_setup_token(conn, timedelta(minutes=settings.setup_token_minutes))
+    if token:
+        print(
+            "No owner account exists yet. Open this one-time link to create it "
+            f"(valid {settings.setup_token_minutes} minutes):\n\n"
+            f"    {settings.console_origin}/setup?token={token}\n",
+            flush=True,
+        )
+    app = create_app(settings, db)
+    print(
+        f"Sightline {__version__} listening on http://{settings.host}:{settings.port} "
+        f"(console at {settings.console_origin})",
+        flush=True,
+    )
+    uvicorn.run(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_level=settings.log_level,
+        proxy_headers=True,
+        server_header=False,
+        access_log=settings.log_level == "debug",
+    )
+    db.dispose()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

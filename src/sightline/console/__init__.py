@@ -1,0 +1,5 @@
+"""The owner console API under ``/api``: thin handlers over the feature modules.
+
+May import: feature modules (``accounts``, ``sites``, ``health``), ``storage``, ``errors``,
+``context``. Never imports ``ingest``.
+"""

@@ -1,0 +1,139 @@
+"""The checks every console request passes before a handler runs, in PRODUCT.md's order.
+
+401 no valid session (login and setup aside) -> 403 Origin not byte-equal to the console origin on
+a state-changing method -> 415 JSON method without ``application/json`` -> 413 body over 8 KiB,
+declared or streamed. The body is read here, capped, and replayed to the handler.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from http.cookies import CookieError, SimpleCookie
+from typing import Any
+
+from anyio import to_thread
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from sightline.accounts.sessions import COOKIE_NAME, resume_session
+from sightline.context import Context
+from sightline.errors import error_response
+
+MAX_BODY = 8 * 1024
+STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+JSON_METHODS = frozenset({"POST", "PUT", "PATCH"})
+# (method, path) pairs that work without a session; every other guarded request needs one.
+OPEN_ROUTES = frozenset({("POST", "/api/login"), ("GET", "/setup"), ("POST", "/setup")})
+
+
+def is_guarded(path: str) -> bool:
+    return path == "/api" or path.startswith("/api/") or path == "/setup"
+
+
+def session_token(scope: Scope) -> str | None:
+    for name, value in scope.get("headers", []):
+        if name == b"cookie":
+            try:
+                cookie: SimpleCookie = SimpleCookie(value.decode("latin-1"))
+            except CookieError:
+                continue
+            if COOKIE_NAME in cookie:
+                return cookie[COOKIE_NAME].value
+    return None
+
+
+def _header(scope: Scope, wanted: bytes) -> bytes | None:
+    found = [value for name, value in scope.get("headers", []) if name == wanted]
+    if len(found) != 1:
+        return None if not found else b"\x00multiple"
+    return bytes(found[0])
+
+
+def is_json_content_type(raw: bytes | None) -> bool:
+    if raw is None:
+        return False
+    media_type = raw.split(b";", 1)[0].strip().lower()
+    return media_type == b"application/json"
+
+
+class BodyTooLargeError(Exception):
+    pass
+
+
+class ConsoleGuard:
+    def __init__(self, app: ASGIApp, context: Callable[[], Context]) -> None:
+        self.app = app
+        self.context = context
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not is_guarded(scope["path"]):
+            await self.app(scope, receive, send)
+            return
+        ctx = self.context()
+        method = scope["method"]
+        state: dict[str, Any] = scope.setdefault("state", {})
+        token = session_token(scope)
+        user = await to_thread.run_sync(self._resume, ctx, token) if token else None
+        if user is None and (method, scope["path"]) not in OPEN_ROUTES:
+            await error_response(401, "not_signed_in", "Sign in to use the console.")(scope, receive, send)
+            return
+        state["user"] = user
+        state["session_token"] = token if user is not None else None
+        if method in STATE_CHANGING and _header(scope, b"origin") != ctx.origin.encode("latin-1"):
+            await error_response(
+                403, "bad_origin", "The request's Origin header is not this console's origin."
+            )(scope, receive, send)
+            return
+        if method in JSON_METHODS and not is_json_content_type(_header(scope, b"content-type")):
+            await error_response(
+                415, "unsupported_media_type", "Send the body as JSON with Content-Type: application/json."
+            )(scope, receive, send)
+            return
+        declared = _header(scope, b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY):
+            await _too_large()(scope, receive, send)
+            return
+        try:
+            body = await _read_capped(receive)
+        except BodyTooLargeError:
+            await _too_large()(scope, receive, send)
+            return
+        await self.app(scope, _replay(body, receive), send)
+
+    @staticmethod
+    def _resume(ctx: Context, token: str) -> Any:
+        with ctx.db.begin() as conn:
+            return resume_session(conn, token, ctx.lifetimes)
+
+
+def _too_large() -> Any:
+    return error_response(413, "body_too_large", f"The request body is larger than {MAX_BODY} bytes.")
+
+
+async def _read_capped(receive: Receive) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise BodyTooLargeError
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay

@@ -1,0 +1,65 @@
+"""Site connections: list, create, change, and retry the connection check."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Request
+from fastapi.responses import JSONResponse
+
+from sightline.console.deps import context, owner
+from sightline.console.schemas import EmptyBody, SiteCreate, SitePatch
+from sightline.errors import ApiError
+from sightline.sites import service
+
+router = APIRouter(prefix="/api/sites", tags=["sites"])
+
+SiteId = Annotated[int, Path(ge=1, le=2**62, description="The site's id.")]
+
+
+@router.get("", summary="List sites with their connection state")
+def list_sites(request: Request) -> dict[str, Any]:
+    ctx = context(request)
+    with ctx.db.read() as conn:
+        rows = service.list_sites(conn, owner(request).id)
+    return {"sites": [service.public_site(row, ctx.origin) for row in rows]}
+
+
+@router.post("", summary="Create a site connection", status_code=201, responses={409: {}, 422: {}})
+def create_site(body: SiteCreate, request: Request) -> JSONResponse:
+    ctx = context(request)
+    with ctx.db.begin() as conn:
+        row = service.create_site(conn, owner(request).id, body.name, body.domain)
+    return JSONResponse(service.public_site(row, ctx.origin), status_code=201)
+
+
+@router.patch("/{site_id}", summary="Change a site", responses={404: {}, 422: {}})
+def patch_site(site_id: SiteId, body: SitePatch, request: Request) -> dict[str, Any]:
+    ctx = context(request)
+    changes = body.model_dump(exclude_unset=True)
+    for name, value in changes.items():
+        if value is None:
+            raise ApiError(422, "invalid_field", f"The field '{name}' may not be null.", field=name)
+    with ctx.db.begin() as conn:
+        row = service.update_site(conn, owner(request).id, site_id, changes)
+    return service.public_site(row, ctx.origin)
+
+
+@router.post("/{site_id}/retry", summary="Check the site's connection now", responses={404: {}, 429: {}})
+def retry_site(site_id: SiteId, request: Request, body: EmptyBody | None = None) -> dict[str, Any]:
+    ctx = context(request)
+    with ctx.db.read() as conn:
+        site = service.get_site(conn, owner(request).id, site_id)
+    wait = ctx.checker.reserve(site["id"])
+    if wait:
+        raise ApiError(
+            429,
+            "check_too_soon",
+            "This site was checked a moment ago; try again shortly.",
+            headers={"Retry-After": str(wait)},
+        )
+    result = ctx.checker.check(site["domain"], site["key"])
+    with ctx.db.begin() as conn:
+        service.record_check(conn, site["id"], result.error, result.detail)
+        row = service.get_site(conn, owner(request).id, site_id)
+    return service.public_site(row, ctx.origin)

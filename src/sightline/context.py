@@ -1,0 +1,54 @@
+"""What one running Sightline holds: settings, database, and the long-lived helpers.
+
+Built once in ``app.create_app`` and handed to every surface through ``request.app.state.ctx``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from sightline.accounts.sessions import Lifetimes
+from sightline.accounts.throttle import LoginThrottle
+from sightline.health import HealthRegistry
+from sightline.settings import Settings
+from sightline.sites.check import ConnectionChecker
+from sightline.storage import Database
+
+
+@dataclass
+class Context:
+    settings: Settings
+    db: Database
+    throttle: LoginThrottle
+    checker: ConnectionChecker
+    health: HealthRegistry
+
+    @property
+    def lifetimes(self) -> Lifetimes:
+        return Lifetimes(
+            idle=timedelta(minutes=self.settings.session_idle_minutes),
+            absolute=timedelta(hours=self.settings.session_max_hours),
+        )
+
+    @property
+    def origin(self) -> str:
+        return self.settings.console_origin
+
+
+def build_context(settings: Settings, db: Database) -> Context:
+    return Context(
+        settings=settings,
+        db=db,
+        throttle=LoginThrottle(
+            per_account=settings.login_max_failures,
+            per_ip=settings.login_max_failures_per_ip,
+            window_seconds=settings.login_throttle_minutes * 60,
+        ),
+        checker=ConnectionChecker(
+            timeout=settings.check_timeout_seconds,
+            min_interval=settings.check_min_interval_seconds,
+            allow_private=settings.allow_private_addresses,
+        ),
+        health=HealthRegistry(),
+    )

@@ -1,0 +1,58 @@
+"""The one error shape every HTTP surface answers with.
+
+``{"error": {"code": "snake_case_code", "message": "human sentence"}}`` plus ``field`` where one
+field is at fault. Imports nothing from the rest of Sightline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import orjson
+from starlette.responses import Response
+
+
+class ApiError(Exception):
+    """A failure the client is told about, with its status, code and message."""
+
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        message: str,
+        *,
+        field: str | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.field = field
+        self.headers = dict(headers or {})
+
+    def response(self) -> Response:
+        return error_response(self.status, self.code, self.message, field=self.field, headers=self.headers)
+
+
+def error_response(
+    status: int,
+    code: str,
+    message: str,
+    *,
+    field: str | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> Response:
+    error = {"code": code, "message": message}
+    if field is not None:
+        error["field"] = field
+    return Response(
+        orjson.dumps({"error": error}),
+        status_code=status,
+        media_type="application/json",
+        headers=dict(headers or {}),
+    )
+
+
+def not_found(what: str) -> ApiError:
+    return ApiError(404, "not_found", f"No {what} with that id exists.")

@@ -1,0 +1,273 @@
+"""The one settings registry.
+
+Every setting is declared once here (name, type, default, help, which commands take it).
+The CLI flags (``--data-dir``), the environment variables (``SIGHTLINE_DATA_DIR``) and
+``docs/settings.md`` all come from this list. Imports nothing from the rest of Sightline.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+ENV_PREFIX = "SIGHTLINE_"
+
+SERVE = "serve"
+OWNER = "create-owner"
+MIGRATE = "migrate"
+DB_COMMANDS = (SERVE, OWNER, MIGRATE)
+
+
+def _bool(raw: str) -> bool:
+    value = raw.strip().lower()
+    if value in {"1", "true", "yes", "on"}:
+        return True
+    if value in {"0", "false", "no", "off"}:
+        return False
+    raise ValueError(f"expected true or false, got {raw!r}")
+
+
+def _port(raw: str) -> int:
+    value = int(raw)
+    if not 0 <= value <= 65535:
+        raise ValueError("a port is a number from 0 to 65535")
+    return value
+
+
+def _positive_int(raw: str) -> int:
+    value = int(raw)
+    if value < 1:
+        raise ValueError("expected a whole number of at least 1")
+    return value
+
+
+def _public_url(raw: str) -> str:
+    parts = urlsplit(raw.strip())
+    if parts.scheme not in {"http", "https"} or not parts.hostname:
+        raise ValueError("the public URL looks like https://analytics.example.com")
+    if parts.path not in {"", "/"} or parts.query or parts.fragment or parts.username:
+        raise ValueError("the public URL is an origin only: scheme, host and optional port")
+    return f"{parts.scheme}://{parts.netloc.lower()}"
+
+
+def _database_url(raw: str) -> str:
+    scheme = raw.split(":", 1)[0].lower()
+    if not scheme.startswith(("sqlite", "postgresql", "postgres")):
+        raise ValueError("the database URL starts with sqlite:/// or postgresql://")
+    return raw.strip()
+
+
+def _log_level(raw: str) -> str:
+    value = raw.strip().lower()
+    if value not in {"debug", "info", "warning", "error"}:
+        raise ValueError("log level is one of debug, info, warning, error")
+    return value
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    type_name: str
+    default: Any
+    help: str
+    parse: Callable[[str], Any]
+    commands: tuple[str, ...] = (SERVE,)
+
+    @property
+    def env(self) -> str:
+        return ENV_PREFIX + self.name.upper()
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+
+REGISTRY: tuple[Setting, ...] = (
+    Setting("host", "string", "127.0.0.1", "Address the HTTP server listens on.", str),
+    Setting("port", "integer", 8000, "TCP port the HTTP server listens on.", _port),
+    Setting(
+        "data_dir",
+        "path",
+        "./data",
+        "Directory for the SQLite database, recordings and other files.",
+        str,
+        DB_COMMANDS,
+    ),
+    Setting(
+        "public_url",
+        "url",
+        None,
+        "Origin the console is reached at (scheme://host[:port]); it is the only Origin accepted on "
+        "state-changing console requests. Default: http://HOST:PORT.",
+        _public_url,
+    ),
+    Setting(
+        "database_url",
+        "url",
+        None,
+        "Database to use: sqlite:///path/to/file.db or postgresql://user:pass@host:port/db. "
+        "Default: SQLite at DATA_DIR/sightline.db.",
+        _database_url,
+        DB_COMMANDS,
+    ),
+    Setting("log_level", "choice", "info", "One of debug, info, warning, error.", _log_level),
+    Setting(
+        "session_idle_minutes",
+        "integer",
+        720,
+        "A console session unused for this long ends.",
+        _positive_int,
+    ),
+    Setting(
+        "session_max_hours",
+        "integer",
+        336,
+        "A console session ends this long after login, however active.",
+        _positive_int,
+    ),
+    Setting(
+        "login_max_failures",
+        "integer",
+        5,
+        "Failed logins allowed per account within the throttle window before 429.",
+        _positive_int,
+    ),
+    Setting(
+        "login_max_failures_per_ip",
+        "integer",
+        20,
+        "Failed logins allowed per client address within the throttle window before 429.",
+        _positive_int,
+    ),
+    Setting(
+        "login_throttle_minutes",
+        "integer",
+        15,
+        "Length of the login throttle window.",
+        _positive_int,
+    ),
+    Setting(
+        "setup_token_minutes",
+        "integer",
+        60,
+        "How long the one-time setup link printed at first start stays valid.",
+        _positive_int,
+    ),
+    Setting(
+        "allow_private_addresses",
+        "boolean",
+        False,
+        "Let connection checks reach private, loopback and link-local addresses "
+        "(for development and intranet sites).",
+        _bool,
+    ),
+    Setting(
+        "check_timeout_seconds",
+        "integer",
+        5,
+        "Time limit of one site connection check.",
+        _positive_int,
+    ),
+    Setting(
+        "check_min_interval_seconds",
+        "integer",
+        10,
+        "Minimum time between two connection checks of one site.",
+        _positive_int,
+    ),
+    Setting(
+        "recording_retention_days",
+        "integer",
+        30,
+        "Recordings older than this many days are deleted.",
+        _positive_int,
+    ),
+)
+
+BY_NAME: dict[str, Setting] = {s.name: s for s in REGISTRY}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Resolved values of every setting in the registry."""
+
+    values: Mapping[str, Any] = field(default_factory=dict)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.values[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    @property
+    def data_path(self) -> Path:
+        return Path(self.values["data_dir"]).resolve()
+
+    @property
+    def console_origin(self) -> str:
+        if self.values.get("public_url"):
+            return str(self.values["public_url"])
+        host = str(self.values["host"])
+        if ":" in host and not host.startswith("["):
+            host = f"[{host}]"
+        if host in {"0.0.0.0", "[::]"}:  # noqa: S104 - a listen address, not a place to reach
+            host = "127.0.0.1"
+        return f"http://{host}:{self.values['port']}"
+
+    @property
+    def secure_cookies(self) -> bool:
+        return self.console_origin.startswith("https://")
+
+    @property
+    def effective_database_url(self) -> str:
+        url = self.values.get("database_url")
+        if url:
+            return str(url)
+        return f"sqlite:///{self.data_path / 'sightline.db'}"
+
+
+class SettingsError(ValueError):
+    """A setting's value could not be read; the message names the setting."""
+
+
+def load(overrides: Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None) -> Settings:
+    """Resolve every setting: explicit overrides, then ``SIGHTLINE_*`` variables, then defaults."""
+    env = os.environ if environ is None else environ
+    given = {k: v for k, v in (overrides or {}).items() if v is not None}
+    values: dict[str, Any] = {}
+    for setting in REGISTRY:
+        if setting.name in given:
+            raw = given[setting.name]
+            source = setting.flag
+        elif setting.env in env and env[setting.env] != "":
+            raw = env[setting.env]
+            source = setting.env
+        else:
+            values[setting.name] = setting.default
+            continue
+        if isinstance(raw, str):
+            try:
+                values[setting.name] = setting.parse(raw)
+            except ValueError as exc:
+                raise SettingsError(f"{source}: {exc}") from None
+        else:
+            values[setting.name] = raw
+    return Settings(values)
+
+
+def markdown_table() -> str:
+    """The settings table of ``docs/settings.md``; a test keeps the two in step."""
+    lines = [
+        "| Flag | Environment variable | Type | Default | Commands | Meaning |",
+        "|---|---|---|---|---|---|",
+    ]
+    for s in REGISTRY:
+        default = "(see meaning)" if s.default is None else f"`{str(s.default).lower()}`"
+        lines.append(
+            f"| `{s.flag}` | `{s.env}` | {s.type_name} | {default} | {', '.join(s.commands)} | {s.help} |"
+        )
+    return "\n".join(lines)

@@ -1,0 +1,143 @@
+"""Creating, listing and changing sites, and the public site record of the console API."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from sqlalchemy import Connection, insert, select, update
+from sqlalchemy.exc import IntegrityError
+
+from sightline.errors import ApiError, not_found
+from sightline.sites.domains import DomainError, normalise_domain
+from sightline.storage.schema import sites
+from sightline.storage.types import utcnow
+
+NAME_MAX = 100
+STATES = ("pending", "connected", "error", "disabled")
+
+
+def new_key() -> str:
+    return secrets.token_urlsafe(12)
+
+
+def snippet(base_url: str, key: str) -> str:
+    return f'<script defer src="{base_url}/analytics.js" data-site="{key}"></script>'
+
+
+def check_name(raw: object) -> str:
+    if not isinstance(raw, str) or not raw.strip():
+        raise ApiError(422, "invalid_name", "The site name is required.", field="name")
+    name = raw.strip()
+    if len(name) > NAME_MAX:
+        raise ApiError(422, "invalid_name", f"The site name has at most {NAME_MAX} characters.", field="name")
+    if any(ord(ch) < 32 for ch in name):
+        raise ApiError(422, "invalid_name", "The site name may not contain control characters.", field="name")
+    return name
+
+
+def check_domain(raw: object) -> str:
+    try:
+        return normalise_domain(raw)
+    except DomainError as exc:
+        raise ApiError(422, "invalid_domain", str(exc), field="domain") from None
+
+
+def connection_state(row: Any) -> str:
+    if not row["collection_enabled"]:
+        return "disabled"
+    return str(row["connection_state"])
+
+
+def _iso(value: Any) -> str | None:
+    return None if value is None else str(value.isoformat())
+
+
+def public_site(row: Any, base_url: str) -> dict[str, Any]:
+    return {
+        "id": row["id"],
+        "name": row["name"],
+        "domain": row["domain"],
+        "key": row["key"],
+        "snippet": snippet(base_url, row["key"]),
+        "collection_enabled": bool(row["collection_enabled"]),
+        "recording_enabled": bool(row["recording_enabled"]),
+        "recording_sample_rate": float(row["recording_sample_rate"]),
+        "created_at": _iso(row["created_at"]),
+        "connection": {
+            "state": connection_state(row),
+            "first_event_at": _iso(row["first_event_at"]),
+            "last_event_at": _iso(row["last_event_at"]),
+            "last_check_at": _iso(row["last_check_at"]),
+            "last_check_error": row["last_check_error"],
+        },
+    }
+
+
+def list_sites(conn: Connection, owner_id: int) -> list[Any]:
+    query = select(sites).where(sites.c.owner_id == owner_id).order_by(sites.c.created_at, sites.c.id)
+    return [row._mapping for row in conn.execute(query)]
+
+
+def get_site(conn: Connection, owner_id: int, site_id: int) -> Any:
+    row = conn.execute(select(sites).where(sites.c.id == site_id, sites.c.owner_id == owner_id)).first()
+    if row is None:
+        raise not_found("site")
+    return row._mapping
+
+
+def create_site(conn: Connection, owner_id: int, name: object, domain: object) -> Any:
+    values = {
+        "owner_id": owner_id,
+        "name": check_name(name),
+        "domain": check_domain(domain),
+        "key": new_key(),
+        "collection_enabled": True,
+        "recording_enabled": False,
+        "recording_sample_rate": 1.0,
+        "created_at": utcnow(),
+        "connection_state": "pending",
+    }
+    if conn.execute(
+        select(sites.c.id).where(sites.c.owner_id == owner_id, sites.c.domain == values["domain"])
+    ).first():
+        raise _duplicate()
+    try:
+        with conn.begin_nested():
+            site_id = conn.execute(insert(sites).values(**values).returning(sites.c.id)).scalar_one()
+    except IntegrityError:
+        raise _duplicate() from None
+    return get_site(conn, owner_id, site_id)
+
+
+def _duplicate() -> ApiError:
+    return ApiError(409, "site_exists", "You already have a site with this domain.", field="domain")
+
+
+def update_site(conn: Connection, owner_id: int, site_id: int, changes: dict[str, Any]) -> Any:
+    """Apply the validated ``changes`` (name, collection_enabled, recording_*) to one site."""
+    get_site(conn, owner_id, site_id)
+    values: dict[str, Any] = {}
+    if "name" in changes:
+        values["name"] = check_name(changes["name"])
+    for flag in ("collection_enabled", "recording_enabled"):
+        if flag in changes:
+            values[flag] = bool(changes[flag])
+    if "recording_sample_rate" in changes:
+        values["recording_sample_rate"] = float(changes["recording_sample_rate"])
+    if values:
+        conn.execute(
+            update(sites).where(sites.c.id == site_id, sites.c.owner_id == owner_id).values(**values)
+        )
+    return get_site(conn, owner_id, site_id)
+
+
+def record_check(conn: Connection, site_id: int, error: str | None, detail: str | None) -> None:
+    """Store the outcome of a connection check; success means the snippet is on the page."""
+    values: dict[str, Any] = {
+        "last_check_at": utcnow(),
+        "last_check_error": error,
+        "last_check_detail": detail,
+    }
+    values["connection_state"] = "error" if error else "connected"
+    conn.execute(update(sites).where(sites.c.id == site_id).values(**values))

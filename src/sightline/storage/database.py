@@ -1,0 +1,104 @@
+"""Engines for SQLite (default, WAL) and PostgreSQL (psycopg 3), and applying migrations."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Connection, Engine, create_engine, event, text
+from sqlalchemy.engine import make_url
+
+MIGRATIONS = Path(__file__).with_name("migrations")
+
+
+def normalise_url(url: str) -> str:
+    """Map the URLs users write to the drivers Sightline ships: psycopg 3 for PostgreSQL."""
+    parsed = make_url(url)
+    if parsed.drivername in {"postgres", "postgresql"}:
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    return parsed.render_as_string(hide_password=False)
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    # FULL: a commit is on disk before the request that made it is answered.
+    cursor.execute("PRAGMA synchronous=FULL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.close()
+
+
+class Database:
+    """One engine plus the helpers every feature module uses."""
+
+    def __init__(self, url: str) -> None:
+        self.url = normalise_url(url)
+        parsed = make_url(self.url)
+        self.dialect = parsed.get_backend_name()
+        if self.dialect == "sqlite":
+            if parsed.database and parsed.database != ":memory:":
+                Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+            self.engine: Engine = create_engine(
+                self.url, pool_size=8, max_overflow=8, connect_args={"check_same_thread": False}
+            )
+            event.listen(self.engine, "connect", _sqlite_pragmas)
+        else:
+            self.engine = create_engine(self.url, pool_size=8, max_overflow=8, pool_pre_ping=True)
+
+    @contextmanager
+    def begin(self) -> Iterator[Connection]:
+        """A connection inside one transaction, committed on success."""
+        with self.engine.begin() as conn:
+            yield conn
+
+    @contextmanager
+    def read(self) -> Iterator[Connection]:
+        with self.engine.connect() as conn:
+            yield conn
+
+    def ping(self) -> float:
+        """One round trip to the database; returns its latency in milliseconds."""
+        started = time.perf_counter()
+        with self.engine.connect() as conn:
+            conn.execute(text("SELECT 1")).scalar_one()
+        return (time.perf_counter() - started) * 1000
+
+    def alembic_config(self) -> Config:
+        cfg = Config()
+        cfg.set_main_option("script_location", str(MIGRATIONS))
+        cfg.set_main_option("sqlalchemy.url", self.url.replace("%", "%%"))
+        return cfg
+
+    def migrate(self) -> None:
+        """Bring the schema to the newest migration of every branch (run at every start).
+
+        Each feature starts its own branch from 0001, so features add tables independently.
+        """
+        with self.engine.begin() as conn:
+            cfg = self.alembic_config()
+            cfg.attributes["connection"] = conn
+            command.upgrade(cfg, "heads")
+
+    def current_revision(self) -> str | None:
+        with self.engine.connect() as conn:
+            try:
+                row = conn.execute(text("SELECT version_num FROM alembic_version")).first()
+            except Exception:
+                return None
+        return None if row is None else str(row[0])
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+
+
+def open_database(url: str, *, migrate: bool = True) -> Database:
+    db = Database(url)
+    if migrate:
+        db.migrate()
+    return db

@@ -1,0 +1,14 @@
+"""The schema: one ``MetaData`` for every table, so one Alembic history covers them all.
+
+Tables are declared per concern in ``storage/tables/<concern>.py`` (accounts, sites, and one
+module per feature that stores data). Feature modules read and write their tables through
+SQLAlchemy Core.
+"""
+
+from __future__ import annotations
+
+from sightline.storage.metadata import metadata
+from sightline.storage.tables.accounts import sessions, setup_tokens, users
+from sightline.storage.tables.sites import sites
+
+__all__ = ["metadata", "sessions", "setup_tokens", "sites", "users"]

@@ -1,0 +1,1 @@
+"""Table declarations, one module per concern. ``storage.schema`` imports them all."""

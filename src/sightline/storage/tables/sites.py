@@ -1,0 +1,42 @@
+"""Sites: an owner's site connections with their public key and connection state."""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+from sightline.storage.metadata import metadata
+from sightline.storage.types import UTCDateTime
+
+sites = Table(
+    "sites",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("owner_id", Integer, ForeignKey("users.id", ondelete="CASCADE"), nullable=False),
+    Column("name", String(100), nullable=False),
+    Column("domain", String(260), nullable=False),
+    Column("key", String(32), nullable=False, unique=True),
+    Column("collection_enabled", Boolean, nullable=False, default=True),
+    Column("recording_enabled", Boolean, nullable=False, default=False),
+    Column("recording_sample_rate", Float, nullable=False, default=1.0),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("connection_state", String(16), nullable=False, default="pending"),
+    Column("first_event_at", UTCDateTime, nullable=True),
+    Column("last_event_at", UTCDateTime, nullable=True),
+    Column("last_check_at", UTCDateTime, nullable=True),
+    Column("last_check_error", String(32), nullable=True),
+    Column("last_check_detail", Text, nullable=True),
+    UniqueConstraint("owner_id", "domain", name="uq_sites_owner_domain"),
+)
+
+Index("ix_sites_owner_id", sites.c.owner_id)

@@ -1,0 +1,5 @@
+"""Console pages and static assets (the setup page today; the console application later), and the
+security headers every console response carries.
+
+May import: ``accounts``, ``context``. Pages call the console API from the browser; never ``ingest``.
+"""

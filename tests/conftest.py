@@ -1,0 +1,92 @@
+"""Fixtures shared by every test: databases on both engines and live servers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from sightline.storage import Database, open_database
+from tests.support.postgres import PostgresServer
+from tests.support.server import LiveServer, create_owner
+
+BACKENDS = ["sqlite", "postgresql"]
+OWNER_EMAIL = "owner@example.com"
+OWNER_PASSWORD = "correct horse battery staple"
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    server = PostgresServer()
+    server.start()
+    yield server
+    server.stop()
+
+
+def _database_url(request: pytest.FixtureRequest, backend: str, directory: Path) -> str:
+    if backend == "postgresql":
+        pg: PostgresServer = request.getfixturevalue("postgres")
+        return pg.create_database()
+    return f"sqlite:///{directory / 'sightline.db'}"
+
+
+@pytest.fixture(params=BACKENDS)
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    return _database_url(request, request.param, tmp_path)
+
+
+@pytest.fixture
+def db(database_url: str) -> Iterator[Database]:
+    database = open_database(database_url)
+    yield database
+    database.dispose()
+
+
+StartServer = Callable[..., LiveServer]
+
+
+@pytest.fixture
+def start_server(tmp_path: Path) -> Iterator[StartServer]:
+    """Start fresh servers (SQLite unless a database URL is given); all stop at the end of the test."""
+    started: list[LiveServer] = []
+
+    def start(database_url: str | None = None, env: dict[str, str] | None = None) -> LiveServer:
+        data_dir = tmp_path / f"data{len(started)}"
+        server = LiveServer(data_dir, database_url, env)
+        started.append(server)
+        return server.start()
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def console_server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LiveServer]:
+    """One running server per module and database engine, with an owner account."""
+    directory = tmp_path_factory.mktemp(f"server-{request.param}")
+    url = _database_url(request, request.param, directory)
+    server = LiveServer(directory / "data", url, env={"SIGHTLINE_ALLOW_PRIVATE_ADDRESSES": "true"})
+    server.start()
+    create_owner(server, OWNER_EMAIL, OWNER_PASSWORD)
+    yield server
+    server.stop()
+
+
+def sign_in(server: LiveServer, email: str = OWNER_EMAIL, password: str = OWNER_PASSWORD) -> httpx.Client:
+    client = server.client()
+    response = client.post("/api/login", json={"email": email, "password": password})
+    assert response.status_code == 200, response.text
+    return client
+
+
+@pytest.fixture
+def owner(console_server: LiveServer) -> Iterator[httpx.Client]:
+    """A client signed in as the owner of ``console_server``."""
+    client = sign_in(console_server)
+    yield client
+    client.close()

@@ -1,0 +1,1 @@
+"""Test support: a throwaway PostgreSQL server, live Sightline servers, HTTP helpers."""

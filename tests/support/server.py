@@ -1,0 +1,130 @@
+"""A real Sightline server process (``sightline serve``) on a free loopback port."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+import httpx
+
+from tests.support.postgres import free_port
+
+SETUP_LINK = re.compile(r"(http://\S+/setup\?token=\S+)")
+
+
+class LiveServer:
+    """``sightline serve`` in a subprocess; stdout is collected so tests can read the setup link."""
+
+    def __init__(
+        self,
+        data_dir: Path,
+        database_url: str | None = None,
+        env: Mapping[str, str] | None = None,
+        port: int | None = None,
+    ) -> None:
+        self.data_dir = data_dir
+        self.database_url = database_url
+        self.port = port or free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        self.origin = self.base_url
+        self.extra_env = dict(env or {})
+        self.output: list[str] = []
+        self.process: subprocess.Popen[str] | None = None
+
+    def start(self, timeout: float = 30) -> LiveServer:
+        command = [
+            sys.executable,
+            "-m",
+            "sightline.cli",
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--data-dir",
+            str(self.data_dir),
+        ]
+        if self.database_url:
+            command += ["--database-url", self.database_url]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SIGHTLINE_")}
+        env.update(self.extra_env)
+        env["PYTHONUNBUFFERED"] = "1"
+        self.process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
+        )
+        self._reader = threading.Thread(target=self._collect, daemon=True)
+        self._reader.start()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError("server exited:\n" + "".join(self.output))
+            try:
+                if httpx.get(self.base_url + "/healthz", timeout=1).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        self.stop()
+        raise RuntimeError("server did not start:\n" + "".join(self.output))
+
+    def _collect(self) -> None:
+        assert self.process is not None
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.output.append(line)
+
+    def setup_link(self) -> str | None:
+        match = SETUP_LINK.search("".join(self.output))
+        return match.group(1) if match else None
+
+    def kill(self) -> None:
+        """SIGKILL: the process gets no chance to flush or clean up."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait(timeout=10)
+        self._close()
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+        self._close()
+
+    def _close(self) -> None:
+        if self.process is not None and self.process.stdout is not None:
+            self._reader.join(timeout=5)
+            self.process.stdout.close()
+
+    def client(self, **kwargs: object) -> httpx.Client:
+        """An httpx client that sends the console's Origin, as a browser on the console would."""
+        headers = {"Origin": self.origin}
+        return httpx.Client(base_url=self.base_url, headers=headers, timeout=30, **kwargs)  # type: ignore[arg-type]
+
+
+def create_owner(server: LiveServer, email: str, password: str) -> None:
+    command = [
+        sys.executable,
+        "-m",
+        "sightline.cli",
+        "create-owner",
+        "--email",
+        email,
+        "--data-dir",
+        str(server.data_dir),
+    ]
+    if server.database_url:
+        command += ["--database-url", server.database_url]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SIGHTLINE_")}
+    env["SIGHTLINE_OWNER_PASSWORD"] = password
+    subprocess.run(command, check=True, capture_output=True, env=env, timeout=60)
