@@ -7,7 +7,11 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 DATA_DIR ?= ./data
 
-.PHONY: install install-dev system-deps run test lint typecheck bench clean
+.PHONY: install install-dev system-deps assets run test lint typecheck bench clean
+
+# Front-end packages with a package.json and a "build" script: the SDK and the console UI.
+# Each build writes into src/sightline/web/static/, so a user of `make run` needs no Node tooling.
+FRONTENDS := $(wildcard sdk/package.json ui/package.json)
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -21,9 +25,18 @@ $(VENV)/.stamp-dev: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e ".[dev]"
 	touch $@ $(VENV)/.stamp-runtime
 
-install: $(VENV)/.stamp-runtime
+install: $(VENV)/.stamp-runtime assets
 
-install-dev: $(VENV)/.stamp-dev
+install-dev: $(VENV)/.stamp-dev assets
+
+assets:
+	@for pkg in $(FRONTENDS); do \
+	  dir=$$(dirname $$pkg); \
+	  if [ ! -d $$dir/node_modules ] || [ $$dir/package-lock.json -nt $$dir/node_modules ]; then \
+	    (cd $$dir && npm ci --no-audit --no-fund --loglevel=error) || exit 1; \
+	  fi; \
+	  (cd $$dir && npm run --silent build) || exit 1; \
+	done
 
 system-deps:
 	bash scripts/system-deps.sh
@@ -32,13 +45,13 @@ run: install
 	$(BIN)/sightline serve --host $(HOST) --port $(PORT) --data-dir $(DATA_DIR)
 
 lint: install-dev
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench scripts
+	$(BIN)/ruff format --check src tests bench scripts
 
 typecheck: install-dev
 	$(BIN)/mypy
 
-test: install-dev system-deps lint typecheck
+test: system-deps install-dev lint typecheck
 	$(BIN)/pytest
 
 bench: install-dev

@@ -43,9 +43,9 @@ class PostgresServer:
         self.as_root = os.geteuid() == 0
         self.process: subprocess.Popen[bytes] | None = None
 
-    def _run_as_owner(self, args: list[str], **kwargs: object) -> subprocess.CompletedProcess[bytes]:
+    def _run_as_owner(self, args: list[str]) -> subprocess.CompletedProcess[bytes]:
         command = ["runuser", "-u", "postgres", "--", *args] if self.as_root else args
-        return subprocess.run(command, check=True, capture_output=True, **kwargs)  # type: ignore[call-overload]
+        return subprocess.run(command, check=True, capture_output=True)
 
     def start(self) -> None:
         if self.as_root:
