@@ -1,0 +1,368 @@
+/**
+ * The core script, `analytics.js`: defines `window.analytics` (see ../analytics.d.ts).
+ *
+ * Flow: start() -> visitor code and visit from storage -> GET i/config -> events connection ready.
+ * Events made before readiness wait in `queue` (100 at most, oldest dropped); afterwards in `buf`,
+ * which is cut into batches (20 events, 3 s, 64 KiB) placed in `out`. `out` is mirrored to
+ * sessionStorage and sent one batch at a time; a batch keeps its batch_id across retries, page
+ * reloads and sendBeacon, so the server stores it once. No call, timer or listener lets an exception
+ * escape into the page, except the deliberate TypeErrors of argument checks.
+ */
+import type { ConnectionState, Props, SessionContext, Status, Utm } from "../analytics";
+import type { Config, Core, Host, Plugin, PluginFactory } from "./plugin";
+import { checkId, checkName, checkProps, cut } from "./validate";
+
+interface Ev {
+  name: string;
+  props: Props;
+  ts: number;
+  visitor_id: string;
+  session_id: string;
+  url: string;
+  path: string;
+  referrer: string;
+  title: string;
+  screen: number;
+  utm?: Utm;
+}
+interface Batch {
+  key: string;
+  batch_id: string;
+  events: Ev[];
+}
+/** A visit: id, started, last activity, utm tags, sampling draw. */
+interface Visit {
+  i: string;
+  t: number;
+  l: number;
+  u: Utm;
+  r: number;
+}
+
+const W = window;
+const D = document;
+const N = navigator as Navigator & { globalPrivacyControl?: boolean };
+const L = "localStorage";
+const S = "sessionStorage";
+const VISITOR = "sightline_visitor";
+const VISIT = "sightline_visit";
+const MAX_BODY = 65536;
+
+const el = (D.currentScript || D.querySelector("script[data-site]")) as HTMLScriptElement | null;
+const data = (name: string): string | null | undefined => el?.getAttribute("data-" + name);
+const key = data("site") || "";
+let base = "";
+try {
+  base = new URL(".", el!.src).href;
+} catch {}
+const autoPageviews = data("auto-pageviews") != "false";
+const outKey = "sightline_out_" + key;
+
+let startup: Promise<Status> | undefined;
+let st: Status = {};
+let ready = 0;
+let dead = 0;
+let dropped = 0;
+let queue: Ev[] = [];
+let buf: Ev[] = [];
+let out: Batch[] = [];
+let inflight: Batch | undefined;
+let waiting = 0;
+let attempt = 0;
+let flushTimer = 0;
+let visitor = "";
+let memVisit: Visit | undefined;
+let recordingId: string | undefined;
+let lastPage = "";
+let config: Config;
+const plugins: Record<string, Promise<Plugin | undefined>> = {};
+const registrations: Record<string, (factory: PluginFactory) => void> = {};
+
+/** Runs `f`, containing any exception. */
+const safe =
+  <A extends unknown[]>(f: (...a: A) => unknown) =>
+  (...a: A): void => {
+    try {
+      f(...a);
+    } catch {}
+  };
+
+const store = (area: typeof L | typeof S, name: string, value?: unknown): any => {
+  try {
+    if (value === undefined) return JSON.parse(W[area].getItem(name)!);
+    W[area].setItem(name, JSON.stringify(value));
+  } catch {}
+};
+
+const rid = (): string => Array.from(crypto.getRandomValues(new Uint8Array(21)), (b) => (b % 36).toString(36)).join("");
+
+const privacy = (): boolean => N.doNotTrack == "1" || N.globalPrivacyControl === true;
+
+const now = Date.now;
+
+const backoff = (retryAfter?: string | null): number =>
+  +retryAfter! >= 0 && retryAfter ? +retryAfter * 1e3 : Math.min(6e4, 1e3 * 2 ** attempt++) * (0.5 + Math.random() / 2);
+
+const campaign = (): Utm => {
+  const query = new URLSearchParams(location.search);
+  const utm: Record<string, string> = {};
+  for (const tag of ["source", "medium", "campaign", "term", "content"]) {
+    const value = query.get("utm_" + tag);
+    if (value) utm[tag] = cut(value, 200);
+  }
+  return utm;
+};
+
+/** The current visit, renewed after 30 minutes without activity; `touch` records activity. */
+const visit = (touch?: 1): Visit => {
+  let v: Visit | undefined = store(L, VISIT) || memVisit;
+  const t = now();
+  const utm = campaign();
+  if (!v?.i || t - v.l > 18e5) v = { i: rid(), t, l: t, u: utm, r: Math.random() };
+  else if (touch && Object.keys(utm).length) v.u = utm;
+  if (touch) v.l = t;
+  store(L, VISIT, (memVisit = v));
+  return v;
+};
+
+const context = (): SessionContext => {
+  const ctx: SessionContext = { url: location.href, path: location.pathname, referrer: D.referrer, utm: campaign() };
+  if (startup) {
+    const v = visit();
+    Object.assign(ctx, { sessionId: v.i, visitorId: visitor, startedAt: new Date(v.t).toISOString(), utm: v.u });
+    if (recordingId) ctx.recordingId = recordingId;
+  }
+  return ctx;
+};
+
+const saveOut = (): void => store(S, outKey, out);
+
+/** Stop for good: the server refused the site (`error`) or collection is off (`disabled`). */
+const halt = (state: ConnectionState): void => {
+  st = { events: state, recording: "disabled", feedback: state };
+  dead = 1;
+  queue = buf = out = [];
+  saveOut();
+};
+
+/** Cut `buf` into batches of at most 20 events and 64 KiB, appended to `out` (50 batches at most). */
+const seal = (): void => {
+  clearTimeout(flushTimer);
+  flushTimer = 0;
+  while (buf.length) {
+    const batch: Batch = { key, batch_id: rid(), events: [] };
+    let size = 200;
+    while (buf.length && batch.events.length < 20 && (size += new Blob([JSON.stringify(buf[0])]).size) < MAX_BODY)
+      batch.events.push(buf.shift()!);
+    out.push(batch);
+  }
+  while (out.length > 50) dropped += out.shift()!.events.length;
+  saveOut();
+};
+
+const send = (): void => {
+  const batch = out[0];
+  if (!ready || dead || inflight || waiting || !batch) return;
+  inflight = batch;
+  const settle = (retryAfter?: string | null | 0): void => {
+    inflight = undefined;
+    if (retryAfter !== 0) waiting = setTimeout(() => ((waiting = 0), send()), backoff(retryAfter));
+    else {
+      attempt = 0;
+      out = out.filter((b) => b != batch);
+      saveOut();
+      send();
+    }
+  };
+  fetch(base + "i/events", { method: "POST", body: JSON.stringify(batch), keepalive: true, credentials: "omit" })
+    .then(
+      (r) =>
+        r.status == 429 || r.status > 499
+          ? settle(r.headers.get("retry-after"))
+          : r.status == 403 || r.status == 404
+            ? r
+                .json()
+                .catch(() => ({}))
+                .then((j) => halt(j.error?.code == "collection_disabled" ? "disabled" : "error"))
+            : settle(0), // 2xx stored; another 4xx: this batch can never be stored, drop it
+      () => settle(),
+    )
+    .catch(() => {});
+};
+
+const flush = (): void => {
+  seal();
+  send();
+};
+
+/** Move every waiting event into `out`; on a hiding page, hand the batches to sendBeacon too. */
+const hide = safe((): void => {
+  if (!startup || dead) return;
+  buf.push(...queue);
+  queue = [];
+  seal();
+  if (ready) for (const batch of out) batch != inflight && N.sendBeacon(base + "i/events", JSON.stringify(batch));
+});
+
+const push = (name: string, props: Props): void => {
+  if (!startup || dead) return;
+  const v = visit(1);
+  const ev: Ev = {
+    name,
+    props,
+    ts: v.l,
+    visitor_id: visitor,
+    session_id: v.i,
+    url: cut(location.href, 2000),
+    path: cut(location.pathname, 2000),
+    referrer: cut(D.referrer, 2000),
+    title: cut(D.title, 500),
+    screen: screen.width | 0,
+  };
+  if (Object.keys(v.u).length) ev.utm = v.u;
+  if (!ready) {
+    if (queue.push(ev) > 100) queue.shift(), dropped++;
+  } else if (buf.push(ev) > 19) flush();
+  else flushTimer ||= setTimeout(safe(flush), 3e3);
+};
+
+const pageview = safe((force?: unknown): void => {
+  const page = location.pathname + location.search;
+  if (force || page != lastPage) (lastPage = page), push("pageview", {});
+});
+
+const load = (name: string): Promise<Plugin | undefined> =>
+  (plugins[name] ||= new Promise<Plugin | undefined>((resolve) => {
+    const tag = D.createElement("script");
+    registrations[name] = safe((factory: PluginFactory) => resolve(factory(host)));
+    tag.src = base + "analytics-" + name + ".js";
+    tag.onload = tag.onerror = () => resolve(undefined);
+    D.head.appendChild(tag);
+  }).catch(() => undefined));
+
+const applyConfig = (c: Config): void => {
+  config = c;
+  if (c.events != "ready") return halt(c.events == "disabled" ? "disabled" : "error");
+  const rec = c.recording;
+  st = { events: "ready", feedback: c.feedback === true && !privacy() ? "ready" : "disabled", recording: "disabled" };
+  if (rec?.enabled && !privacy() && host.sampled(rec.sample_rate)) {
+    st.recording = "loading";
+    load("recording").then((p) => p || host.set("recording", "error"));
+  }
+  ready = 1;
+  buf.push(...queue);
+  queue = [];
+  flush();
+};
+
+const fetchConfig = (resolve: (s: Status) => void): void => {
+  const retry = (retryAfter?: string | null): void => {
+    st = { events: "error", recording: "disabled", feedback: "error" };
+    setTimeout(() => fetchConfig(resolve), backoff(retryAfter));
+  };
+  fetch(base + "i/config?key=" + encodeURIComponent(key), { credentials: "omit" })
+    .then((r) =>
+      r.status == 429 || r.status > 499
+        ? retry(r.headers.get("retry-after"))
+        : r
+            .json()
+            .catch(() => ({}))
+            .then((j) => {
+              attempt = 0;
+              r.ok ? applyConfig(j) : halt(j.error?.code == "collection_disabled" ? "disabled" : "error");
+            }),
+    )
+    .catch(() => retry())
+    .then(() => resolve(analytics.status()));
+};
+
+const boot = (resolve: (s: Status) => void): void => {
+  st = { events: "loading", recording: "loading", feedback: "loading" };
+  const stored = store(L, VISITOR);
+  visitor = typeof stored == "string" && stored && stored.length <= 200 ? stored : rid();
+  store(L, VISITOR, visitor);
+  const saved = store(S, outKey);
+  out = Array.isArray(saved) ? saved.filter((b) => b?.key == key && Array.isArray(b.events) && b.events.length) : [];
+  for (const ev of ["pagehide", "visibilitychange"])
+    addEventListener(ev, () => (ev == "pagehide" || D.visibilityState == "hidden") && hide(), true);
+  if (autoPageviews) {
+    for (const method of ["pushState", "replaceState"] as const) {
+      const original = history[method];
+      history[method] = function (this: History, ...args: Parameters<History["pushState"]>) {
+        const result = original.apply(this, args);
+        pageview();
+        return result;
+      };
+    }
+    addEventListener("popstate", () => pageview());
+    addEventListener("pageshow", (e) => e.persisted && pageview(1));
+    pageview();
+  }
+  if (!key || !base) halt("error");
+  if (dead) resolve(analytics.status());
+  else fetchConfig(resolve);
+};
+
+const host: Host = {
+  key,
+  base,
+  get config() {
+    return config;
+  },
+  context,
+  privacy,
+  sampled: (rate) => visit().r < rate,
+  set: (connection, state) => {
+    if (startup && !dead) st[connection] = state;
+  },
+  recording: (id) => {
+    recordingId = id;
+  },
+};
+
+const analytics: Core = {
+  event(name, props) {
+    const n = checkName(name);
+    const p = checkProps(props);
+    safe(push)(n, p);
+  },
+  identify(id) {
+    const code = checkId(id);
+    if (startup && !dead) store(L, VISITOR, (visitor = code));
+  },
+  start() {
+    return (startup ||= new Promise<Status>((resolve) => {
+      try {
+        boot(resolve);
+      } catch {
+        halt("error");
+        resolve(analytics.status());
+      }
+    }));
+  },
+  status: () => ({ ...st }),
+  getVisitorId: () => (startup ? visitor : undefined),
+  getSessionContext: context,
+  feedback: (surveyId) =>
+    new Promise<boolean>((resolve) => {
+      if (!startup || privacy() || (typeof surveyId != "string" && typeof surveyId != "number") || !surveyId) return resolve(false);
+      startup
+        .then(() => (st.feedback == "ready" ? load("survey") : undefined))
+        .then((p) => (p?.open ? p.open("" + surveyId) : false))
+        .then(
+          (shown) => resolve(shown === true),
+          () => resolve(false),
+        );
+    }),
+  get dropped() {
+    return dropped;
+  },
+  _register(name, factory) {
+    registrations[name]?.(factory);
+  },
+};
+
+if (!(W.analytics as Core | undefined)?._register) {
+  W.analytics = analytics;
+  if (data("consent") != "required") analytics.start();
+}

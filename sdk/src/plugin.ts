@@ -1,0 +1,60 @@
+/**
+ * The contract between the core script and its lazily loaded plugins
+ * (`src/plugins/<name>.ts`, built to `analytics-<name>.js` and fetched from the same base URL).
+ *
+ * The core loads a plugin with a plain <script> element; the plugin's top level calls
+ * `window.analytics._register("<name>", factory)` synchronously while it executes. The core then calls
+ * `factory(host)` once and keeps the returned object. A plugin that fails to load or throws in its
+ * factory counts as absent: `feedback()` resolves false, the `recording` connection shows `error`.
+ *
+ * - `recording` is loaded after the configuration when the site records, the visit is sampled
+ *   (`host.sampled(rate)`) and the browser sends no DNT/GPC. The core shows `recording: "loading"` until
+ *   the plugin calls `host.set("recording", "ready")` (or `"error"`), and it reports `recordingId` in
+ *   `getSessionContext()` only after the plugin calls `host.recording(id)`, which it does once the
+ *   server acknowledged the first chunk with a full snapshot.
+ * - `survey` is loaded on the first `feedback(surveyId)` call when the `feedback` connection is ready;
+ *   `open(surveyId)` resolves true only when the widget is shown. The core has already checked that
+ *   the SDK started and that no DNT/GPC signal is set; the plugin checks publication, page targeting,
+ *   earlier answers and other open surveys.
+ */
+import type { Analytics, ConnectionState, SessionContext } from "../analytics";
+
+/** The answer of `GET {base}/i/config?key=KEY`. */
+export interface Config {
+  events: "ready" | "disabled";
+  recording?: { enabled: boolean; sample_rate: number };
+  feedback?: boolean;
+}
+
+/** What the core hands to a plugin. */
+export interface Host {
+  /** The site key from data-site. */
+  key: string;
+  /** The Sightline base URL, ending in "/" (e.g. "https://analytics.example.com/"). */
+  base: string;
+  /** The site's configuration as answered by the server. */
+  config: Config;
+  /** The current visit; the same object `analytics.getSessionContext()` returns. */
+  context(): SessionContext;
+  /** True under Do-Not-Track or Global Privacy Control. */
+  privacy(): boolean;
+  /** Whether this visit falls inside a sample of `rate` (0..1); stable for the whole visit. */
+  sampled(rate: number): boolean;
+  /** Set the state of the plugin's own connection. */
+  set(connection: "recording" | "feedback", state: ConnectionState): void;
+  /** Report the recording code once the recording has truly started (undefined when it stops). */
+  recording(id: string | undefined): void;
+}
+
+/** What a plugin's factory returns. */
+export interface Plugin {
+  /** Survey plugin: show survey `surveyId`; resolves true only when it is shown. */
+  open?(surveyId: string): Promise<boolean>;
+}
+
+export type PluginFactory = (host: Host) => Plugin;
+
+/** `window.analytics` as plugins see it. */
+export interface Core extends Analytics {
+  _register(name: string, factory: PluginFactory): void;
+}

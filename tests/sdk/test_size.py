@@ -1,0 +1,24 @@
+"""The core script's size budget: at most 3,072 bytes gzipped once minified by esbuild."""
+
+from __future__ import annotations
+
+import gzip
+import re
+
+from tests.sdk.build import OUTPUT, ensure_built
+
+BUDGET = 3072
+
+
+def test_core_script_is_at_most_3072_bytes_gzipped() -> None:
+    core = ensure_built().read_bytes()
+    size = len(gzip.compress(core, compresslevel=9))
+    assert size <= BUDGET, f"analytics.js is {size} bytes gzipped; the budget is {BUDGET}"
+
+
+def test_build_output_holds_only_files_the_server_serves() -> None:
+    ensure_built()
+    served = re.compile(r"^analytics(-[a-z0-9-]+)?\.js$")
+    names = sorted(p.name for p in OUTPUT.iterdir())
+    assert "analytics.js" in names
+    assert [n for n in names if not served.match(n)] == []
