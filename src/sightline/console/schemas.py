@@ -1,10 +1,8 @@
 """Request bodies of the console API. Unknown fields are refused so that typos do not pass silently."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictStr
 
 
 class Body(BaseModel):
@@ -31,9 +29,7 @@ class SitePatch(Body):
     name: StrictStr | None = None
     collection_enabled: StrictBool | None = None
     recording_enabled: StrictBool | None = None
-    recording_sample_rate: (
-        Annotated[StrictFloat | StrictInt, Field(ge=0, le=1, allow_inf_nan=False)] | None
-    ) = None
+    recording_sample_rate: Annotated[StrictFloat, Field(ge=0, le=1, allow_inf_nan=False)] | None = None
 
 
 class EmptyBody(Body):

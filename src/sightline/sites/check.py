@@ -13,6 +13,8 @@ import socket
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from urllib.parse import urljoin, urlsplit
@@ -26,6 +28,8 @@ MAX_REDIRECTS = 5
 USER_AGENT = "Sightline-ConnectionCheck/1.0 (+snippet check requested by the site owner)"
 
 Resolver = Callable[[str, int], list[str]]
+# Name lookups run here so that a slow resolver cannot hold a check past its deadline.
+_LOOKUPS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="sightline-dns")
 
 
 @dataclass(frozen=True)
@@ -65,11 +69,9 @@ def address_allowed(address: str, allow_private: bool) -> bool:
     ip = ipaddress.ip_address(address.split("%", 1)[0])
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         ip = ip.ipv4_mapped
-    if ip.is_global:
-        return True
-    if not allow_private:
+    if ip.is_multicast or ip.is_unspecified or ip.is_reserved:
         return False
-    return not (ip.is_multicast or ip.is_unspecified or ip.is_reserved)
+    return ip.is_global or allow_private
 
 
 class _CheckFailedError(Exception):
@@ -129,7 +131,7 @@ class ConnectionChecker:
             if host != site_host.strip("[]"):
                 raise _CheckFailedError("unreachable", "The home page redirects to another host.")
             port = parts.port or (443 if parts.scheme == "https" else 80)
-            address = self._resolve(host, port)
+            address = self._resolve(host, port, deadline)
             response_status, location, body = self._get_once(parts.scheme, host, port, address, url, deadline)
             if response_status in {301, 302, 303, 307, 308} and location:
                 url = urljoin(url, location)
@@ -141,9 +143,13 @@ class ConnectionChecker:
             return body
         raise _CheckFailedError("unreachable", "The home page redirects too many times.")
 
-    def _resolve(self, host: str, port: int) -> str:
+    def _resolve(self, host: str, port: int, deadline: float) -> str:
         try:
-            addresses = self.resolver(host, port)
+            addresses = _LOOKUPS.submit(self.resolver, host, port).result(
+                timeout=max(0.0, deadline - time.monotonic())
+            )
+        except FutureTimeout:
+            raise _CheckFailedError("timeout", "The domain name did not resolve in time.") from None
         except (OSError, UnicodeError):
             raise _CheckFailedError("unreachable", "The domain name does not resolve.") from None
         if not addresses:

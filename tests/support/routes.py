@@ -1,0 +1,59 @@
+"""Every route the application registers, read from a real app instance, for route-matrix tests."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from fastapi.routing import APIRoute
+from starlette.routing import BaseRoute
+
+from sightline.app import create_app
+from sightline.settings import load
+
+_PARAM = re.compile(r"\{[^}]+\}")
+
+
+@dataclass(frozen=True)
+class Route:
+    method: str
+    template: str
+
+    @property
+    def path(self) -> str:
+        """The template with every path parameter filled with an id that may or may not exist."""
+        return _PARAM.sub("1", self.template)
+
+    def __str__(self) -> str:
+        return f"{self.method} {self.template}"
+
+
+def _walk(routes: Sequence[BaseRoute]) -> Iterator[APIRoute]:
+    """Every APIRoute, looking inside included routers (FastAPI wraps each include)."""
+    for route in routes:
+        if isinstance(route, APIRoute):
+            yield route
+        inner = getattr(route, "original_router", None) or getattr(route, "routes", None)
+        if inner is not None:
+            yield from _walk(inner.routes if hasattr(inner, "routes") else inner)
+
+
+def console_routes(tmp: Path) -> list[Route]:
+    """Every (method, path) under /api plus the setup endpoint, as the application registers them."""
+    settings = load({"data_dir": str(tmp)}, environ={})
+    app = create_app(settings)
+    found: set[Route] = set()
+    for route in _walk(app.router.routes):
+        if not (route.path.startswith("/api/") or route.path == "/setup"):
+            continue
+        for method in route.methods or ():
+            if method != "HEAD":
+                found.add(Route(method, route.path))
+    # The OpenAPI document sees prefixes given at include time, which the walk above may not.
+    for path, operations in app.openapi()["paths"].items():
+        for method in operations:
+            if path.startswith("/api/") or path == "/setup":
+                found.add(Route(method.upper(), path))
+    return sorted(found, key=str)
