@@ -15,6 +15,7 @@ from fastapi.staticfiles import StaticFiles
 
 from sightline import __version__
 from sightline.console import auth, errors, health, setup, sites
+from sightline.console import surveys as console_surveys
 from sightline.console.guard import ConsoleGuard
 from sightline.context import Context, build_context
 from sightline.health.registry import database_probe, disk_probe
@@ -61,6 +62,7 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
     errors.install(app)
     for router in (auth.router, sites.router, health.router, setup.router, pages.router):
         app.include_router(router)
+    app.include_router(console_surveys.router)
     app.mount("/static", StaticFiles(directory=pages.STATIC), name="static")
 
     @app.get("/healthz", include_in_schema=False)

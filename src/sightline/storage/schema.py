@@ -10,5 +10,15 @@ from __future__ import annotations
 from sightline.storage.metadata import metadata
 from sightline.storage.tables.accounts import sessions, setup_tokens, users
 from sightline.storage.tables.sites import sites
+from sightline.storage.tables.surveys import survey_responses, survey_revisions, surveys
 
-__all__ = ["metadata", "sessions", "setup_tokens", "sites", "users"]
+__all__ = [
+    "metadata",
+    "sessions",
+    "setup_tokens",
+    "sites",
+    "survey_responses",
+    "survey_revisions",
+    "surveys",
+    "users",
+]

@@ -1,0 +1,23 @@
+"""Fixtures of the survey tests: direct access to a live server's database for seeding."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from sightline.storage import Database, open_database
+from tests.support.server import LiveServer
+
+
+def database_of(server: LiveServer) -> Database:
+    url = server.database_url or f"sqlite:///{server.data_dir / 'sightline.db'}"
+    return open_database(url, migrate=False)
+
+
+@pytest.fixture(scope="module")
+def server_db(console_server: LiveServer) -> Iterator[Database]:
+    """The database ``console_server`` uses, for seeding many responses quickly."""
+    database = database_of(console_server)
+    yield database
+    database.dispose()
