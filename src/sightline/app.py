@@ -19,6 +19,7 @@ from sightline.console import surveys as console_surveys
 from sightline.console.guard import ConsoleGuard
 from sightline.context import Context, build_context
 from sightline.health.registry import database_probe, disk_probe
+from sightline.ingest.service import Ingest, is_sdk_path
 from sightline.settings import Settings
 from sightline.storage import Database, open_database
 from sightline.web import pages
@@ -41,10 +42,12 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
     ctx = build_context(settings, database)
     ctx.health.register("database", database_probe(database), critical=True)
     ctx.health.register("disk", disk_probe(settings.data_path))
+    ingest = Ingest(settings, database, ctx.health)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        yield
+        async with ingest.running():
+            yield
         if db is None:
             database.dispose()
 
@@ -60,6 +63,7 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
     )
     app.state.ctx = ctx
     errors.install(app)
+    app.router.routes[0:0] = ingest.routes()  # SDK paths first: the hot path matches at once
     for router in (auth.router, sites.router, health.router, setup.router, pages.router):
         app.include_router(router)
     app.include_router(console_surveys.router)
@@ -71,7 +75,7 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
         return {"status": "ok"}
 
     app.add_middleware(ConsoleGuard, context=lambda: _context(app))
-    app.add_middleware(SecurityHeaders)
+    app.add_middleware(SecurityHeaders, skip=is_sdk_path)
     return app
 
 

@@ -186,6 +186,30 @@ REGISTRY: tuple[Setting, ...] = (
         "Recordings older than this many days are deleted.",
         _positive_int,
     ),
+    Setting(
+        "ingest_queue_events",
+        "integer",
+        20000,
+        "Events that may wait for the database at once; beyond it ingest answers 429 with Retry-After "
+        "(the SDK sends them again later).",
+        _positive_int,
+    ),
+    Setting(
+        "ingest_accept_headless",
+        "boolean",
+        False,
+        "Store events from headless browsers (automated tests of your own site); by default they are "
+        "dropped as bots.",
+        _bool,
+    ),
+    Setting(
+        "sdk_dir",
+        "path",
+        None,
+        "Directory /analytics.js and /analytics-NAME.js are served from. Default: the SDK built "
+        "into the package (src/sightline/web/static/sdk).",
+        str,
+    ),
 )
 
 BY_NAME: dict[str, Setting] = {s.name: s for s in REGISTRY}

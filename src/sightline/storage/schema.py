@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from sightline.storage.metadata import metadata
 from sightline.storage.tables.accounts import sessions, setup_tokens, users
+from sightline.storage.tables.events import event_batches, events
 from sightline.storage.tables.sites import sites
 from sightline.storage.tables.surveys import survey_responses, survey_revisions, surveys
 
 __all__ = [
+    "event_batches",
+    "events",
     "metadata",
     "sessions",
     "setup_tokens",

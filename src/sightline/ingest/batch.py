@@ -1,0 +1,136 @@
+"""The batch body of ``POST /i/events`` (PROTOCOL.md) as msgspec structs: parsing and validation in C.
+
+``decode`` turns the raw body into a ``Batch`` or raises ``BatchError`` with the HTTP answer:
+400 ``malformed_json`` or 422 ``invalid_field`` naming the field (``events.3.name``).
+Unknown fields are ignored so that a newer SDK can talk to an older server.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+import msgspec
+from msgspec import Meta, Struct
+
+MAX_BODY = 64 * 1024
+MAX_EVENTS = 20
+MAX_PROPS = 30
+NAME_MAX = 100
+PROP_STRING_MAX = 2000
+
+Str200 = Annotated[str, Meta(max_length=200)]
+PropValue = (
+    Annotated[str, Meta(max_length=PROP_STRING_MAX)]
+    | Annotated[int, Meta(ge=-(2**63), le=2**63 - 1)]
+    | Annotated[float, Meta(ge=-1.7976931348623157e308, le=1.7976931348623157e308)]
+    | bool
+)
+
+
+class Utm(Struct, frozen=True):
+    source: Str200 | None = None
+    medium: Str200 | None = None
+    campaign: Str200 | None = None
+    term: Str200 | None = None
+    content: Str200 | None = None
+
+
+class Event(Struct, frozen=True):
+    name: Annotated[str, Meta(min_length=1, max_length=NAME_MAX)]
+    visitor_id: Annotated[str, Meta(min_length=1, max_length=200)]
+    session_id: Annotated[str, Meta(min_length=1, max_length=64)]
+    path: Annotated[str, Meta(min_length=1, max_length=2000, pattern="^/")]
+    ts: Annotated[float, Meta(ge=0, le=1e15)] | None = None
+    url: Annotated[str, Meta(max_length=2000)] = ""
+    referrer: Annotated[str, Meta(max_length=2000)] = ""
+    props: Annotated[dict[str, PropValue], Meta(max_length=MAX_PROPS)] = {}
+    title: Annotated[str, Meta(max_length=500)] | None = None
+    utm: Utm | None = None
+    screen: Annotated[int, Meta(ge=0, le=100_000)] | None = None
+
+
+class Batch(Struct, frozen=True):
+    key: Annotated[str, Meta(min_length=1, max_length=64)]
+    batch_id: Annotated[str, Meta(pattern="^[A-Za-z0-9_-]{16,64}$")]
+    events: Annotated[list[Event], Meta(min_length=1, max_length=MAX_EVENTS)]
+
+
+class BatchError(Exception):
+    def __init__(self, status: int, code: str, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.field = field
+
+
+_DECODER = msgspec.json.Decoder(Batch)
+_AT = re.compile(r"^(?P<reason>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.DOTALL)
+_MISSING = re.compile(r"Object missing required field `(?P<name>[^`]+)`")
+_NUL_ESCAPE = b"\\u0000"
+
+
+def decode(body: bytes) -> Batch:
+    try:
+        batch = _DECODER.decode(body)
+    except msgspec.ValidationError as exc:
+        raise _invalid(str(exc)) from None
+    except (msgspec.DecodeError, UnicodeDecodeError):
+        raise BatchError(400, "malformed_json", "The body is not valid JSON.") from None
+    return batch
+
+
+def check_text(batch: Batch, body: bytes) -> None:
+    """NUL characters cannot be stored in PostgreSQL text: refuse them, naming the field."""
+    if _NUL_ESCAPE in body:
+        _refuse_nul(batch)
+
+
+def field_path(at: str) -> str:
+    """``.events[3].props[...]`` -> ``events.3.props``."""
+    parts = [p for p in re.split(r"[.\[\]]+", at) if p and p != "..."]
+    return ".".join(parts)
+
+
+def _invalid(text: str) -> BatchError:
+    match = _AT.match(text)
+    reason = match.group("reason") if match else text
+    path = field_path(match.group("path") or "") if match else ""
+    missing = _MISSING.match(reason)
+    if missing:
+        path = f"{path}.{missing.group('name')}" if path else missing.group("name")
+        reason = "the field is required"
+    if not path:
+        return BatchError(
+            422, "invalid_body", "The body must be a JSON object with key, batch_id and events."
+        )
+    reason = reason[0].lower() + reason[1:] if reason else "invalid value"
+    return BatchError(422, "invalid_field", f"The field {path} is invalid: {reason}.", path)
+
+
+def _refuse_nul(batch: Batch) -> None:
+    for index, event in enumerate(batch.events):
+        for name in Event.__struct_fields__:
+            value: Any = getattr(event, name)
+            if _has_nul(value):
+                raise BatchError(
+                    422,
+                    "invalid_field",
+                    f"The field events.{index}.{name} is invalid: it contains a NUL character.",
+                    f"events.{index}.{name}",
+                )
+    if "\x00" in batch.key or "\x00" in batch.batch_id:
+        raise BatchError(
+            422, "invalid_field", "The field key is invalid: it contains a NUL character.", "key"
+        )
+
+
+def _has_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    if isinstance(value, Utm):
+        return any(_has_nul(getattr(value, f)) for f in Utm.__struct_fields__)
+    return False

@@ -1,0 +1,206 @@
+"""The survey widget's endpoints: the published survey to show, and storing a visitor's answers.
+
+``GET /i/feedback/surveys/{id}?key=KEY[&path=/page]`` and ``POST /i/feedback/responses`` (+ its
+``OPTIONS`` preflight). Key, Origin and CORS rules are those of ``/i/config`` and ``/i/events``
+(PROTOCOL.md), answered with the same helpers. Every rule about surveys lives in
+``sightline.surveys``; a response is answered 202 only after its transaction committed.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+from urllib.parse import parse_qsl
+
+import orjson
+from anyio import to_thread
+from sqlalchemy.exc import DBAPIError
+from starlette.routing import BaseRoute, Route
+from starlette.types import Receive, Scope, Send
+
+from sightline.errors import ApiError
+from sightline.ingest.http import (
+    ClientGoneError,
+    EventsEndpoint,
+    TooLargeError,
+    answer,
+    cors,
+    error_payload,
+    read_body,
+    request_origin,
+)
+from sightline.ingest.pipeline import RETRY_AFTER_SECONDS, Pipeline
+from sightline.sites.lookup import SiteInfo
+from sightline.storage import Database
+from sightline.surveys import responses
+
+log = logging.getLogger("sightline.ingest")
+
+KEY_MAX = 64
+
+
+class Refusal(Exception):
+    """An answer other than success; ``allowed`` is the Origin to echo for CORS, if any."""
+
+    def __init__(
+        self, status: int, payload: dict[str, Any], allowed: str | None, retry: bool = False
+    ) -> None:
+        super().__init__(status)
+        self.status = status
+        self.payload = payload
+        self.allowed = allowed
+        self.retry = retry
+
+    async def send(self, send: Send) -> None:
+        headers = cors(self.allowed)
+        if self.retry:
+            headers.append((b"retry-after", str(RETRY_AFTER_SECONDS).encode()))
+        await answer(send, self.status, self.payload, headers)
+
+
+def _from_api_error(exc: ApiError, allowed: str | None) -> Refusal:
+    return Refusal(exc.status, error_payload(exc.code, exc.message, exc.field), allowed)
+
+
+class _Endpoint:
+    def __init__(self, pipeline: Pipeline, db: Database) -> None:
+        self.pipeline = pipeline
+        self.db = db
+
+    async def known_origin(self, origin: str | None) -> str | None:
+        return origin if await self.pipeline.origin_known(origin) else None
+
+    async def authorise(self, key: object, origin: str | None) -> SiteInfo:
+        """The site of ``key`` when the request comes from its origin and collection is on."""
+        if not isinstance(key, str) or not key or len(key) > KEY_MAX:
+            message = "Give the site's key."
+            raise Refusal(
+                422, error_payload("invalid_field", message, "key"), await self.known_origin(origin)
+            )
+        site = await self.pipeline.site(key)
+        if site is None:
+            payload = error_payload("unknown_site", "No site has this key.")
+            raise Refusal(404, payload, await self.known_origin(origin))
+        if not site.allows_origin(origin):
+            message = "This key only works on its site's own origin."
+            raise Refusal(403, error_payload("origin_not_allowed", message), None)
+        if not site.collection_enabled:
+            message = "The site's owner has switched collection off."
+            raise Refusal(403, error_payload("collection_disabled", message), origin)
+        return site
+
+    def storage_unavailable(self, allowed: str | None) -> Refusal:
+        message = "The survey could not be reached in storage; try again shortly."
+        return Refusal(503, error_payload("storage_unavailable", message), allowed, retry=True)
+
+
+class SurveyEndpoint(_Endpoint):
+    """``GET /i/feedback/surveys/{id}?key=KEY[&path=/page]``: the published revision to show."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] not in ("GET", "HEAD"):
+            payload = error_payload("method_not_allowed", "This address accepts GET only.")
+            await answer(send, 405, payload, [(b"allow", b"GET")])
+            return
+        origin, _, _ = request_origin(scope)
+        query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
+        try:
+            site = await self.authorise(query.get("key"), origin)
+            raw_id = str(scope["path_params"].get("survey_id", ""))
+            path = query.get("path")
+            if path is not None and not path.startswith("/"):
+                message = "The field 'path' is the page path, starting with '/'."
+                raise Refusal(422, error_payload("invalid_field", message, "path"), origin)
+            if not raw_id.isdigit() or not 1 <= int(raw_id) <= 2**62:
+                message = "No published survey with that id exists for this site."
+                raise Refusal(404, error_payload("unknown_survey", message), origin)
+            shown = await to_thread.run_sync(self._load, site.id, int(raw_id), path, origin)
+        except Refusal as refusal:
+            await refusal.send(send)
+            return
+        await answer(send, 200, shown, cors(origin))
+
+    def _load(self, site_id: int, survey_id: int, path: str | None, origin: str | None) -> dict[str, Any]:
+        try:
+            with self.db.read() as conn:
+                return responses.shown_survey(conn, site_id, survey_id, path)
+        except ApiError as exc:
+            raise _from_api_error(exc, origin) from None
+        except DBAPIError:
+            log.exception("reading survey %s failed", survey_id)
+            raise self.storage_unavailable(origin) from None
+
+
+class ResponsesEndpoint(_Endpoint):
+    """``POST /i/feedback/responses``: one visitor's answers, stored once per ``response_id``."""
+
+    def __init__(self, pipeline: Pipeline, db: Database) -> None:
+        super().__init__(pipeline, db)
+        self.preflight = EventsEndpoint(pipeline).preflight
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] == "OPTIONS":
+            await self.preflight(scope, send)
+            return
+        if scope["method"] != "POST":
+            payload = error_payload("method_not_allowed", "This address accepts POST only.")
+            await answer(send, 405, payload, [(b"allow", b"POST, OPTIONS")])
+            return
+        origin, _, length = request_origin(scope)
+        try:
+            body = await self._read(receive, origin, length)
+            site = await self.authorise(body.get("key"), origin)
+            try:
+                submission = responses.check_submission(body)
+            except ApiError as exc:
+                raise _from_api_error(exc, origin) from None
+            stored = await to_thread.run_sync(self._store, site.id, submission, origin)
+        except ClientGoneError:
+            return
+        except Refusal as refusal:
+            await refusal.send(send)
+            return
+        payload = {"response_id": submission.response_id, "stored": stored}
+        await answer(send, 202, payload, cors(origin))
+
+    async def _read(self, receive: Receive, origin: str | None, length: int | None) -> dict[str, Any]:
+        limit = responses.BODY_LIMIT
+        try:
+            if length is not None and (length < 0 or length > limit):
+                raise TooLargeError
+            raw = await read_body(receive, limit)
+        except TooLargeError:
+            message = f"The request body is larger than {limit} bytes."
+            raise Refusal(
+                413, error_payload("body_too_large", message), await self.known_origin(origin)
+            ) from None
+        try:
+            body = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            message = "The body is not valid JSON."
+            raise Refusal(
+                400, error_payload("malformed_json", message), await self.known_origin(origin)
+            ) from None
+        if not isinstance(body, dict):
+            message = "The body is a JSON object."
+            payload = error_payload("invalid_field", message, "body")
+            raise Refusal(422, payload, await self.known_origin(origin))
+        return body
+
+    def _store(self, site_id: int, submission: responses.Submission, origin: str | None) -> bool:
+        try:
+            with self.db.begin() as conn:
+                return responses.store_response(conn, site_id, submission)
+        except ApiError as exc:
+            raise _from_api_error(exc, origin) from None
+        except DBAPIError:
+            log.exception("storing a response to survey %s failed", submission.survey_id)
+            raise self.storage_unavailable(origin) from None
+
+
+def routes(pipeline: Pipeline, db: Database) -> list[BaseRoute]:
+    """The widget's routes, for ``app.create_app`` to put beside ingest's."""
+    return [
+        Route("/i/feedback/surveys/{survey_id}", SurveyEndpoint(pipeline, db)),
+        Route("/i/feedback/responses", ResponsesEndpoint(pipeline, db)),
+    ]

@@ -1,0 +1,242 @@
+"""The SDK's HTTP endpoints as plain ASGI apps (no framework work on the hot path).
+
+``POST /i/events`` (+ its ``OPTIONS`` preflight) and ``GET /i/config``. CORS follows PROTOCOL.md:
+``Access-Control-Allow-Origin`` echoes the request's Origin only when it matches the site (with
+``Vary: Origin``), never with credentials. Answers given before the site is known (413, 400,
+422, 404 unknown key) echo it when the Origin belongs to some site, so that the SDK can read
+them and stop instead of retrying what looks like a network error.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import parse_qsl
+
+import orjson
+from starlette.types import Receive, Scope, Send
+
+from sightline.ingest.batch import MAX_BODY
+from sightline.ingest.pipeline import RETRY_AFTER_SECONDS, DropError, Job, Pipeline
+from sightline.sites.lookup import SiteInfo, parse_origin
+
+log = logging.getLogger("sightline.ingest")
+
+Headers = list[tuple[bytes, bytes]]
+
+BASE_HEADERS: Headers = [
+    (b"content-type", b"application/json"),
+    (b"cache-control", b"no-store"),
+    (b"x-content-type-options", b"nosniff"),
+    (b"vary", b"Origin"),
+]
+EXPOSE = (b"access-control-expose-headers", b"Retry-After")
+PREFLIGHT_MAX_AGE = b"86400"
+
+
+class TooLargeError(Exception):
+    pass
+
+
+class ClientGoneError(Exception):
+    pass
+
+
+def request_origin(scope: Scope) -> tuple[str | None, str, int | None]:
+    """(Origin, User-Agent, Content-Length) from the headers; Origin falls back to Referer's origin."""
+    origin = referer = None
+    agent = ""
+    length: int | None = None
+    for name, value in scope["headers"]:
+        if name == b"origin":
+            origin = value.decode("latin-1")
+        elif name == b"user-agent":
+            agent = value.decode("latin-1")
+        elif name == b"content-length":
+            length = int(value) if value.isdigit() else -1
+        elif name == b"referer":
+            referer = value.decode("latin-1")
+    if origin is None and referer is not None:
+        origin = _origin_of_url(referer)
+    return origin, agent, length
+
+
+def _origin_of_url(url: str) -> str | None:
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return None
+    host = rest.split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
+    return f"{scheme}://{host}" if parse_origin(f"{scheme}://{host}") else None
+
+
+async def read_body(receive: Receive, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientGoneError
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise TooLargeError
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+async def answer(send: Send, status: int, payload: Any, headers: Iterable[tuple[bytes, bytes]] = ()) -> None:
+    body = orjson.dumps(payload) if payload is not None else b""
+    base = BASE_HEADERS if payload is not None else BASE_HEADERS[1:]
+    all_headers = [*base, *headers, (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": all_headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def error_payload(code: str, message: str, field: str | None = None) -> dict[str, Any]:
+    error = {"code": code, "message": message}
+    if field is not None:
+        error["field"] = field
+    return {"error": error}
+
+
+def cors(origin: str | None) -> Headers:
+    return [(b"access-control-allow-origin", origin.encode("latin-1")), EXPOSE] if origin else []
+
+
+class EventsEndpoint:
+    """``POST /i/events``: a batch through the pipeline; ``OPTIONS``: the CORS preflight."""
+
+    def __init__(self, pipeline: Pipeline) -> None:
+        self.pipeline = pipeline
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        method = scope["method"]
+        if method == "POST":
+            await self.post(scope, receive, send)
+        elif method == "OPTIONS":
+            await self.preflight(scope, send)
+        else:
+            await answer(
+                send,
+                405,
+                error_payload("method_not_allowed", "This address accepts POST only."),
+                [(b"allow", b"POST, OPTIONS")],
+            )
+
+    async def post(self, scope: Scope, receive: Receive, send: Send) -> None:
+        origin, agent, length = request_origin(scope)
+        job = Job(b"", origin, agent)
+        try:
+            if length is not None and (length < 0 or length > MAX_BODY):
+                raise TooLargeError
+            job.body = await read_body(receive, MAX_BODY)
+            await self.pipeline.run(job)
+        except ClientGoneError:
+            return
+        except TooLargeError:
+            drop = DropError("body_too_large", f"The request body is larger than {MAX_BODY} bytes.")
+            self.pipeline.dropped["body_too_large"] += 1
+            await self.refuse(send, job, drop)
+            return
+        except DropError as drop:
+            await self.refuse(send, job, drop)
+            return
+        assert job.batch is not None
+        await answer(
+            send,
+            202,
+            {"accepted": len(job.batch.events), "batch_id": job.batch.batch_id},
+            cors(origin),
+        )
+
+    async def refuse(self, send: Send, job: Job, drop: DropError) -> None:
+        allowed = await self.allowed_origin(job)
+        if drop.status == 202:  # bots: the same answer as everyone, nothing stored
+            assert job.batch is not None
+            payload = {"accepted": len(job.batch.events), "batch_id": job.batch.batch_id}
+            await answer(send, 202, payload, cors(allowed))
+            return
+        headers = cors(allowed)
+        if drop.status in (429, 503):
+            headers.append((b"retry-after", str(RETRY_AFTER_SECONDS).encode()))
+        await answer(send, drop.status, error_payload(drop.code, drop.message, drop.field), headers)
+
+    async def allowed_origin(self, job: Job) -> str | None:
+        if job.site is not None:
+            return job.origin if job.site.allows_origin(job.origin) else None
+        return job.origin if await self.pipeline.origin_known(job.origin) else None
+
+    async def preflight(self, scope: Scope, send: Send) -> None:
+        origin, _, _ = request_origin(scope)
+        key = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1"))).get("key")
+        if key:
+            site = await self.pipeline.site(key)
+            allowed = site is not None and site.allows_origin(origin)
+        else:
+            allowed = await self.pipeline.origin_known(origin)
+        if not allowed or origin is None:
+            await answer(
+                send,
+                403,
+                error_payload("origin_not_allowed", "This origin belongs to no site on this server."),
+            )
+            return
+        await answer(
+            send,
+            204,
+            None,
+            [
+                (b"access-control-allow-origin", origin.encode("latin-1")),
+                (b"access-control-allow-methods", b"POST"),
+                (b"access-control-allow-headers", b"Content-Type"),
+                (b"access-control-max-age", PREFLIGHT_MAX_AGE),
+            ],
+        )
+
+
+class ConfigEndpoint:
+    """``GET /i/config?key=KEY``: which connections are on for the site, for its own origin only."""
+
+    def __init__(self, pipeline: Pipeline) -> None:
+        self.pipeline = pipeline
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] not in ("GET", "HEAD"):
+            await answer(
+                send,
+                405,
+                error_payload("method_not_allowed", "This address accepts GET only."),
+                [(b"allow", b"GET")],
+            )
+            return
+        origin, _, _ = request_origin(scope)
+        key = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1"))).get("key", "")
+        if not key or len(key) > 64:
+            allowed = origin if await self.pipeline.origin_known(origin) else None
+            message = "Give the site's key: /i/config?key=KEY."
+            await answer(send, 422, error_payload("invalid_field", message, "key"), cors(allowed))
+            return
+        site = await self.pipeline.site(key)
+        if site is None:
+            allowed = origin if await self.pipeline.origin_known(origin) else None
+            await answer(send, 404, error_payload("unknown_site", "No site has this key."), cors(allowed))
+            return
+        if not site.allows_origin(origin):
+            message = "This key only works on its site's own origin."
+            await answer(send, 403, error_payload("origin_not_allowed", message))
+            return
+        await answer(send, 200, site_config(site), cors(origin))
+
+
+def site_config(site: SiteInfo) -> dict[str, Any]:
+    on = site.collection_enabled
+    return {
+        "events": "ready" if on else "disabled",
+        "recording": {
+            "enabled": on and site.recording_enabled,
+            "sample_rate": float(site.recording_sample_rate),
+        },
+        "feedback": on,
+    }

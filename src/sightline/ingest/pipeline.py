@@ -1,0 +1,216 @@
+"""The ingest pipeline: an ordered list of small named steps, each of which may drop the batch.
+
+parse -> validate -> authorise -> filter_bots -> enrich -> buffer -> commit
+
+A step drops a batch by raising ``DropError`` with its reason; every reason is counted (health
+figures) and answered as PROTOCOL.md says. Bots are answered 202 like everyone else, so they
+learn nothing, but nothing of theirs is stored.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+import orjson
+from anyio import to_thread
+
+from sightline.ingest import agents, batch, sources
+from sightline.ingest.batch import Batch, BatchError
+from sightline.ingest.writer import GroupCommitter, Pending, QueueFullError, StorageUnavailableError
+from sightline.sites.domains import host_of
+from sightline.sites.lookup import MISS, SiteDirectory, SiteInfo
+from sightline.storage.types import utcnow
+
+MAX_AGE_MS = 24 * 3600 * 1000
+RETRY_AFTER_SECONDS = 2
+
+# Every reason a batch can be dropped for, with its answer (status, error code); None = 202.
+DROP_REASONS: dict[str, tuple[int, str] | None] = {
+    "body_too_large": (413, "body_too_large"),
+    "malformed_json": (400, "malformed_json"),
+    "invalid": (422, "invalid_field"),
+    "unknown_site": (404, "unknown_site"),
+    "origin_not_allowed": (403, "origin_not_allowed"),
+    "collection_disabled": (403, "collection_disabled"),
+    "bot": None,
+    "overloaded": (429, "overloaded"),
+    "storage_unavailable": (503, "storage_unavailable"),
+}
+
+
+class DropError(Exception):
+    def __init__(
+        self, reason: str, message: str = "", field: str | None = None, code: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.reason = reason
+        answer = DROP_REASONS[reason]
+        self.status = answer[0] if answer else 202
+        self.code = code or (answer[1] if answer else "")
+        self.message = message
+        self.field = field
+
+
+@dataclass(slots=True)
+class Job:
+    """One request's batch on its way through the steps."""
+
+    body: bytes
+    origin: str | None
+    user_agent: str
+    received: datetime = field(default_factory=utcnow)
+    batch: Batch | None = None
+    site: SiteInfo | None = None
+    client: agents.Client | None = None
+    rows: list[tuple[Any, ...]] = field(default_factory=list)
+    pending: Pending | None = None
+    stored: bool = False
+
+
+Step = Callable[[Job], Awaitable[None]]
+
+
+class Pipeline:
+    def __init__(
+        self,
+        directory: SiteDirectory,
+        writer: GroupCommitter,
+        *,
+        accept_headless: bool,
+        time_param: Callable[[datetime], Any],
+    ) -> None:
+        self.directory = directory
+        self.writer = writer
+        self.accept_headless = accept_headless
+        self.time_param = time_param
+        self.dropped: Counter[str] = Counter({reason: 0 for reason in DROP_REASONS})
+        self.steps: tuple[tuple[str, Step], ...] = (
+            ("parse", self.parse),
+            ("validate", self.validate),
+            ("authorise", self.authorise),
+            ("filter_bots", self.filter_bots),
+            ("enrich", self.enrich),
+            ("buffer", self.buffer),
+            ("commit", self.commit),
+        )
+
+    async def run(self, job: Job) -> None:
+        """Run every step; raises DropError (already counted) when one drops the batch."""
+        try:
+            for _, step in self.steps:
+                await step(job)
+        except DropError as drop:
+            self.dropped[drop.reason] += 1
+            raise
+
+    async def parse(self, job: Job) -> None:
+        """JSON into typed structs; types, lengths and counts of PROTOCOL.md are checked here."""
+        if len(job.body) > batch.MAX_BODY:
+            raise DropError("body_too_large", f"The request body is larger than {batch.MAX_BODY} bytes.")
+        try:
+            job.batch = batch.decode(job.body)
+        except BatchError as exc:
+            raise _drop(exc) from None
+
+    async def validate(self, job: Job) -> None:
+        """The rules types cannot say: text must be storable (no NUL characters)."""
+        assert job.batch is not None
+        try:
+            batch.check_text(job.batch, job.body)
+        except BatchError as exc:
+            raise _drop(exc) from None
+
+    async def authorise(self, job: Job) -> None:
+        """The key names a site; the request comes from that site's origin; collection is on."""
+        assert job.batch is not None
+        site = await self.site(job.batch.key)
+        if site is None:
+            raise DropError("unknown_site", "No site has this key.")
+        job.site = site
+        if not site.allows_origin(job.origin):
+            raise DropError("origin_not_allowed", "This key only accepts events from its site's own origin.")
+        if not site.collection_enabled:
+            raise DropError("collection_disabled", "The site's owner has switched collection off.")
+
+    async def filter_bots(self, job: Job) -> None:
+        client = agents.client_of(job.user_agent[:1000])
+        job.client = client
+        if client.bot or (client.headless and not self.accept_headless):
+            raise DropError("bot")
+
+    async def enrich(self, job: Job) -> None:
+        """One row per event: server time, user agent, referrer source, UTM tags, screen class."""
+        assert job.batch is not None
+        assert job.site is not None
+        assert job.client is not None
+        site, client, events = job.site, job.client, job.batch.events
+        site_host = host_of(site.domain)
+        newest = max((e.ts for e in events if e.ts is not None), default=None)
+        batch_id = job.batch.batch_id
+        rows = job.rows
+        for event in events:
+            age = 0.0 if newest is None or event.ts is None else min(max(newest - event.ts, 0.0), MAX_AGE_MS)
+            when = job.received - timedelta(milliseconds=age) if age else job.received
+            page_host = sources.host_of_url(event.url) if event.url else None
+            utm = sources.utm_tags(event.utm, event.url)
+            source = sources.referrer_source(event.referrer, page_host, site_host) or utm[0]
+            rows.append(
+                (
+                    site.id,
+                    self.time_param(when),
+                    event.visitor_id,
+                    event.session_id,
+                    event.name,
+                    event.path,
+                    source,
+                    event.referrer or None,
+                    *utm,
+                    client.browser,
+                    client.os,
+                    client.device_type,
+                    sources.screen_class(event.screen),
+                    orjson.dumps(event.props).decode() if event.props else None,
+                    batch_id,
+                )
+            )
+
+    async def buffer(self, job: Job) -> None:
+        assert job.site is not None
+        assert job.batch is not None
+        try:
+            job.pending = self.writer.enqueue(job.site.id, job.batch.batch_id, job.rows)
+        except QueueFullError:
+            raise DropError("overloaded", "The server is busy; send this batch again shortly.") from None
+
+    async def commit(self, job: Job) -> None:
+        assert job.pending is not None
+        try:
+            job.stored = await self.writer.committed(job.pending)
+        except StorageUnavailableError:
+            raise DropError(
+                "storage_unavailable", "The events could not be stored; send them again."
+            ) from None
+
+    async def site(self, key: str) -> SiteInfo | None:
+        cached = self.directory.cached(key)
+        if cached is not MISS:
+            return cached
+        return await to_thread.run_sync(self.directory.load, key)
+
+    async def origin_known(self, origin: str | None) -> bool:
+        """Whether ``origin`` belongs to any site (CORS for answers given before the site is known)."""
+        if origin is None:
+            return False
+        known = self.directory.origin_cached(origin)
+        if known is None:
+            known = await to_thread.run_sync(self.directory.load_origin, origin)
+        return known
+
+
+def _drop(exc: BatchError) -> DropError:
+    reason = "malformed_json" if exc.code == "malformed_json" else "invalid"
+    return DropError(reason, exc.message, exc.field, code=exc.code)

@@ -1,0 +1,94 @@
+"""Ingest as one object for ``app.create_app``: its routes, its writer's lifetime, its health probe."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from anyio import to_thread
+from starlette.routing import BaseRoute, Route
+
+from sightline.health.registry import DEGRADED, DOWN, OK, HealthRegistry, ServiceReport
+from sightline.ingest import agents
+from sightline.ingest.http import ConfigEndpoint, EventsEndpoint
+from sightline.ingest.pipeline import Pipeline
+from sightline.ingest.script import ScriptEndpoint, ScriptFiles, is_script_path
+from sightline.ingest.writer import GroupCommitter, Store
+from sightline.settings import Settings
+from sightline.sites.lookup import SiteDirectory
+from sightline.sites.traffic import TrafficMarker
+from sightline.storage import Database
+
+BUILT_SDK = Path(__file__).resolve().parent.parent / "web" / "static" / "sdk"
+FAILURE_WINDOW = 60.0  # a failed commit this recent makes ingest "degraded"
+
+
+def is_sdk_path(path: str) -> bool:
+    """Paths the SDK talks to; they set their own headers (CORS, caching), not the console's."""
+    return path.startswith("/i/") or is_script_path(path)
+
+
+class Ingest:
+    def __init__(self, settings: Settings, db: Database, health: HealthRegistry) -> None:
+        self.directory = SiteDirectory(db)
+        self.store = Store(db, TrafficMarker())
+        self.writer = GroupCommitter(self.store, capacity=int(settings.ingest_queue_events))
+        self.pipeline = Pipeline(
+            self.directory,
+            self.writer,
+            accept_headless=bool(settings.ingest_accept_headless),
+            time_param=self.store.time_param,
+        )
+        sdk_dir = settings.values.get("sdk_dir")
+        self.scripts = ScriptFiles(Path(sdk_dir).resolve() if sdk_dir else BUILT_SDK)
+        health.register("ingest", self.probe)
+
+    def routes(self) -> list[BaseRoute]:
+        script = ScriptEndpoint(self.scripts)
+        return [
+            Route("/i/events", EventsEndpoint(self.pipeline)),
+            Route("/i/config", ConfigEndpoint(self.pipeline)),
+            Route("/analytics.js", script),
+            Route("/analytics-{name}.js", script),
+        ]
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """The writer runs while the server does; at shutdown it commits what is waiting."""
+        await to_thread.run_sync(agents.warm_up)
+        self.writer.start()
+        try:
+            yield
+        finally:
+            await self.writer.stop()
+            self.directory.close()
+
+    def probe(self) -> ServiceReport:
+        stats = self.writer.stats
+        depth = self.writer.queued_events
+        recent_failure = (
+            stats.last_failure_at is not None and time.monotonic() - stats.last_failure_at < FAILURE_WINDOW
+        )
+        if not self.writer.running:
+            status = DOWN
+        elif recent_failure or depth > 0.8 * self.writer.capacity:
+            status = DEGRADED
+        else:
+            status = OK
+        return ServiceReport(
+            status,
+            {
+                "queue_depth": depth,
+                "queue_capacity": self.writer.capacity,
+                "accepted_events": stats.stored_events,
+                "accepted_batches": stats.stored_batches,
+                "duplicate_batches": stats.duplicate_batches,
+                "dropped": dict(self.pipeline.dropped),
+                "commits": stats.commits,
+                "failed_commits": stats.failures,
+                "last_commit_ms": stats.last_commit_ms,
+                "last_group_batches": stats.last_group_batches,
+            },
+        )

@@ -1,0 +1,114 @@
+"""Where a visit came from: referrer source, UTM tags, and the screen width class.
+
+The referrer source is a friendly name for well-known referrers (``Google``, ``Facebook``, ...)
+or the referrer's host without ``www.``. A referrer on the page's own host or the site's
+domain is navigation within the site and no source. Without an outside referrer, the
+``utm_source`` tag names the source.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from urllib.parse import parse_qsl, urlsplit
+
+from sightline.ingest.batch import Utm
+
+KNOWN_SOURCES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern), name)
+    for pattern, name in (
+        (r"(^|\.)mail\.google\.com$", "Gmail"),
+        (r"(^|\.)google(\.com?)?\.[a-z]{2,3}$|^google\.com$", "Google"),
+        (r"(^|\.)bing\.com$", "Bing"),
+        (r"(^|\.)duckduckgo\.com$", "DuckDuckGo"),
+        (r"(^|\.)search\.yahoo\.|(^|\.)yahoo\.com$", "Yahoo!"),
+        (r"(^|\.)yandex\.[a-z.]+$|(^|\.)ya\.ru$", "Yandex"),
+        (r"(^|\.)baidu\.com$", "Baidu"),
+        (r"(^|\.)ecosia\.org$", "Ecosia"),
+        (r"(^|\.)search\.brave\.com$", "Brave Search"),
+        (r"(^|\.)startpage\.com$", "Startpage"),
+        (r"(^|\.)qwant\.com$", "Qwant"),
+        (r"(^|\.)(facebook\.com|fb\.me|fb\.com)$", "Facebook"),
+        (r"(^|\.)instagram\.com$", "Instagram"),
+        (r"^t\.co$|(^|\.)twitter\.com$|(^|\.)x\.com$", "Twitter"),
+        (r"(^|\.)linkedin\.com$|^lnkd\.in$", "LinkedIn"),
+        (r"(^|\.)reddit\.com$", "Reddit"),
+        (r"(^|\.)youtube\.com$|^youtu\.be$", "YouTube"),
+        (r"^news\.ycombinator\.com$", "Hacker News"),
+        (r"(^|\.)github\.com$", "GitHub"),
+        (r"(^|\.)pinterest\.[a-z.]+$", "Pinterest"),
+        (r"(^|\.)tiktok\.com$", "TikTok"),
+        (r"(^|\.)mastodon\.social$", "Mastodon"),
+        (r"(^|\.)bsky\.app$", "Bluesky"),
+        (r"(^|\.)wikipedia\.org$", "Wikipedia"),
+        (r"(^|\.)chatgpt\.com$|(^|\.)openai\.com$", "ChatGPT"),
+        (r"(^|\.)perplexity\.ai$", "Perplexity"),
+        (r"(^|\.)outlook\.(live|office)\.com$", "Outlook"),
+    )
+)
+UTM_FIELDS = ("source", "medium", "campaign", "term", "content")
+UTM_MAX = 200
+NO_UTM: tuple[str | None, ...] = (None,) * 5
+
+
+def host_of_url(url: str) -> str | None:
+    try:
+        host = urlsplit(url).hostname
+    except ValueError:
+        return None
+    return host.lower().rstrip(".") if host else None
+
+
+@lru_cache(maxsize=8192)
+def source_name(host: str) -> str:
+    bare = host[4:] if host.startswith("www.") else host
+    for pattern, name in KNOWN_SOURCES:
+        if pattern.search(bare):
+            return name
+    return bare[:255]
+
+
+def referrer_source(referrer: str, page_host: str | None, site_host: str) -> str | None:
+    """The source of ``referrer``, or None when there is none or it is the site itself."""
+    if not referrer:
+        return None
+    host = host_of_url(referrer)
+    if host is None:
+        return None
+    bare = host[4:] if host.startswith("www.") else host
+    if host in (page_host, site_host) or bare == site_host:
+        return None
+    if page_host is not None and bare == (page_host[4:] if page_host.startswith("www.") else page_host):
+        return None
+    return source_name(host)
+
+
+def utm_tags(utm: Utm | None, url: str) -> tuple[str | None, ...]:
+    """(source, medium, campaign, term, content): the SDK's ``utm`` object, else the page URL's query."""
+    if utm is not None:
+        return tuple(getattr(utm, f) or None for f in UTM_FIELDS)
+    if "utm_" not in url:
+        return NO_UTM
+    return _utm_from_url(url)
+
+
+@lru_cache(maxsize=4096)
+def _utm_from_url(url: str) -> tuple[str | None, ...]:
+    try:
+        query = dict(parse_qsl(urlsplit(url).query))
+    except ValueError:
+        return NO_UTM
+    return tuple((query.get(f"utm_{f}") or "").replace("\x00", "")[:UTM_MAX] or None for f in UTM_FIELDS)
+
+
+def screen_class(width: int | None) -> str | None:
+    """Plausible's classes by CSS pixel width: mobile < 576 <= tablet < 992 <= laptop < 1440 <= desktop."""
+    if width is None or width <= 0:
+        return None
+    if width < 576:
+        return "mobile"
+    if width < 992:
+        return "tablet"
+    if width < 1440:
+        return "laptop"
+    return "desktop"

@@ -1,0 +1,259 @@
+"""Group commit: one writer drains every waiting batch, stores them in ONE transaction, answers all.
+
+There is no waiting window: while a commit runs, new batches queue up and form the next group,
+so the group size follows the load by itself. A request is answered only after the transaction
+holding its events committed (SQLite WAL with synchronous=FULL, or PostgreSQL), so an
+acknowledged event survives a killed process. The queue is bounded in events; a batch that does
+not fit is refused (429) before anything is promised.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import delete
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+
+from sightline.sites.traffic import TrafficMarker
+from sightline.storage import Database
+from sightline.storage.tables.events import EVENT_COLUMNS, event_batches, events
+from sightline.storage.types import utcnow
+
+log = logging.getLogger("sightline.ingest")
+
+BATCH_RETENTION = timedelta(days=7)  # a retry older than this is stored again
+PRUNE_EVERY = 3600.0
+
+
+class StorageUnavailableError(Exception):
+    """The group's transaction failed; none of its batches was stored."""
+
+
+class QueueFullError(Exception):
+    """The bounded queue has no room for the batch."""
+
+
+@dataclass(slots=True)
+class Pending:
+    site_id: int
+    batch_id: str
+    rows: list[tuple[Any, ...]]
+    future: asyncio.Future[bool] = field(repr=False)
+
+    @property
+    def key(self) -> tuple[int, str]:
+        return (self.site_id, self.batch_id)
+
+
+@dataclass
+class CommitStats:
+    commits: int = 0
+    failures: int = 0
+    last_commit_ms: float | None = None
+    last_group_batches: int = 0
+    last_failure_at: float | None = None
+    stored_events: int = 0
+    stored_batches: int = 0
+    duplicate_batches: int = 0
+
+
+class Store:
+    """The blocking half, run on the writer thread: one transaction per group."""
+
+    def __init__(self, db: Database, marker: TrafficMarker) -> None:
+        self.db = db
+        self.marker = marker
+        dialect = db.engine.dialect
+        quote = dialect.identifier_preparer.quote
+        mark = "?" if db.dialect == "sqlite" else "%s"
+        # Names come from the schema, values travel as parameters: executemany without per-row
+        # SQLAlchemy processing (the hot path's biggest cost otherwise).
+        columns = ", ".join(quote(c) for c in EVENT_COLUMNS)
+        marks = ", ".join(mark for _ in EVENT_COLUMNS)
+        self._insert_events = f"INSERT INTO {quote(events.name)} ({columns}) VALUES ({marks})"  # noqa: S608
+        insert = sqlite.insert if db.dialect == "sqlite" else postgresql.insert
+        self._insert_batches = (
+            insert(event_batches)
+            .on_conflict_do_nothing(index_elements=["site_id", "batch_id"])
+            .returning(event_batches.c.site_id, event_batches.c.batch_id)
+        )
+        time_processor = events.c.time.type.bind_processor(dialect)
+        self.time_param = time_processor or (lambda value: value)
+        self._last_prune = float("-inf")
+
+    def commit(self, group: Sequence[Pending]) -> set[tuple[int, str]]:
+        """Store the group's new batches; returns the (site_id, batch_id) keys stored now."""
+        now = utcnow()
+        first: dict[tuple[int, str], Pending] = {}
+        for pending in group:
+            first.setdefault(pending.key, pending)
+        with self.db.engine.begin() as conn:
+            result = conn.execute(
+                self._insert_batches,
+                [
+                    {"site_id": p.site_id, "batch_id": p.batch_id, "received_at": now, "events": len(p.rows)}
+                    for p in first.values()
+                ],
+            )
+            stored = {(int(row[0]), str(row[1])) for row in result}
+            rows = [row for key, pending in first.items() if key in stored for row in pending.rows]
+            if rows:
+                conn.exec_driver_sql(self._insert_events, rows)
+            due = self.marker.due(site for site, _ in stored)
+            self.marker.touch(conn, due, now)
+        self.marker.written(due)
+        return stored
+
+    def prune_due(self) -> bool:
+        return time.monotonic() - self._last_prune >= PRUNE_EVERY
+
+    def prune(self) -> int:
+        """Forget batch ids older than BATCH_RETENTION."""
+        self._last_prune = time.monotonic()
+        with self.db.engine.begin() as conn:
+            result = conn.execute(
+                delete(event_batches).where(event_batches.c.received_at < utcnow() - BATCH_RETENTION)
+            )
+        return int(result.rowcount or 0)
+
+
+class GroupCommitter:
+    """The asynchronous half: the bounded queue and the writer task that feeds ``Store``."""
+
+    def __init__(self, store: Store, capacity: int) -> None:
+        self.store = store
+        self.capacity = capacity
+        self.stats = CommitStats()
+        self.queued_events = 0
+        self._waiting: list[Pending] = []
+        self._wake: asyncio.Future[None] | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-writer")
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    def enqueue(self, site_id: int, batch_id: str, rows: list[tuple[Any, ...]]) -> Pending:
+        """Queue a batch for the next group; QueueFullError at once when it does not fit."""
+        size = len(rows)
+        if self.queued_events + size > self.capacity or not self.running:
+            raise QueueFullError
+        self.queued_events += size
+        pending = Pending(site_id, batch_id, rows, asyncio.get_running_loop().create_future())
+        pending.future.add_done_callback(lambda _: self._release(size))
+        self._waiting.append(pending)
+        if self._wake is not None and not self._wake.done():
+            self._wake.set_result(None)
+        return pending
+
+    @staticmethod
+    async def committed(pending: Pending) -> bool:
+        """Wait for the batch's transaction: True when stored now, False when it was stored before.
+
+        Raises StorageUnavailableError when the transaction failed (nothing of it was stored).
+        """
+        return await asyncio.shield(pending.future)
+
+    def _release(self, size: int) -> None:
+        self.queued_events -= size
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._run(), name="ingest-writer")
+
+    async def stop(self) -> None:
+        """Commit what is waiting, then stop the writer."""
+        if self._task is not None:
+            while self._waiting and self.running:
+                await asyncio.sleep(0.01)
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        self._executor.shutdown(wait=True)
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            if not self._waiting:
+                self._wake = loop.create_future()
+                await self._wake
+                self._wake = None
+            group, self._waiting = self._waiting, []
+            started = time.perf_counter()
+            try:
+                stored, refused = await loop.run_in_executor(self._executor, self._commit, group)
+            except Exception:
+                self.stats.failures += 1
+                self.stats.last_failure_at = time.monotonic()
+                for pending in group:
+                    if not pending.future.done():
+                        pending.future.set_exception(StorageUnavailableError())
+                continue
+            self.stats.commits += 1
+            self.stats.last_commit_ms = round((time.perf_counter() - started) * 1000, 3)
+            self.stats.last_group_batches = len(group)
+            self._answer(group, stored, refused)
+            if self.store.prune_due():
+                loop.run_in_executor(self._executor, self._prune)
+
+    def _commit(self, group: list[Pending]) -> tuple[set[tuple[int, str]], set[tuple[int, str]]]:
+        """(stored keys, refused keys) of the group."""
+        try:
+            return self.store.commit(group), set()
+        except (OperationalError, InterfaceError):
+            log.exception("ingest: the database refused a group of %d batches", len(group))
+            raise
+        except DBAPIError:
+            if len(group) == 1:
+                log.exception("ingest: the database refused batch %s", group[0].batch_id)
+                raise
+        # One batch the database refuses must not sink the others: store them one by one.
+        log.warning("ingest: retrying a refused group of %d batches one by one", len(group))
+        stored: set[tuple[int, str]] = set()
+        refused: set[tuple[int, str]] = set()
+        for pending in group:
+            try:
+                stored |= self.store.commit([pending])
+            except DBAPIError:
+                log.exception("ingest: the database refused batch %s", pending.batch_id)
+                refused.add(pending.key)
+        return stored, refused
+
+    def _answer(
+        self, group: list[Pending], stored: set[tuple[int, str]], refused: set[tuple[int, str]]
+    ) -> None:
+        answered: set[tuple[int, str]] = set()
+        for pending in group:
+            if pending.future.done():
+                continue
+            if pending.key in refused:
+                pending.future.set_exception(StorageUnavailableError())
+                continue
+            new = pending.key in stored and pending.key not in answered
+            answered.add(pending.key)
+            if new:
+                self.stats.stored_batches += 1
+                self.stats.stored_events += len(pending.rows)
+            else:
+                self.stats.duplicate_batches += 1
+            pending.future.set_result(new)
+
+    def _prune(self) -> None:
+        try:
+            removed = self.store.prune()
+        except Exception:
+            log.exception("ingest: pruning old batch ids failed")
+            return
+        if removed:
+            log.info("ingest: forgot %d batch ids older than %s", removed, BATCH_RETENTION)
