@@ -1,11 +1,20 @@
-"""Console pages served as HTML: ``GET /setup`` (first-run owner creation) and static assets."""
+"""Console pages served as HTML: the console application's shell at its client-side routes,
+``GET /setup`` (first-run owner creation), and the static assets they load.
+
+The console is a single-page application built from ``ui/`` into ``static/console/``. The server
+answers every path the application routes (``CONSOLE_PATHS``) with the same small shell; the
+application then reads the path and calls the console API. Asset URLs carry a version token so a
+rebuilt bundle is never mixed with a cached one.
+"""
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
+from string import Template
 
 from fastapi import APIRouter, Query, Request
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, RedirectResponse
 
 from sightline.accounts.setup import setup_token_valid
 from sightline.context import Context
@@ -14,6 +23,47 @@ router = APIRouter(include_in_schema=False)
 
 TEMPLATES = Path(__file__).with_name("templates")
 STATIC = Path(__file__).with_name("static")
+CONSOLE = STATIC / "console"
+ASSETS = ("app.js", "console.css", "theme.js", "setup.js")
+
+# Client-side routes of the console application; a new section adds its paths here and in
+# ui/src/sections.ts. "{rest:path}" covers every page below a section.
+CONSOLE_PATHS = ("/login", "/sites", "/sites/{rest:path}", "/health")
+
+
+def asset_version() -> str | None:
+    """A token that changes whenever a built asset changes; None when the console is not built."""
+    digest = hashlib.sha256()
+    for name in ASSETS:
+        try:
+            stat = (CONSOLE / name).stat()
+        except OSError:
+            return None
+        digest.update(f"{name}:{stat.st_mtime_ns}:{stat.st_size};".encode())
+    return digest.hexdigest()[:12]
+
+
+def render(name: str, status: int = 200, *, needs_assets: bool = True) -> HTMLResponse:
+    version = asset_version()
+    if version is None and needs_assets:
+        return HTMLResponse((TEMPLATES / "not-built.html").read_text("utf-8"), status_code=503)
+    html = Template((TEMPLATES / name).read_text("utf-8")).substitute(version=version or "unbuilt")
+    # The shell is tiny and names versioned assets: revalidate it, cache the assets.
+    return HTMLResponse(html, status_code=status, headers={"Cache-Control": "no-cache"})
+
+
+@router.get("/")
+def home() -> RedirectResponse:
+    return RedirectResponse("/sites", status_code=302)
+
+
+def console_shell() -> HTMLResponse:
+    """The application shell; the application shows the page for the path, or the login screen."""
+    return render("console.html")
+
+
+for _path in CONSOLE_PATHS:
+    router.add_api_route(_path, console_shell, methods=["GET"])
 
 
 @router.get("/setup")
@@ -21,5 +71,7 @@ def setup_page(request: Request, token: str = Query("", max_length=200)) -> HTML
     ctx: Context = request.app.state.ctx
     with ctx.db.read() as conn:
         valid = setup_token_valid(conn, token)
-    name = "setup.html" if valid else "setup-used.html"
-    return HTMLResponse((TEMPLATES / name).read_text("utf-8"), status_code=200 if valid else 404)
+    # Served even without built assets: the form still posts, only unstyled.
+    return render(
+        "setup.html" if valid else "setup-used.html", status=200 if valid else 404, needs_assets=False
+    )

@@ -1,0 +1,167 @@
+"""Fixtures of the console browser tests: one headless Chromium per module, pages signed in to the
+module's live server, a customer site on loopback, and screenshots kept under test-artifacts/."""
+
+from __future__ import annotations
+
+import re
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
+
+from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD
+from tests.support.server import LiveServer
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking"]
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "console"
+DESKTOP = {"width": 1280, "height": 860}
+PHONE = {"width": 375, "height": 780}
+
+
+@pytest.fixture(scope="module")
+def playwright() -> Iterator[Playwright]:
+    with sync_playwright() as pw:
+        yield pw
+
+
+@pytest.fixture(scope="module")
+def browser(playwright: Playwright) -> Iterator[Browser]:
+    chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    yield chromium
+    chromium.close()
+
+
+def backend_of(server: LiveServer) -> str:
+    return "postgresql" if (server.database_url or "").startswith("postgresql") else "sqlite"
+
+
+class Console:
+    """Opens browser tabs on the console of one live server and keeps their screenshots."""
+
+    def __init__(self, browser: Browser, server: LiveServer) -> None:
+        self.browser = browser
+        self.server = server
+        self.url = server.base_url
+        self.contexts: list[BrowserContext] = []
+        self.errors: list[str] = []
+
+    def context(
+        self,
+        *,
+        scheme: str = "light",
+        viewport: dict[str, int] | None = None,
+        clipboard: bool = False,
+    ) -> BrowserContext:
+        ctx = self.browser.new_context(
+            base_url=self.url,
+            color_scheme=scheme,  # type: ignore[arg-type]
+            viewport=viewport or DESKTOP,  # type: ignore[arg-type]
+            reduced_motion="reduce",
+        )
+        if clipboard:
+            ctx.grant_permissions(["clipboard-read", "clipboard-write"], origin=self.url)
+        self.contexts.append(ctx)
+        return ctx
+
+    def page(self, ctx: BrowserContext | None = None, **options: object) -> Page:
+        tab = (ctx or self.context(**options)).new_page()  # type: ignore[arg-type]
+        tab.on("pageerror", lambda error: self.errors.append(str(error)))
+        return tab
+
+    def signed_in(self, **options: object) -> Page:
+        """A tab whose context holds an owner session (signed in through the API, like the form does)."""
+        ctx = self.context(**options)  # type: ignore[arg-type]
+        response = ctx.request.post(
+            "/api/login",
+            data={"email": OWNER_EMAIL, "password": OWNER_PASSWORD},
+            headers={"Origin": self.server.origin},
+        )
+        assert response.status == 200, response.text()
+        return self.page(ctx)
+
+    def api(self, tab: Page, method: str, path: str, body: object | None = None) -> object:
+        """A console API call with the tab's session, as the console itself makes it."""
+        response = tab.context.request.fetch(
+            path, method=method, data=body, headers={"Origin": self.server.origin}
+        )
+        assert response.ok, response.text()
+        return response.json()
+
+    def shoot(self, tab: Page, name: str) -> Path:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        path = ARTIFACTS / f"{backend_of(self.server)}-{name}.png"
+        tab.screenshot(path=str(path), full_page=True)
+        return path
+
+    def close(self) -> None:
+        for ctx in self.contexts:
+            ctx.close()
+
+
+@pytest.fixture
+def console(browser: Browser, console_server: LiveServer) -> Iterator[Console]:
+    """Browser tabs on ``console_server``; the test fails if any page threw an uncaught error."""
+    helper = Console(browser, console_server)
+    yield helper
+    helper.close()
+    assert helper.errors == [], f"page errors: {helper.errors}"
+
+
+class CustomerSite:
+    """A customer's web site on loopback whose home page a test sets."""
+
+    def __init__(self) -> None:
+        self.home = b"<!doctype html><title>Shop</title><p>Welcome</p>"
+        site = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                body = site.home if self.path.split("?")[0] == "/" else b"not found"
+                self.send_response(200 if self.path.split("?")[0] == "/" else 404)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: object) -> None:
+                return
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.domain = f"127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def serve_snippet(self, snippet: str) -> None:
+        self.home = f"<!doctype html><html><head>{snippet}</head><body>Shop</body></html>".encode()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def customer_site() -> Iterator[Callable[[], CustomerSite]]:
+    started: list[CustomerSite] = []
+
+    def start() -> CustomerSite:
+        site = CustomerSite()
+        started.append(site)
+        return site
+
+    yield start
+    for site in started:
+        site.close()
+
+
+def unique(prefix: str) -> str:
+    """A name no other test of the module uses (the sites of one server share one owner)."""
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+SITE_URL = re.compile(r".*/sites/(\d+)(\?.*)?$")

@@ -1,0 +1,121 @@
+// The console API client: JSON in and out, the error shape of the API as ApiError, and one place
+// that reacts to 401 (the session ended) by sending the owner to the login screen.
+
+export interface User {
+  id: number;
+  email: string;
+  created_at: string;
+}
+
+export type ConnectionState = "pending" | "connected" | "error" | "disabled";
+export type CheckError = "unreachable" | "timeout" | "snippet_not_found" | "key_mismatch" | "blocked_address";
+
+export interface Site {
+  id: number;
+  name: string;
+  domain: string;
+  key: string;
+  snippet: string;
+  collection_enabled: boolean;
+  recording_enabled: boolean;
+  recording_sample_rate: number;
+  created_at: string;
+  connection: {
+    state: ConnectionState;
+    first_event_at: string | null;
+    last_event_at: string | null;
+    last_check_at: string | null;
+    last_check_error: CheckError | string | null;
+  };
+}
+
+export type SiteChanges = Partial<
+  Pick<Site, "name" | "collection_enabled" | "recording_enabled" | "recording_sample_rate">
+>;
+
+export type ServiceStatus = "ok" | "degraded" | "down";
+
+export interface Health {
+  status: ServiceStatus;
+  services: Record<string, { status: ServiceStatus; latency_ms: number; [figure: string]: unknown }>;
+  version: string;
+  checked_at: string;
+}
+
+/** A failed request: the API's error code and message, the field at fault, and Retry-After. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly field: string | null = null,
+    readonly retryAfter: number | null = null,
+  ) {
+    super(message);
+    this.name = "ApiError";
+  }
+}
+
+type Unauthorized = () => void;
+let onUnauthorized: Unauthorized = () => undefined;
+
+/** Registers what happens when any request (login aside) answers 401. */
+export function handleUnauthorized(handler: Unauthorized): void {
+  onUnauthorized = handler;
+}
+
+const UNREACHABLE = "The server could not be reached. Check the connection and try again.";
+
+export async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { Accept: "application/json" };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  let response: Response;
+  try {
+    response = await fetch(path, {
+      method,
+      headers,
+      credentials: "same-origin",
+      cache: "no-store",
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch {
+    throw new ApiError(0, "network_error", UNREACHABLE);
+  }
+  if (response.status === 204) return undefined as T;
+  let payload: unknown = null;
+  try {
+    payload = await response.json();
+  } catch {
+    payload = null;
+  }
+  if (response.ok) return payload as T;
+  const error = (payload as { error?: { code?: string; message?: string; field?: string } } | null)?.error;
+  const retry = Number.parseInt(response.headers.get("Retry-After") ?? "", 10);
+  const failure = new ApiError(
+    response.status,
+    error?.code ?? "http_error",
+    error?.message ?? `The server answered with HTTP ${response.status}.`,
+    error?.field ?? null,
+    Number.isFinite(retry) ? retry : null,
+  );
+  if (response.status === 401 && path !== "/api/login") onUnauthorized();
+  throw failure;
+}
+
+export const api = {
+  login: (email: string, password: string) =>
+    request<{ user: User }>("POST", "/api/login", { email, password }),
+  logout: () => request<void>("POST", "/api/logout", {}),
+  me: () => request<User>("GET", "/api/me"),
+  sites: () => request<{ sites: Site[] }>("GET", "/api/sites").then((r) => r.sites),
+  createSite: (name: string, domain: string) => request<Site>("POST", "/api/sites", { name, domain }),
+  updateSite: (id: number, changes: SiteChanges) => request<Site>("PATCH", `/api/sites/${id}`, changes),
+  retrySite: (id: number) => request<Site>("POST", `/api/sites/${id}/retry`, {}),
+  health: () => request<Health>("GET", "/api/health"),
+};
+
+/** A message for any failure: the API's own sentence, or a generic one for unexpected errors. */
+export function messageOf(error: unknown): string {
+  if (error instanceof ApiError) return error.message;
+  return "Something went wrong in the console. Reload the page and try again.";
+}

@@ -1,0 +1,58 @@
+// The console application: the login screen, or the signed-in frame with the sections' routes.
+import { render } from "preact";
+import { LocationProvider, Route, Router, useLocation } from "preact-iso/router";
+import { useEffect, useState } from "preact/hooks";
+
+import { api, handleUnauthorized, type User } from "./api";
+import { Shell } from "./components/Shell";
+import { focusHeading } from "./focus";
+import { LoginPage } from "./pages/Login";
+import { NotFoundPage } from "./pages/NotFound";
+import { sections } from "./sections";
+
+function Home() {
+  const { route } = useLocation();
+  useEffect(() => route("/sites", true), [route]);
+  return null;
+}
+
+function SignedIn() {
+  const [user, setUser] = useState<User | null>(null);
+  useEffect(() => {
+    api.me().then(setUser, () => undefined);
+  }, []);
+  return (
+    <Shell user={user}>
+      <Router onRouteChange={focusHeading}>
+        {[
+          <Route key="/" path="/" component={Home} />,
+          ...sections.flatMap((section) =>
+            section.routes.map((r) => <Route key={r.path} path={r.path} component={r.component} />),
+          ),
+          <Route key="404" default component={NotFoundPage} />,
+        ]}
+      </Router>
+    </Shell>
+  );
+}
+
+function Root() {
+  const { path, route } = useLocation();
+  useEffect(() => {
+    // Any 401 means the session is gone: sign in, then come back to where the owner was.
+    handleUnauthorized(() => {
+      const here = window.location.pathname + window.location.search;
+      if (window.location.pathname === "/login") return;
+      route(`/login?next=${encodeURIComponent(here)}`, true);
+    });
+  }, [route]);
+  return path === "/login" ? <LoginPage /> : <SignedIn />;
+}
+
+render(
+  <LocationProvider>
+    <Root />
+  </LocationProvider>,
+  document.getElementById("app") as HTMLElement,
+);
+performance.mark("console-started");

@@ -1,0 +1,36 @@
+// What a site's connection state and the connection check's error codes mean, in words.
+import type { ConnectionState, Site } from "./api";
+
+export const STATE_SUMMARY: Record<ConnectionState, string> = {
+  pending: "Waiting for the first event. Install the snippet, then check the connection.",
+  connected: "Sightline receives data from this site.",
+  error: "The last connection check failed.",
+  disabled: "Collection is switched off: Sightline refuses this site's events.",
+};
+
+const CHECK_ERRORS: Record<string, (domain: string) => string> = {
+  unreachable: (domain) =>
+    `Sightline could not load the home page of ${domain}: the name does not resolve, the connection ` +
+    "failed, the page answered with an error, or it redirects to another host.",
+  timeout: (domain) => `The home page of ${domain} did not answer within the time limit of the check.`,
+  snippet_not_found: (domain) =>
+    `The home page of ${domain} loaded, but it has no Sightline snippet. Paste the snippet into the ` +
+    "page's <head>, publish it, and check again.",
+  key_mismatch: (domain) =>
+    `The home page of ${domain} has a Sightline snippet with another site's key. Replace it with ` +
+    "this site's snippet.",
+  blocked_address: (domain) =>
+    `${domain} resolves to a private or reserved network address, which the connection check does ` +
+    "not visit. Use the site's public domain, or ask the operator to allow private addresses.",
+};
+
+/** The sentence for a check error code; unknown codes are named as they are. */
+export function checkErrorText(code: string, domain: string): string {
+  const explain = CHECK_ERRORS[code];
+  return explain ? explain(domain) : `The check failed (${code}).`;
+}
+
+/** The snippet, optionally waiting for the visitor's consent before collecting anything. */
+export function snippetFor(site: Site, consent: boolean): string {
+  return consent ? site.snippet.replace("></script>", ' data-consent="required"></script>') : site.snippet;
+}

@@ -1,0 +1,83 @@
+// Small hooks shared by the pages.
+import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+
+import { ApiError, messageOf } from "./api";
+
+export interface Resource<T> {
+  data: T | null;
+  error: string | null;
+  loading: boolean;
+  reload: () => Promise<void>;
+  setData: (data: T) => void;
+}
+
+/** Loads data on mount and on `reload()`; keeps the last data while reloading. */
+export function useResource<T>(load: () => Promise<T>): Resource<T> {
+  const [data, setData] = useState<T | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [loading, setLoading] = useState(true);
+  const alive = useRef(true);
+  const loader = useRef(load);
+  loader.current = load;
+
+  const reload = useCallback(async () => {
+    setLoading(true);
+    try {
+      const value = await loader.current();
+      if (!alive.current) return;
+      setData(value);
+      setError(null);
+    } catch (failure) {
+      if (!alive.current) return;
+      if (failure instanceof ApiError && failure.status === 401) return;
+      setError(messageOf(failure));
+    } finally {
+      if (alive.current) setLoading(false);
+    }
+  }, []);
+
+  useEffect(() => {
+    alive.current = true;
+    void reload();
+    return () => {
+      alive.current = false;
+    };
+  }, [reload]);
+
+  return { data, error, loading, reload, setData };
+}
+
+/** Sets the document title while the page is shown. */
+export function usePageTitle(title: string): void {
+  useEffect(() => {
+    document.title = `${title} · Sightline`;
+  }, [title]);
+}
+
+/** Seconds left of a wait that started with `start(seconds)`; 0 when over. */
+export function useCountdown(): [number, (seconds: number) => void] {
+  const [left, setLeft] = useState(0);
+  const until = useRef(0);
+  const active = left > 0;
+  useEffect(() => {
+    if (!active) return undefined;
+    const timer = window.setInterval(() => {
+      setLeft(Math.max(0, Math.ceil((until.current - Date.now()) / 1000)));
+    }, 250);
+    return () => window.clearInterval(timer);
+  }, [active]);
+  const start = useCallback((seconds: number) => {
+    until.current = Date.now() + seconds * 1000;
+    setLeft(seconds);
+  }, []);
+  return [left, start];
+}
+
+/** Re-renders every `ms` milliseconds, for relative times such as "2 minutes ago". */
+export function useTicker(ms: number): void {
+  const [, setTick] = useState(0);
+  useEffect(() => {
+    const timer = window.setInterval(() => setTick((t) => t + 1), ms);
+    return () => window.clearInterval(timer);
+  }, [ms]);
+}

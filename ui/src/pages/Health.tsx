@@ -1,0 +1,149 @@
+import { useEffect } from "preact/hooks";
+
+import { api, type Health, type ServiceStatus } from "../api";
+import { Badge } from "../components/Badge";
+import { Notice } from "../components/Notice";
+import { Page } from "../components/Page";
+import { bytes, count, dateTime, label, milliseconds, timeAgo } from "../format";
+import { useResource } from "../hooks";
+
+const REFRESH_MS = 30_000;
+
+const OVERALL: Record<ServiceStatus, string> = {
+  ok: "Every service works normally.",
+  degraded: "Sightline works, but at least one service needs attention.",
+  down: "A service Sightline cannot work without is down.",
+};
+
+const SERVICE_NAMES: Record<string, string> = {
+  database: "Database",
+  disk: "Disk",
+  ingest: "Event ingest",
+  recordings: "Recordings",
+};
+
+const FIGURE_LABELS: Record<string, string> = {
+  free_bytes: "Free space",
+  total_bytes: "Disk size",
+  round_trip_ms: "Round trip",
+  error: "Problem",
+};
+
+const ENGINES: Record<string, string> = { sqlite: "SQLite", postgresql: "PostgreSQL" };
+
+/** One figure of a service in words: sizes, durations, counts, engines. */
+function figure(key: string, value: unknown): string {
+  if (typeof value === "number") {
+    if (key.endsWith("_bytes")) return bytes(value);
+    if (key.endsWith("_ms")) return milliseconds(value);
+    return count(value);
+  }
+  if (typeof value === "boolean") return value ? "Yes" : "No";
+  if (key === "engine" && typeof value === "string") return ENGINES[value] ?? value;
+  if (typeof value === "string" && key.endsWith("_at") && !Number.isNaN(Date.parse(value))) {
+    return `${timeAgo(value)} (${dateTime(value)})`;
+  }
+  if (value === null || value === undefined) return "None";
+  return typeof value === "string" ? value.replace(/_/g, " ") : JSON.stringify(value);
+}
+
+export function HealthPage() {
+  const health = useResource(api.health);
+  const { reload } = health;
+  useEffect(() => {
+    const timer = window.setInterval(() => {
+      if (document.visibilityState === "visible") void reload();
+    }, REFRESH_MS);
+    return () => window.clearInterval(timer);
+  }, [reload]);
+
+  const report = health.data;
+  return (
+    <Page
+      title="Health"
+      subtitle="The state of the services behind this Sightline, refreshed every 30 seconds."
+      actions={
+        <button type="button" class="button" onClick={() => void reload()} disabled={health.loading}>
+          <span class="icon icon-refresh" aria-hidden="true" />
+          {health.loading ? "Checking…" : "Check now"}
+        </button>
+      }
+    >
+      {health.error && <Notice kind="error">{health.error}</Notice>}
+      {!report && !health.error && <p class="loading">Checking the services…</p>}
+      {report && <HealthReport report={report} />}
+    </Page>
+  );
+}
+
+function HealthReport({ report }: { report: Health }) {
+  return (
+    <>
+      <section class={`panel overall overall-${report.status}`} aria-labelledby="overall-title">
+        <div class="panel-head">
+          <h2 id="overall-title">Overall</h2>
+          <Badge state={report.status} large />
+        </div>
+        <p class="state-summary">{OVERALL[report.status] ?? report.status}</p>
+        <p class="field-hint">
+          Version {report.version} · checked{" "}
+          <time dateTime={report.checked_at} title={dateTime(report.checked_at)}>
+            {timeAgo(report.checked_at)}
+          </time>
+        </p>
+      </section>
+      <div class="service-grid">
+        {Object.entries(report.services).map(([name, service]) => {
+          const { status, latency_ms: latency, ...figures } = service;
+          const title = SERVICE_NAMES[name] ?? label(name);
+          return (
+            <section class="panel service" key={name} aria-labelledby={`service-${name}`} data-service={name}>
+              <div class="panel-head">
+                <h2 id={`service-${name}`}>{title}</h2>
+                <Badge state={status} />
+              </div>
+              <dl class="figures">
+                <div>
+                  <dt>Probe time</dt>
+                  <dd>{milliseconds(latency)}</dd>
+                </div>
+                {Object.entries(figures).map(([key, value]) => (
+                  <Figure key={key} name={key} value={value} />
+                ))}
+              </dl>
+            </section>
+          );
+        })}
+      </div>
+    </>
+  );
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** One figure; a group of figures (e.g. counts by reason) becomes an indented list. */
+function Figure({ name, value }: { name: string; value: unknown }) {
+  const title = FIGURE_LABELS[name] ?? label(name);
+  if (!isRecord(value)) {
+    return (
+      <div>
+        <dt>{title}</dt>
+        <dd>{figure(name, value)}</dd>
+      </div>
+    );
+  }
+  return (
+    <div class="nested">
+      <dt>{title}</dt>
+      <dd>
+        <dl class="figures">
+          {Object.entries(value).map(([key, inner]) => (
+            <Figure key={key} name={key} value={inner} />
+          ))}
+        </dl>
+      </dd>
+    </div>
+  );
+}

@@ -1,0 +1,74 @@
+import { useLocation, useRoute } from "preact-iso/router";
+
+import { api, type Site } from "../api";
+import { Badge } from "../components/Badge";
+import { Notice } from "../components/Notice";
+import { Page } from "../components/Page";
+import { useResource } from "../hooks";
+import { CollectionPanel } from "./site/CollectionPanel";
+import { ConnectionPanel } from "./site/ConnectionPanel";
+import { NamePanel } from "./site/NamePanel";
+import { SnippetPanel } from "./site/SnippetPanel";
+
+export function SitePage() {
+  const { params } = useRoute();
+  return <SiteDetail key={params.id} id={Number(params.id)} />;
+}
+
+async function findSite(id: number): Promise<Site | null> {
+  const sites = await api.sites();
+  return sites.find((site) => site.id === id) ?? null;
+}
+
+function SiteDetail({ id }: { id: number }) {
+  const { query } = useLocation();
+  const site = useResource(() => findSite(id));
+  const back = { href: "/sites", label: "All sites" };
+
+  if (site.loading && !site.data) {
+    return (
+      <Page title="Site" back={back}>
+        {site.error ? <Notice kind="error">{site.error}</Notice> : <p class="loading">Loading the site…</p>}
+      </Page>
+    );
+  }
+  if (!site.data) {
+    return (
+      <Page title="Site not found" back={back}>
+        {site.error ? (
+          <Notice kind="error">{site.error}</Notice>
+        ) : (
+          <div class="panel">
+            <p>You have no site with this id. It may have been removed, or the address is wrong.</p>
+          </div>
+        )}
+      </Page>
+    );
+  }
+  const current = site.data;
+  const update = (next: Site) => site.setData(next);
+  return (
+    <Page
+      title={current.name}
+      back={back}
+      subtitle={
+        <>
+          <span class="site-domain">{current.domain}</span>
+          <Badge state={current.connection.state} />
+        </>
+      }
+    >
+      {query.created && (
+        <Notice kind="success">
+          The site is added. Paste the snippet into its pages, then check the connection.
+        </Notice>
+      )}
+      <div class="site-grid">
+        <ConnectionPanel site={current} onChange={update} />
+        <SnippetPanel site={current} />
+        <CollectionPanel site={current} onChange={update} />
+        <NamePanel site={current} onChange={update} />
+      </div>
+    </Page>
+  );
+}

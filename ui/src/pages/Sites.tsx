@@ -1,0 +1,162 @@
+import { useLocation } from "preact-iso/router";
+import { useState } from "preact/hooks";
+
+import { ApiError, api, messageOf, type Site } from "../api";
+import { Badge } from "../components/Badge";
+import { Dialog } from "../components/Dialog";
+import { Field } from "../components/Field";
+import { Notice } from "../components/Notice";
+import { Page } from "../components/Page";
+import { checkErrorText } from "../connection";
+import { dateTime, timeAgo } from "../format";
+import { useResource, useTicker } from "../hooks";
+
+export function SitesPage() {
+  const sites = useResource(api.sites);
+  const [adding, setAdding] = useState(false);
+  useTicker(30_000);
+
+  return (
+    <Page
+      title="Sites"
+      subtitle="Each site gets a snippet to paste into its pages; its connection shows whether data arrives."
+      actions={
+        <button type="button" class="button button-primary" onClick={() => setAdding(true)}>
+          <span class="icon icon-plus" aria-hidden="true" />
+          Add site
+        </button>
+      }
+    >
+      {sites.error && <Notice kind="error">{sites.error}</Notice>}
+      {sites.loading && !sites.data && <p class="loading">Loading sites…</p>}
+      {sites.data && sites.data.length === 0 && (
+        <div class="panel empty">
+          <h2>No sites yet</h2>
+          <p>Add your first site to get the snippet that connects it to Sightline.</p>
+        </div>
+      )}
+      {sites.data && sites.data.length > 0 && (
+        <ul class="site-list" aria-label="Your sites">
+          {sites.data.map((site) => (
+            <SiteRow key={site.id} site={site} />
+          ))}
+        </ul>
+      )}
+      <Dialog open={adding} title="Add a site" onClose={() => setAdding(false)}>
+        <CreateSiteForm onCancel={() => setAdding(false)} />
+      </Dialog>
+    </Page>
+  );
+}
+
+function SiteRow({ site }: { site: Site }) {
+  const { connection } = site;
+  return (
+    <li class="site-row" data-site-id={site.id}>
+      <div class="site-ident">
+        <a class="site-name" href={`/sites/${site.id}`}>
+          {site.name}
+        </a>
+        <span class="site-domain">{site.domain}</span>
+      </div>
+      <div class="site-state">
+        <Badge state={connection.state} />
+      </div>
+      <dl class="site-facts">
+        <div>
+          <dt>Last event</dt>
+          <dd>
+            {connection.last_event_at ? (
+              <time dateTime={connection.last_event_at} title={dateTime(connection.last_event_at)}>
+                {timeAgo(connection.last_event_at)}
+              </time>
+            ) : (
+              "None yet"
+            )}
+          </dd>
+        </div>
+        <div>
+          <dt>Last check</dt>
+          <dd>
+            {connection.last_check_at ? (
+              <time dateTime={connection.last_check_at} title={dateTime(connection.last_check_at)}>
+                {timeAgo(connection.last_check_at)}
+              </time>
+            ) : (
+              "Not checked"
+            )}
+            {connection.last_check_at && !connection.last_check_error && ", snippet found"}
+          </dd>
+        </div>
+      </dl>
+      {connection.last_check_error && connection.state !== "disabled" && (
+        <p class="site-error">
+          <span class="icon icon-warning" aria-hidden="true" />
+          {checkErrorText(connection.last_check_error, site.domain)}
+        </p>
+      )}
+    </li>
+  );
+}
+
+function CreateSiteForm({ onCancel }: { onCancel: () => void }) {
+  const { route } = useLocation();
+  const [busy, setBusy] = useState(false);
+  const [errors, setErrors] = useState<{ name?: string; domain?: string; form?: string }>({});
+
+  const submit = async (event: SubmitEvent) => {
+    event.preventDefault();
+    const form = event.currentTarget as HTMLFormElement;
+    const name = (form.elements.namedItem("name") as HTMLInputElement).value;
+    const domain = (form.elements.namedItem("domain") as HTMLInputElement).value;
+    const found: typeof errors = {};
+    if (!name.trim()) found.name = "Give the site a name.";
+    if (!domain.trim()) found.domain = "Enter the site's domain, for example example.com.";
+    setErrors(found);
+    if (found.name || found.domain) {
+      form.querySelector<HTMLInputElement>(found.name ? "#site-name" : "#site-domain")?.focus();
+      return;
+    }
+    setBusy(true);
+    try {
+      const site = await api.createSite(name.trim(), domain.trim());
+      route(`/sites/${site.id}?created=1`);
+    } catch (failure) {
+      setBusy(false);
+      if (failure instanceof ApiError && (failure.field === "name" || failure.field === "domain")) {
+        setErrors({ [failure.field]: failure.message });
+        form.querySelector<HTMLInputElement>(`#site-${failure.field}`)?.focus();
+      } else {
+        setErrors({ form: messageOf(failure) });
+      }
+    }
+  };
+
+  return (
+    <form class="dialog-body" onSubmit={submit} noValidate>
+      <Field id="site-name" name="name" label="Name" maxLength={100} required autoFocus error={errors.name} />
+      <Field
+        id="site-domain"
+        name="domain"
+        label="Domain"
+        hint="The host name only, without https:// or a path: example.com or shop.example.com."
+        required
+        maxLength={260}
+        spellcheck={false}
+        autocapitalize="none"
+        autocomplete="off"
+        inputMode="url"
+        error={errors.domain}
+      />
+      {errors.form && <Notice kind="error">{errors.form}</Notice>}
+      <div class="dialog-actions">
+        <button type="button" class="button" onClick={onCancel}>
+          Cancel
+        </button>
+        <button type="submit" class="button button-primary" disabled={busy}>
+          {busy ? "Adding…" : "Add site"}
+        </button>
+      </div>
+    </form>
+  );
+}

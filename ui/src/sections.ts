@@ -1,0 +1,29 @@
+// The console's sections: each one adds routes and, with a label, an entry in the main navigation.
+// A new section (reports, recordings, surveys) is one more entry here, usually with
+// `lazy(() => import("./pages/..."))` so that its code loads only when it is opened; the server
+// must serve the application shell at its paths too (CONSOLE_PATHS in sightline/web/pages.py).
+import type { ComponentType } from "preact";
+
+import { HealthPage } from "./pages/Health";
+import { SitePage } from "./pages/Site";
+import { SitesPage } from "./pages/Sites";
+
+export interface Section {
+  /** Label in the main navigation. */
+  label: string;
+  /** Where the navigation entry leads; paths under it mark the entry as current. */
+  href: string;
+  routes: { path: string; component: ComponentType<any> }[];
+}
+
+export const sections: Section[] = [
+  {
+    label: "Sites",
+    href: "/sites",
+    routes: [
+      { path: "/sites", component: SitesPage },
+      { path: "/sites/:id", component: SitePage },
+    ],
+  },
+  { label: "Health", href: "/health", routes: [{ path: "/health", component: HealthPage }] },
+];
