@@ -19,6 +19,7 @@ from sightline.console import surveys as console_surveys
 from sightline.console.guard import ConsoleGuard
 from sightline.context import Context, build_context
 from sightline.health.registry import database_probe, disk_probe
+from sightline.ingest import feedback as ingest_feedback
 from sightline.ingest.service import Ingest, is_sdk_path
 from sightline.settings import Settings
 from sightline.storage import Database, open_database
@@ -64,6 +65,7 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
     app.state.ctx = ctx
     errors.install(app)
     app.router.routes[0:0] = ingest.routes()  # SDK paths first: the hot path matches at once
+    app.router.routes[0:0] = ingest_feedback.routes(ingest.pipeline, database)
     for router in (auth.router, sites.router, health.router, setup.router, pages.router):
         app.include_router(router)
     app.include_router(console_surveys.router)

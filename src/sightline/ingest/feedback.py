@@ -39,7 +39,7 @@ log = logging.getLogger("sightline.ingest")
 KEY_MAX = 64
 
 
-class Refusal(Exception):
+class RefusedError(Exception):
     """An answer other than success; ``allowed`` is the Origin to echo for CORS, if any."""
 
     def __init__(
@@ -58,8 +58,8 @@ class Refusal(Exception):
         await answer(send, self.status, self.payload, headers)
 
 
-def _from_api_error(exc: ApiError, allowed: str | None) -> Refusal:
-    return Refusal(exc.status, error_payload(exc.code, exc.message, exc.field), allowed)
+def _from_api_error(exc: ApiError, allowed: str | None) -> RefusedError:
+    return RefusedError(exc.status, error_payload(exc.code, exc.message, exc.field), allowed)
 
 
 class _Endpoint:
@@ -74,24 +74,24 @@ class _Endpoint:
         """The site of ``key`` when the request comes from its origin and collection is on."""
         if not isinstance(key, str) or not key or len(key) > KEY_MAX:
             message = "Give the site's key."
-            raise Refusal(
+            raise RefusedError(
                 422, error_payload("invalid_field", message, "key"), await self.known_origin(origin)
             )
         site = await self.pipeline.site(key)
         if site is None:
             payload = error_payload("unknown_site", "No site has this key.")
-            raise Refusal(404, payload, await self.known_origin(origin))
+            raise RefusedError(404, payload, await self.known_origin(origin))
         if not site.allows_origin(origin):
             message = "This key only works on its site's own origin."
-            raise Refusal(403, error_payload("origin_not_allowed", message), None)
+            raise RefusedError(403, error_payload("origin_not_allowed", message), None)
         if not site.collection_enabled:
             message = "The site's owner has switched collection off."
-            raise Refusal(403, error_payload("collection_disabled", message), origin)
+            raise RefusedError(403, error_payload("collection_disabled", message), origin)
         return site
 
-    def storage_unavailable(self, allowed: str | None) -> Refusal:
+    def storage_unavailable(self, allowed: str | None) -> RefusedError:
         message = "The survey could not be reached in storage; try again shortly."
-        return Refusal(503, error_payload("storage_unavailable", message), allowed, retry=True)
+        return RefusedError(503, error_payload("storage_unavailable", message), allowed, retry=True)
 
 
 class SurveyEndpoint(_Endpoint):
@@ -110,12 +110,12 @@ class SurveyEndpoint(_Endpoint):
             path = query.get("path")
             if path is not None and not path.startswith("/"):
                 message = "The field 'path' is the page path, starting with '/'."
-                raise Refusal(422, error_payload("invalid_field", message, "path"), origin)
+                raise RefusedError(422, error_payload("invalid_field", message, "path"), origin)
             if not raw_id.isdigit() or not 1 <= int(raw_id) <= 2**62:
                 message = "No published survey with that id exists for this site."
-                raise Refusal(404, error_payload("unknown_survey", message), origin)
+                raise RefusedError(404, error_payload("unknown_survey", message), origin)
             shown = await to_thread.run_sync(self._load, site.id, int(raw_id), path, origin)
-        except Refusal as refusal:
+        except RefusedError as refusal:
             await refusal.send(send)
             return
         await answer(send, 200, shown, cors(origin))
@@ -157,7 +157,7 @@ class ResponsesEndpoint(_Endpoint):
             stored = await to_thread.run_sync(self._store, site.id, submission, origin)
         except ClientGoneError:
             return
-        except Refusal as refusal:
+        except RefusedError as refusal:
             await refusal.send(send)
             return
         payload = {"response_id": submission.response_id, "stored": stored}
@@ -171,20 +171,20 @@ class ResponsesEndpoint(_Endpoint):
             raw = await read_body(receive, limit)
         except TooLargeError:
             message = f"The request body is larger than {limit} bytes."
-            raise Refusal(
+            raise RefusedError(
                 413, error_payload("body_too_large", message), await self.known_origin(origin)
             ) from None
         try:
             body = orjson.loads(raw)
         except orjson.JSONDecodeError:
             message = "The body is not valid JSON."
-            raise Refusal(
+            raise RefusedError(
                 400, error_payload("malformed_json", message), await self.known_origin(origin)
             ) from None
         if not isinstance(body, dict):
             message = "The body is a JSON object."
             payload = error_payload("invalid_field", message, "body")
-            raise Refusal(422, payload, await self.known_origin(origin))
+            raise RefusedError(422, payload, await self.known_origin(origin))
         return body
 
     def _store(self, site_id: int, submission: responses.Submission, origin: str | None) -> bool:

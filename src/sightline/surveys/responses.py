@@ -26,7 +26,6 @@ from sightline.surveys.targeting import is_targeted
 RESPONSE_ID = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
 VISITOR_MAX = 200
 PATH_MAX = 2000
-FIELDS = {"key", "survey_id", "revision", "response_id", "visitor_id", "page_path", "answers"}
 # Everything one response may carry: 20 text answers of 2000 characters, JSON-escaped, fit.
 BODY_LIMIT = 256 * 1024
 LOOKUP_CHUNK = 500
@@ -62,10 +61,11 @@ def _positive(body: Mapping[str, Any], field: str) -> int:
 
 
 def check_submission(body: Mapping[str, Any]) -> Submission:
-    """The shape of a response body (``key`` is the caller's); answers are checked on storing."""
-    for name in body:
-        if name not in FIELDS:
-            raise _invalid(name, f"The field '{name}' is not accepted here.", "unknown_field")
+    """The shape of a response body (``key`` is the caller's); answers are checked on storing.
+
+    Unknown top-level fields are ignored, as on ``/i/events``, so a newer widget can talk to an
+    older server; unknown question ids inside ``answers`` are refused.
+    """
     response_id = body.get("response_id")
     if not isinstance(response_id, str) or not RESPONSE_ID.match(response_id):
         raise _invalid("response_id", "The field 'response_id' is 16 to 64 letters, digits, '_' or '-'.")
