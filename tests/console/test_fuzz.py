@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 import schemathesis
