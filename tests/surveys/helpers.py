@@ -68,7 +68,12 @@ def publish(client: httpx.Client, survey_id: int) -> dict[str, Any]:
 
 
 def seed_responses(
-    db: Database, site_id: int, survey_id: int, revision: int, answers: Iterable[dict[str, Any]]
+    db: Database,
+    site_id: int,
+    survey_id: int,
+    revision: int,
+    answers: Iterable[dict[str, Any]],
+    visitors: list[str] | None = None,
 ) -> int:
     """Store responses through the feature module in one transaction, as the ingest path would."""
     batch = [
@@ -76,7 +81,7 @@ def seed_responses(
             survey_id=survey_id,
             revision=revision,
             response_id=f"seed-{uuid.uuid4().hex}",
-            visitor_id=f"visitor-{index}",
+            visitor_id=visitors[index] if visitors else f"visitor-{index}",
             page_path=f"/app/page/{index}",
             answers=answer,
         )
