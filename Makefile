@@ -30,6 +30,7 @@ install: $(VENV)/.stamp-runtime assets
 install-dev: $(VENV)/.stamp-dev assets
 
 assets:
+	@[ -z "$(FRONTENDS)" ] || bash scripts/system-deps.sh node
 	@for pkg in $(FRONTENDS); do \
 	  dir=$$(dirname $$pkg); \
 	  if [ ! -d $$dir/node_modules ] || [ $$dir/package-lock.json -nt $$dir/node_modules ]; then \
@@ -39,7 +40,7 @@ assets:
 	done
 
 system-deps:
-	bash scripts/system-deps.sh
+	bash scripts/system-deps.sh test
 
 run: install
 	$(BIN)/sightline serve --host $(HOST) --port $(PORT) --data-dir $(DATA_DIR)
@@ -55,7 +56,7 @@ test: system-deps install-dev lint typecheck
 	$(BIN)/pytest
 
 bench: install-dev
-	bash scripts/system-deps.sh wrk
+	bash scripts/system-deps.sh bench
 	$(BIN)/python -m bench
 
 clean:
