@@ -195,14 +195,18 @@ const flush = (): void => {
   send();
 };
 
-/** Move every waiting event into `out`; on a hiding page, hand the batches to sendBeacon too. */
-const hide = safe((): void => {
-  if (!startup || dead) return;
+/**
+ * The page is hidden or left: move every waiting event into `out` (persisted) and hand the batches
+ * to sendBeacon. They stay in `out`: a page that lives on sends them again by fetch when it is shown,
+ * the next page of the tab sends them after a reload; the batch_id makes the server store them once.
+ */
+const hide = (): void => {
+  if (dead) return;
   buf.push(...queue);
   queue = [];
   seal();
   if (ready) for (const batch of out) batch != inflight && N.sendBeacon(base + "i/events", JSON.stringify(batch));
-});
+};
 
 const push = (name: string, props: Props): void => {
   if (!startup || dead) return;
@@ -284,7 +288,7 @@ const boot = (resolve: (s: Status) => void): void => {
   const saved = store(S, outKey);
   out = Array.isArray(saved) ? saved.filter((b) => b?.key == key && Array.isArray(b.events) && b.events.length) : [];
   for (const ev of ["pagehide", "visibilitychange"])
-    addEventListener(ev, () => (ev == "pagehide" || D.visibilityState == "hidden") && hide(), true);
+    addEventListener(ev, safe(() => (ev == "pagehide" || D.visibilityState == "hidden" ? hide() : send())), true);
   if (autoPageviews) {
     for (const method of ["pushState", "replaceState"] as const) {
       const original = history[method];
@@ -331,14 +335,17 @@ const analytics: Core = {
     if (startup && !dead) store(L, VISITOR, (visitor = code));
   },
   start() {
-    return (startup ||= new Promise<Status>((resolve) => {
+    if (!startup) {
+      let resolve!: (s: Status) => void;
+      startup = new Promise<Status>((r) => (resolve = r));
       try {
         boot(resolve);
       } catch {
         halt("error");
         resolve(analytics.status());
       }
-    }));
+    }
+    return startup;
   },
   status: () => ({ ...st }),
   getVisitorId: () => (startup ? visitor : undefined),
