@@ -10,6 +10,8 @@ const percent = (rate: number) => String(Math.round(rate * 1000) / 10);
 /** Collection and recording switches, and the share of visits recorded. */
 export function CollectionPanel({ site, onChange }: { site: Site; onChange: (site: Site) => void }) {
   const [busy, setBusy] = useState<keyof SiteChanges | null>(null);
+  // The value being saved shows at once; it falls back to the stored one if saving fails.
+  const [pending, setPending] = useState<SiteChanges>({});
   const [error, setError] = useState<string | null>(null);
   const [saved, setSaved] = useState<string | null>(null);
   const [rate, setRate] = useState(percent(site.recording_sample_rate));
@@ -20,6 +22,7 @@ export function CollectionPanel({ site, onChange }: { site: Site; onChange: (sit
   const change = async (changes: SiteChanges, done: string) => {
     const field = Object.keys(changes)[0] as keyof SiteChanges;
     setBusy(field);
+    setPending(changes);
     setError(null);
     setSaved(null);
     try {
@@ -33,6 +36,7 @@ export function CollectionPanel({ site, onChange }: { site: Site; onChange: (sit
       return false;
     } finally {
       setBusy(null);
+      setPending({});
     }
   };
 
@@ -56,7 +60,7 @@ export function CollectionPanel({ site, onChange }: { site: Site; onChange: (sit
         id="collection-enabled"
         label="Collect events"
         description="When off, Sightline refuses this site's events and the connection shows as disabled."
-        checked={site.collection_enabled}
+        checked={pending.collection_enabled ?? site.collection_enabled}
         busy={busy === "collection_enabled"}
         onChange={(on) =>
           change({ collection_enabled: on }, on ? "Collection is on." : "Collection is off.")
@@ -66,7 +70,7 @@ export function CollectionPanel({ site, onChange }: { site: Site; onChange: (sit
         id="recording-enabled"
         label="Record sessions"
         description="Replays of visits, with every input and text masked. Visitors with Do Not Track or Global Privacy Control are never recorded."
-        checked={site.recording_enabled}
+        checked={pending.recording_enabled ?? site.recording_enabled}
         busy={busy === "recording_enabled"}
         onChange={(on) => change({ recording_enabled: on }, on ? "Recording is on." : "Recording is off.")}
       />

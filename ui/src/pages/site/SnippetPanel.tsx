@@ -17,7 +17,7 @@ export function SnippetPanel({ site }: { site: Site }) {
       <p>
         Paste this tag into the <code>&lt;head&gt;</code> of every page of {site.domain}.
       </p>
-      <pre class="snippet" aria-label="Snippet">
+      <pre class="snippet">
         <code ref={code}>{text}</code>
       </pre>
       <div class="checkbox-row">

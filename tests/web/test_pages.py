@@ -1,0 +1,116 @@
+"""Health, first-run setup, themes and small screens, in a real browser."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.conftest import StartServer
+from tests.web.conftest import DESKTOP, PHONE, SITE_URL, Console, backend_of, unique
+
+
+def test_health_shows_the_overall_status_and_the_database_figures(console: Console) -> None:
+    page = console.signed_in()
+    page.goto("/health")
+    expect(page.get_by_role("heading", level=1, name="Health")).to_be_visible()
+    overall = page.get_by_role("region", name="Overall")
+    expect(overall.locator(".badge")).to_have_text(re.compile(r"^(OK|Degraded)$"))
+    expect(overall).to_contain_text("Version ")
+    database = page.get_by_role("region", name="Database")
+    expect(database.locator(".badge")).to_have_text("OK")
+    engine = "PostgreSQL" if backend_of(console.server) == "postgresql" else "SQLite"
+    expect(database.locator("div").filter(has_text="Engine")).to_contain_text(engine)
+    expect(database.locator("div").filter(has_text="Round trip")).to_contain_text(re.compile(r"\d ms"))
+    disk = page.get_by_role("region", name="Disk")
+    expect(disk.locator("div").filter(has_text="Free space")).to_contain_text(
+        re.compile(r"\d+(\.\d)? [KMGT]iB")
+    )
+    page.get_by_role("button", name="Check now").click()
+    expect(page.get_by_role("button", name="Check now")).to_be_enabled()
+
+
+def no_horizontal_scroll(page: Page) -> None:
+    width, viewport = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+    assert width <= viewport, f"the page is {width}px wide in a {viewport}px window"
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize(("size", "viewport"), [("desktop", DESKTOP), ("phone", PHONE)])
+def test_every_page_fits_the_screen_in_both_themes(
+    console: Console, scheme: str, size: str, viewport: dict[str, int]
+) -> None:
+    page = console.signed_in(scheme=scheme, viewport=viewport)
+    site = console.api(
+        page, "POST", "/api/sites", {"name": "Garden centre", "domain": unique("garden") + ".example.org"}
+    )
+    assert isinstance(site, dict)
+    expected = "rgb(245, 246, 248)" if scheme == "light" else "rgb(14, 17, 21)"
+    for path, name in [("/sites", "sites"), (f"/sites/{site['id']}", "site"), ("/health", "health")]:
+        page.goto(path)
+        expect(page.locator("main h1")).to_be_visible()
+        page.wait_for_load_state("networkidle")
+        assert page.evaluate("getComputedStyle(document.body).backgroundColor") == expected
+        no_horizontal_scroll(page)
+        console.shoot(page, f"{name}-{scheme}-{size}")
+    page.context.clear_cookies()
+    page.goto("/login")
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    no_horizontal_scroll(page)
+    console.shoot(page, f"login-{scheme}-{size}")
+
+
+def test_the_theme_toggle_is_remembered_across_visits(console: Console) -> None:
+    page = console.signed_in(scheme="light")
+    page.goto("/sites")
+    expect(page.locator("main h1")).to_be_visible()
+    page.get_by_role("button", name="Use the dark theme").click()
+    expect(page.locator("html")).to_have_attribute("data-theme", "dark")
+    assert page.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(14, 17, 21)"
+    page.goto("/health")
+    expect(page.locator("html")).to_have_attribute("data-theme", "dark")
+    expect(page.get_by_role("button", name="Use the light theme")).to_be_visible()
+    page.get_by_role("button", name="Use the light theme").click()
+    page.reload()
+    expect(page.locator("html")).to_have_attribute("data-theme", "light")
+    assert page.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(245, 246, 248)"
+
+
+def test_first_run_setup_creates_the_owner_and_opens_the_sites_page(
+    console: Console, start_server: StartServer
+) -> None:
+    fresh = start_server()
+    link = fresh.setup_link()
+    assert link is not None
+    page = console.page()
+    page.goto(link)
+    expect(page).to_have_url(f"{fresh.base_url}/setup")
+    expect(page.get_by_role("heading", name="Set up Sightline")).to_be_visible()
+    page.get_by_label("E-mail address").fill("first@example.com")
+    page.get_by_label("Password", exact=True).fill("long enough password")
+    page.get_by_label("Repeat the password").fill("another password!!")
+    page.get_by_role("button", name="Create owner account").click()
+    expect(page.get_by_role("alert")).to_have_text("The two passwords differ.")
+    expect(page.get_by_label("Repeat the password")).to_be_focused()
+    console.shoot(page, "setup-error")
+    page.get_by_label("Repeat the password").fill("long enough password")
+    page.get_by_role("button", name="Create owner account").click()
+    expect(page).to_have_url(f"{fresh.base_url}/sites")
+    expect(page.get_by_role("heading", level=2, name="No sites yet")).to_be_visible()
+    expect(page.get_by_text("Signed in as first@example.com")).to_be_attached()
+    page.goto(link)
+    expect(page.get_by_role("heading", name="This setup link is not valid")).to_be_visible()
+
+
+def test_the_site_page_link_from_the_list_opens_the_site(console: Console) -> None:
+    page = console.signed_in(viewport=PHONE)
+    host = unique("linked") + ".example.net"
+    console.api(page, "POST", "/api/sites", {"name": "Linked shop", "domain": host})
+    page.goto("/sites")
+    page.get_by_role("link", name="Linked shop").click()
+    expect(page).to_have_url(SITE_URL)
+    expect(page.get_by_role("heading", level=1, name="Linked shop")).to_be_focused()
+    expect(page.get_by_role("navigation", name="Main").get_by_role("link", name="Sites")).to_have_attribute(
+        "aria-current", "page"
+    )
