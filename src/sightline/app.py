@@ -69,7 +69,8 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
     for router in (auth.router, sites.router, health.router, setup.router, pages.router):
         app.include_router(router)
     app.include_router(console_surveys.router)
-    app.mount("/static", StaticFiles(directory=pages.STATIC), name="static")
+    # Built assets (ui/, sdk/) are not in git; a server without them still starts.
+    app.mount("/static", StaticFiles(directory=pages.STATIC, check_dir=False), name="static")
 
     @app.get("/healthz", include_in_schema=False)
     def healthz() -> dict[str, str]:
