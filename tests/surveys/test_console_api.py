@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import httpx
@@ -151,6 +152,8 @@ INVALID: list[tuple[dict[str, Any], str, str]] = [
     ({"name": ""}, "name", "invalid_field"),
     ({"name": "x" * 101}, "name", "invalid_field"),
     ({"name": 5}, "name", "invalid_field"),
+    ({"name": "lone \ud800 surrogate"}, "name", "invalid_field"),
+    ({"name": "two\nlines"}, "name", "invalid_field"),
     ({"questions": []}, "questions", "invalid_field"),
     ({"questions": "many"}, "questions", "invalid_field"),
     ({"questions": [{"type": "slider", "title": "T"}]}, "questions.0.type", "invalid_field"),
@@ -238,6 +241,12 @@ INVALID: list[tuple[dict[str, Any], str, str]] = [
         "invalid_field",
     ),
     ({"targeting": {"only": []}}, "targeting.only", "unknown_field"),
+    (
+        {"targeting": {"include": [{"match": "exact", "path": "/\udc00"}]}},
+        "targeting.include.0.path",
+        "invalid_field",
+    ),
+    ({"targeting": {"include": [{"match": "exact"}]}}, "targeting.include.0.path", "invalid_field"),
     ({"accent_color": "red"}, "accent_color", "invalid_field"),
     ({"accent_color": "#12345"}, "accent_color", "invalid_field"),
     ({"colour": "#123456"}, "colour", "unknown_field"),
@@ -249,7 +258,9 @@ def test_creating_rejects_each_invalid_field_naming_it(
     owner: httpx.Client, changes: dict[str, Any], field: str, code: str
 ) -> None:
     site = create_site(owner)
-    response = owner.post("/api/feedback/surveys", json=survey_body(site["id"], **changes))
+    # json.dumps escapes lone surrogates as \\udXXX, which a browser's JSON.stringify also sends.
+    body = json.dumps(survey_body(site["id"], **changes))
+    response = owner.post("/api/feedback/surveys", content=body, headers={"Content-Type": "application/json"})
     assert response.status_code == 422, response.text
     assert response.json()["error"]["field"] == field
     assert response.json()["error"]["code"] == code
@@ -260,7 +271,11 @@ def test_editing_rejects_each_invalid_field_and_keeps_the_survey(
     owner: httpx.Client, changes: dict[str, Any], field: str, code: str
 ) -> None:
     survey = create_survey(owner, create_site(owner)["id"])
-    response = owner.patch(f"/api/feedback/surveys/{survey['id']}", json=changes)
+    response = owner.patch(
+        f"/api/feedback/surveys/{survey['id']}",
+        content=json.dumps(changes),
+        headers={"Content-Type": "application/json"},
+    )
     assert response.status_code == 422
     assert response.json()["error"]["field"] == field
     assert owner.get(f"/api/feedback/surveys/{survey['id']}").json()["questions"] == survey["questions"]

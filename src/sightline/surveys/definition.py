@@ -60,7 +60,7 @@ def check_text(raw: object, field: str, limit: int) -> str:
     value = raw.strip()
     if len(value) > limit:
         raise invalid(field, f"The field '{field}' has at most {limit} characters.")
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+    if any(ord(ch) < 32 or ord(ch) == 127 or 0xD800 <= ord(ch) <= 0xDFFF for ch in value):
         raise invalid(field, f"The field '{field}' may not contain control characters or line breaks.")
     return value
 
@@ -179,7 +179,11 @@ def _check_rule(raw: object, field: str) -> dict[str, str]:
         raise invalid(
             where, f"The field '{where}' is a page path starting with '/', at most {RULE_PATH_MAX}."
         )
-    if any(ch.isspace() or ord(ch) < 32 for ch in path) or "?" in path or "#" in path:
+    if (
+        any(ch.isspace() or ord(ch) < 32 or 0xD800 <= ord(ch) <= 0xDFFF for ch in path)
+        or "?" in path
+        or "#" in path
+    ):
         raise invalid(where, f"The field '{where}' is a path only: no spaces, query string or fragment.")
     if "*" in path and kind != "glob":
         raise invalid(where, f"The field '{where}' contains '*'; use \"match\": \"glob\" for wildcards.")
