@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, Playwright, sync_playwright
 
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD
 from tests.support.server import LiveServer
@@ -71,7 +71,13 @@ class Console:
     def page(self, ctx: BrowserContext | None = None, **options: object) -> Page:
         tab = (ctx or self.context(**options)).new_page()  # type: ignore[arg-type]
         tab.on("pageerror", lambda error: self.errors.append(str(error)))
+        tab.on("console", self._on_console)
         return tab
+
+    def _on_console(self, message: ConsoleMessage) -> None:
+        # Anything the Content-Security-Policy blocked (an inline style or script) is a defect.
+        if "Content Security Policy" in message.text or "Content-Security-Policy" in message.text:
+            self.errors.append(message.text)
 
     def signed_in(self, **options: object) -> Page:
         """A tab whose context holds an owner session (signed in through the API, like the form does)."""
@@ -105,7 +111,8 @@ class Console:
 
 @pytest.fixture
 def console(browser: Browser, console_server: LiveServer) -> Iterator[Console]:
-    """Browser tabs on ``console_server``; the test fails if any page threw an uncaught error."""
+    """Browser tabs on ``console_server``; the test fails if a page threw an uncaught error or the
+    Content-Security-Policy blocked anything."""
     helper = Console(browser, console_server)
     yield helper
     helper.close()

@@ -1,0 +1,119 @@
+"""Time to interactive of the console's first load in headless Chromium, and its bundle size.
+
+A ``sightline serve`` (SQLite) with an owner and 20 sites; each run opens a fresh browser context
+(empty cache, like a first visit) and measures, from the navigation's start, when the page is
+usable: the login form for ``/login``, the rendered site list (its data fetched) for ``/sites``.
+Preact attaches the handlers while rendering, so rendered means interactive. A warm run navigates
+again in the same context (cached assets). Medians of ``BENCH_RUNS`` runs (default 15).
+Target: both pages interactive within 400 ms of a cold start on loopback.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import statistics
+import tempfile
+from pathlib import Path
+
+from playwright.sync_api import Browser, sync_playwright
+from tests.support.server import LiveServer, create_owner
+
+from sightline.web.pages import CONSOLE
+
+EMAIL = "bench@example.com"
+PASSWORD = "benchmark password 1"
+TARGET_MS = 400.0
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking"]
+
+# Records, from the navigation's start, when the selector first matches.
+WATCH = """
+(() => {
+  window.__ready = null;
+  const selector = %r;
+  const seen = () => {
+    if (window.__ready === null && document.querySelector(selector)) window.__ready = performance.now();
+  };
+  new MutationObserver(seen).observe(document, { subtree: true, childList: true });
+})();
+"""
+
+
+def bundle_sizes() -> dict[str, tuple[int, int]]:
+    """Raw and gzip -9 bytes of what the first load fetches."""
+    sizes = {}
+    for name in ("app.js", "console.css", "theme.js"):
+        raw = (CONSOLE / name).read_bytes()
+        sizes[name] = (len(raw), len(gzip.compress(raw, 9)))
+    return sizes
+
+
+def measure(
+    browser: Browser, server: LiveServer, path: str, selector: str, signed_in: bool
+) -> tuple[float, float]:
+    """(cold, warm) milliseconds until ``selector`` appears on ``path``."""
+    ctx = browser.new_context(base_url=server.base_url)
+    try:
+        if signed_in:
+            response = ctx.request.post(
+                "/api/login", data={"email": EMAIL, "password": PASSWORD}, headers={"Origin": server.origin}
+            )
+            assert response.ok, response.text()
+        ctx.add_init_script(WATCH % selector)
+        page = ctx.new_page()
+        timings = []
+        for _ in range(2):
+            page.goto(path)
+            page.wait_for_selector(selector)
+            timings.append(float(page.evaluate("window.__ready")))
+        return timings[0], timings[1]
+    finally:
+        ctx.close()
+
+
+def main() -> int:
+    runs = int(os.environ.get("BENCH_RUNS", "15"))
+    if not (CONSOLE / "app.js").exists():
+        print("the console is not built: run `make install` (or `npm run build` in ui/)")
+        return 1
+    sizes = bundle_sizes()
+    for name, (raw, packed) in sizes.items():
+        print(f"{name:12} {raw / 1024:6.1f} KiB raw  {packed / 1024:5.1f} KiB gzip")
+    total = sum(packed for _, packed in sizes.values())
+    print(f"{'first load':12} {total / 1024:5.1f} KiB gzip in total (plus the 0.7 KiB HTML shell)")
+
+    with tempfile.TemporaryDirectory() as directory:
+        server = LiveServer(Path(directory) / "data")
+        server.start()
+        try:
+            create_owner(server, EMAIL, PASSWORD)
+            with server.client() as client:
+                assert client.post("/api/login", json={"email": EMAIL, "password": PASSWORD}).is_success
+                for n in range(20):
+                    client.post("/api/sites", json={"name": f"Shop {n}", "domain": f"shop{n}.example.com"})
+            with sync_playwright() as pw:
+                browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+                try:
+                    measure(browser, server, "/sites", ".site-row", True)  # warm up the server
+                    results = {}
+                    for label, path, selector, signed_in in (
+                        ("login screen", "/login", "form button[type=submit]", False),
+                        ("sites (20)", "/sites", ".site-row", True),
+                    ):
+                        samples = [measure(browser, server, path, selector, signed_in) for _ in range(runs)]
+                        cold = statistics.median(s[0] for s in samples)
+                        warm = statistics.median(s[1] for s in samples)
+                        results[label] = cold
+                        print(
+                            f"{label:14} interactive after {cold:6.1f} ms cold, "
+                            f"{warm:6.1f} ms warm (median of {runs})"
+                        )
+                finally:
+                    browser.close()
+        finally:
+            server.stop()
+    worst = max(results.values())
+    verdict = "meets" if worst <= TARGET_MS else "MISSES"
+    print(f"{verdict} the target of {TARGET_MS:.0f} ms to interactive on a cold first load")
+    return 0 if worst <= TARGET_MS else 1
