@@ -12,6 +12,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.types import Receive, Scope, Send
 
 from sightline import __version__
 from sightline.console import auth, errors, health, setup, sites
@@ -37,6 +38,21 @@ requests must carry an `Origin` header equal to the console's origin; JSON metho
 """
 
 
+class SightlineApp(FastAPI):
+    """FastAPI that hands ingest's hot path (``/i/events``, ``/i/config``, ``/analytics*.js``) to
+    ingest before the console's middleware stack, which those paths do not use."""
+
+    ingest: Ingest | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and self.ingest is not None:
+            endpoint = self.ingest.endpoint(scope["path"])
+            if endpoint is not None:
+                await endpoint(scope, receive, send)
+                return
+        await super().__call__(scope, receive, send)
+
+
 def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
     """The application for ``settings``; migrates the database when it opens it itself."""
     database = db or open_database(settings.effective_database_url)
@@ -52,7 +68,7 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
         if db is None:
             database.dispose()
 
-    app = FastAPI(
+    app = SightlineApp(
         title="Sightline console API",
         version=__version__,
         description=API_DESCRIPTION,
@@ -63,6 +79,7 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
         default_response_class=JSONResponse,
     )
     app.state.ctx = ctx
+    app.ingest = ingest
     errors.install(app)
     app.router.routes[0:0] = ingest.routes()  # SDK paths first: the hot path matches at once
     app.router.routes[0:0] = ingest_feedback.routes(ingest.pipeline, database)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -9,10 +10,11 @@ from pathlib import Path
 
 from anyio import to_thread
 from starlette.routing import BaseRoute, Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sightline.health.registry import DEGRADED, DOWN, OK, HealthRegistry, ServiceReport
 from sightline.ingest import agents
-from sightline.ingest.http import ConfigEndpoint, EventsEndpoint
+from sightline.ingest.http import ConfigEndpoint, EventsEndpoint, answer, error_payload
 from sightline.ingest.pipeline import Pipeline
 from sightline.ingest.script import ScriptEndpoint, ScriptFiles, is_script_path
 from sightline.ingest.writer import GroupCommitter, Store
@@ -20,6 +22,8 @@ from sightline.settings import Settings
 from sightline.sites.lookup import SiteDirectory
 from sightline.sites.traffic import TrafficMarker
 from sightline.storage import Database
+
+log = logging.getLogger("sightline.ingest")
 
 BUILT_SDK = Path(__file__).resolve().parent.parent / "web" / "static" / "sdk"
 FAILURE_WINDOW = 60.0  # a failed commit this recent makes ingest "degraded"
@@ -44,14 +48,30 @@ class Ingest:
         sdk_dir = settings.values.get("sdk_dir")
         self.scripts = ScriptFiles(Path(sdk_dir).resolve() if sdk_dir else BUILT_SDK)
         health.register("ingest", self.probe)
+        self._script = Guarded(ScriptEndpoint(self.scripts))
+        self._exact: dict[str, ASGIApp] = {
+            "/i/events": Guarded(EventsEndpoint(self.pipeline)),
+            "/i/config": Guarded(ConfigEndpoint(self.pipeline)),
+        }
+
+    def endpoint(self, path: str) -> ASGIApp | None:
+        """The ingest endpoint for ``path``, or None when another part of Sightline answers it.
+
+        The application calls this before its middleware stack: the hot path pays for no
+        framework layer it does not need (no session, no console headers, no routing table).
+        """
+        found = self._exact.get(path)
+        if found is None and path.startswith("/analytics") and is_script_path(path):
+            return self._script
+        return found
 
     def routes(self) -> list[BaseRoute]:
-        script = ScriptEndpoint(self.scripts)
+        """The same endpoints as routes, for an application that does not call ``endpoint`` first."""
         return [
-            Route("/i/events", EventsEndpoint(self.pipeline)),
-            Route("/i/config", ConfigEndpoint(self.pipeline)),
-            Route("/analytics.js", script),
-            Route("/analytics-{name}.js", script),
+            Route("/i/events", self._exact["/i/events"]),
+            Route("/i/config", self._exact["/i/config"]),
+            Route("/analytics.js", self._script),
+            Route("/analytics-{name}.js", self._script),
         ]
 
     @asynccontextmanager
@@ -92,3 +112,25 @@ class Ingest:
                 "last_group_batches": stats.last_group_batches,
             },
         )
+
+
+class Guarded:
+    """Outside the framework's error middleware: an unexpected failure still answers in the error shape."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        started = False
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracking_send)
+        except Exception:
+            log.exception("ingest: %s %s failed", scope.get("method"), scope.get("path"))
+            if not started:
+                await answer(send, 500, error_payload("internal_error", "Something went wrong; try again."))

@@ -51,6 +51,7 @@ UTM_MAX = 200
 NO_UTM: tuple[str | None, ...] = (None,) * 5
 
 
+@lru_cache(maxsize=8192)
 def host_of_url(url: str) -> str | None:
     try:
         host = urlsplit(url).hostname
@@ -68,6 +69,7 @@ def source_name(host: str) -> str:
     return bare[:255]
 
 
+@lru_cache(maxsize=8192)
 def referrer_source(referrer: str, page_host: str | None, site_host: str) -> str | None:
     """The source of ``referrer``, or None when there is none or it is the site itself."""
     if not referrer:

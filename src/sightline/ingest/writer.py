@@ -13,14 +13,13 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import delete
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
 from sightline.sites.traffic import TrafficMarker
@@ -32,6 +31,7 @@ log = logging.getLogger("sightline.ingest")
 
 BATCH_RETENTION = timedelta(days=7)  # a retry older than this is stored again
 PRUNE_EVERY = 3600.0
+BATCH_CHUNK = 500  # batch rows per INSERT: 4 parameters each, far below every engine's limit
 
 
 class StorageUnavailableError(Exception):
@@ -80,14 +80,11 @@ class Store:
         columns = ", ".join(quote(c) for c in EVENT_COLUMNS)
         marks = ", ".join(mark for _ in EVENT_COLUMNS)
         self._insert_events = f"INSERT INTO {quote(events.name)} ({columns}) VALUES ({marks})"  # noqa: S608
-        insert = sqlite.insert if db.dialect == "sqlite" else postgresql.insert
-        self._insert_batches = (
-            insert(event_batches)
-            .on_conflict_do_nothing(index_elements=["site_id", "batch_id"])
-            .returning(event_batches.c.site_id, event_batches.c.batch_id)
-        )
-        time_processor = events.c.time.type.bind_processor(dialect)
-        self.time_param = time_processor or (lambda value: value)
+        self._mark = mark
+        self._batch_sql: dict[int, str] = {}
+        processor = events.c.time.type.bind_processor(dialect)
+        # A server time as the driver takes it (SQLite: UTC text; PostgreSQL: the datetime).
+        self.time_param: Callable[[datetime], Any] = processor if processor is not None else _same
         self._last_prune = float("-inf")
 
     def commit(self, group: Sequence[Pending]) -> set[tuple[int, str]]:
@@ -97,14 +94,14 @@ class Store:
         for pending in group:
             first.setdefault(pending.key, pending)
         with self.db.engine.begin() as conn:
-            result = conn.execute(
-                self._insert_batches,
-                [
-                    {"site_id": p.site_id, "batch_id": p.batch_id, "received_at": now, "events": len(p.rows)}
-                    for p in first.values()
-                ],
-            )
-            stored = {(int(row[0]), str(row[1])) for row in result}
+            received = self.time_param(now)
+            batches = list(first.values())
+            stored: set[tuple[int, str]] = set()
+            for start in range(0, len(batches), BATCH_CHUNK):
+                chunk = batches[start : start + BATCH_CHUNK]
+                params = [v for p in chunk for v in (p.site_id, p.batch_id, received, len(p.rows))]
+                result = conn.exec_driver_sql(self._insert_batches(len(chunk)), tuple(params))
+                stored.update((int(row[0]), str(row[1])) for row in result)
             rows = [row for key, pending in first.items() if key in stored for row in pending.rows]
             if rows:
                 conn.exec_driver_sql(self._insert_events, rows)
@@ -112,6 +109,19 @@ class Store:
             self.marker.touch(conn, due, now)
         self.marker.written(due)
         return stored
+
+    def _insert_batches(self, count: int) -> str:
+        """INSERT of ``count`` batch rows that skips stored ones and returns the new ones' keys."""
+        sql = self._batch_sql.get(count)
+        if sql is None:
+            row = "(" + ", ".join([self._mark] * 4) + ")"
+            sql = (
+                "INSERT INTO event_batches (site_id, batch_id, received_at, events) "  # noqa: S608
+                f"VALUES {', '.join([row] * count)} "
+                "ON CONFLICT (site_id, batch_id) DO NOTHING RETURNING site_id, batch_id"
+            )
+            self._batch_sql[count] = sql
+        return sql
 
     def prune_due(self) -> bool:
         return time.monotonic() - self._last_prune >= PRUNE_EVERY
@@ -257,3 +267,7 @@ class GroupCommitter:
             return
         if removed:
             log.info("ingest: forgot %d batch ids older than %s", removed, BATCH_RETENTION)
+
+
+def _same(value: datetime) -> datetime:
+    return value
