@@ -16,15 +16,19 @@ from starlette.types import Receive, Scope, Send
 
 from sightline import __version__
 from sightline.console import auth, errors, health, setup, sites
+from sightline.console import recordings as console_recordings
 from sightline.console import surveys as console_surveys
 from sightline.console.guard import ConsoleGuard
 from sightline.context import Context, build_context
 from sightline.health.registry import database_probe, disk_probe
 from sightline.ingest import feedback as ingest_feedback
+from sightline.ingest import recordings as ingest_recordings
 from sightline.ingest.service import Ingest, is_sdk_path
+from sightline.recordings import feature as recordings_feature
+from sightline.recordings import retention
 from sightline.settings import Settings
 from sightline.storage import Database, open_database
-from sightline.web import pages
+from sightline.web import pages, player
 from sightline.web.headers import SecurityHeaders
 
 log = logging.getLogger("sightline")
@@ -60,10 +64,12 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
     ctx.health.register("database", database_probe(database), critical=True)
     ctx.health.register("disk", disk_probe(settings.data_path))
     ingest = Ingest(settings, database, ctx.health)
+    recordings = recordings_feature.build(settings, database)
+    recordings_feature.register_health(recordings, ctx.health)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        async with ingest.running():
+        async with ingest.running(), retention.running(recordings, settings.recording_retention_days):
             yield
         if db is None:
             database.dispose()
@@ -79,13 +85,19 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
         default_response_class=JSONResponse,
     )
     app.state.ctx = ctx
+    app.state.recordings = recordings
     app.ingest = ingest
     errors.install(app)
     app.router.routes[0:0] = ingest.routes()  # SDK paths first: the hot path matches at once
     app.router.routes[0:0] = ingest_feedback.routes(ingest.pipeline, database)
+    app.router.routes[0:0] = ingest_recordings.routes(
+        ingest.pipeline, recordings, accept_headless=bool(settings.ingest_accept_headless)
+    )
     for router in (auth.router, sites.router, health.router, setup.router, pages.router):
         app.include_router(router)
     app.include_router(console_surveys.router)
+    app.include_router(console_recordings.router)
+    app.include_router(player.router)
     # Built assets (ui/, sdk/) are not in git; a server without them still starts.
     app.mount("/static", StaticFiles(directory=pages.STATIC, check_dir=False), name="static")
 

@@ -187,6 +187,14 @@ REGISTRY: tuple[Setting, ...] = (
         _positive_int,
     ),
     Setting(
+        "recording_max_mb",
+        "integer",
+        50,
+        "Largest size of one session recording, in MiB of compressed chunks; the SDK stops "
+        "recording a visit that reaches it.",
+        _positive_int,
+    ),
+    Setting(
         "ingest_queue_events",
         "integer",
         20000,

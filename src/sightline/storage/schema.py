@@ -10,6 +10,7 @@ from __future__ import annotations
 from sightline.storage.metadata import metadata
 from sightline.storage.tables.accounts import sessions, setup_tokens, users
 from sightline.storage.tables.events import event_batches, events
+from sightline.storage.tables.recordings import recording_chunks, recordings
 from sightline.storage.tables.sites import sites
 from sightline.storage.tables.surveys import survey_responses, survey_revisions, surveys
 
@@ -17,6 +18,8 @@ __all__ = [
     "event_batches",
     "events",
     "metadata",
+    "recording_chunks",
+    "recordings",
     "sessions",
     "setup_tokens",
     "sites",

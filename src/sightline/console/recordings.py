@@ -1,0 +1,74 @@
+"""Session recordings for the owner: list a site's recordings, read one, stream its events, delete it."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Query, Request
+from fastapi.responses import Response, StreamingResponse
+
+from sightline.console.deps import context, owner
+from sightline.recordings.service import Recordings, details, parse_offset
+from sightline.sites import service as sites
+
+router = APIRouter(prefix="/api", tags=["recordings"])
+
+SiteId = Annotated[int, Path(ge=1, le=2**62, description="The site's id.")]
+RecordingId = Annotated[
+    str, Path(pattern=r"^[A-Za-z0-9_-]{16,64}$", description="The recording's id (the SDK's recordingId).")
+]
+
+
+def _service(request: Request) -> Recordings:
+    service: Recordings = request.app.state.recordings
+    return service
+
+
+@router.get(
+    "/sites/{site_id}/recordings",
+    summary="List a site's recordings, newest first, 50 at a time",
+    responses={404: {}, 422: {}},
+)
+def list_recordings(
+    site_id: SiteId,
+    request: Request,
+    offset: Annotated[str | None, Query(description="Start position, 0 to 100000; default 0.")] = None,
+) -> dict[str, Any]:
+    start = parse_offset(offset)
+    with context(request).db.read() as conn:
+        sites.get_site(conn, owner(request).id, site_id)
+        return {"recordings": _service(request).list_for_site(conn, site_id, start)}
+
+
+@router.get("/recordings/{recording_id}", summary="Read a recording's metadata", responses={404: {}})
+def get_recording(recording_id: RecordingId, request: Request) -> dict[str, Any]:
+    with context(request).db.read() as conn:
+        return details(_service(request).get(conn, owner(request).id, recording_id))
+
+
+@router.get(
+    "/recordings/{recording_id}/events",
+    summary="Stream a recording's events for the player, in order",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"application/json": {}}}, 404: {}},
+)
+def recording_events(recording_id: RecordingId, request: Request) -> StreamingResponse:
+    service = _service(request)
+    with context(request).db.read() as conn:
+        service.get(conn, owner(request).id, recording_id)
+        seqs = service.chunk_seqs(conn, recording_id)
+    return StreamingResponse(service.stream_events(recording_id, seqs), media_type="application/json")
+
+
+@router.delete(
+    "/recordings/{recording_id}",
+    summary="Delete a recording and its files",
+    status_code=204,
+    responses={404: {}},
+)
+def delete_recording(recording_id: RecordingId, request: Request) -> Response:
+    service = _service(request)
+    with context(request).db.read() as conn:
+        service.get(conn, owner(request).id, recording_id)
+    service.delete([recording_id])
+    return Response(status_code=204)

@@ -1,0 +1,170 @@
+"""The recorder's upload endpoint: ``POST /i/recordings/{recording_id}/chunks?key=KEY&seq=N``.
+
+The body is one chunk, gzip-compressed JSON (``sightline.recordings.chunks``), sent by fetch with
+keepalive or by sendBeacon, without a Content-Type (a CORS-simple request); ``OPTIONS`` answers
+the preflight of a client that sends one anyway. Key, Origin and CORS rules are those of
+``/i/events`` (PROTOCOL.md), plus the site's ``recording_enabled`` switch. Answered 202
+``{"recording_id", "seq", "stored", "snapshot"}`` only after the chunk file is fsynced and its
+index row committed; a ``seq`` already stored answers 202 again with ``stored: false``.
+``snapshot`` says whether the recording holds a full snapshot, which is when the SDK reports its
+``recordingId``. Refusals: 400 ``malformed_gzip``/``malformed_json``, 413 ``body_too_large``/
+``chunk_too_large``/``recording_too_large``, 422 naming the field, 404 ``unknown_site``, 403
+``origin_not_allowed``/``collection_disabled``/``recording_disabled``, 409 ``recording_conflict``,
+503 ``storage_unavailable`` with Retry-After. Headless browsers and bots get the same 202 as
+everyone and nothing is stored, as on ``/i/events``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from urllib.parse import parse_qsl
+
+from anyio import to_thread
+from sqlalchemy.exc import DBAPIError
+from starlette.routing import BaseRoute, Route
+from starlette.types import Receive, Scope, Send
+
+from sightline.errors import ApiError
+from sightline.ingest import agents
+from sightline.ingest.feedback import KEY_MAX, RefusedError
+from sightline.ingest.http import (
+    ClientGoneError,
+    EventsEndpoint,
+    TooLargeError,
+    answer,
+    cors,
+    error_payload,
+    read_body,
+    request_origin,
+)
+from sightline.ingest.pipeline import Pipeline
+from sightline.recordings import chunks
+from sightline.recordings.service import Accepted, Recordings
+from sightline.recordings.store import RECORDING_ID
+from sightline.sites.lookup import SiteInfo
+
+log = logging.getLogger("sightline.ingest")
+
+MAX_SEQ = 1_000_000
+
+
+class ChunksEndpoint:
+    def __init__(self, pipeline: Pipeline, service: Recordings, *, accept_headless: bool) -> None:
+        self.pipeline = pipeline
+        self.service = service
+        self.accept_headless = accept_headless
+        self.preflight = EventsEndpoint(pipeline).preflight
+        self.dropped: Counter[str] = service.drop_counts
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] == "OPTIONS":
+            await self.preflight(scope, send)
+            return
+        if scope["method"] != "POST":
+            payload = error_payload("method_not_allowed", "This address accepts POST only.")
+            await answer(send, 405, payload, [(b"allow", b"POST, OPTIONS")])
+            return
+        origin, agent, length = request_origin(scope)
+        query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
+        recording_id = str(scope["path_params"].get("recording_id", ""))
+        try:
+            site = await self.authorise(query.get("key"), origin)
+            seq = self.check_address(recording_id, query.get("seq"), origin)
+            body = await self.read(receive, origin, length)
+            try:
+                chunk = await to_thread.run_sync(chunks.decode, body)
+            except ApiError as exc:
+                raise RefusedError(
+                    exc.status, error_payload(exc.code, exc.message, exc.field), origin
+                ) from None
+            client = agents.client_of(agent[:1000])
+            if client.bot or (client.headless and not self.accept_headless):
+                self.dropped["bot"] += 1
+                payload = {
+                    "recording_id": recording_id,
+                    "seq": seq,
+                    "stored": False,
+                    "snapshot": chunk.snapshot,
+                }
+                await answer(send, 202, payload, cors(origin))
+                return
+            accepted = await to_thread.run_sync(self.store, site.id, recording_id, seq, chunk, origin)
+        except ClientGoneError:
+            return
+        except RefusedError as refusal:
+            code = refusal.payload["error"]["code"]
+            self.dropped[code] += 1
+            await refusal.send(send)
+            return
+        payload = {
+            "recording_id": recording_id,
+            "seq": seq,
+            "stored": accepted.stored,
+            "snapshot": accepted.snapshot,
+        }
+        await answer(send, 202, payload, cors(origin))
+
+    async def known_origin(self, origin: str | None) -> str | None:
+        return origin if await self.pipeline.origin_known(origin) else None
+
+    async def authorise(self, key: object, origin: str | None) -> SiteInfo:
+        """The site of ``key`` when the request comes from its origin and it records."""
+        if not isinstance(key, str) or not key or len(key) > KEY_MAX:
+            payload = error_payload("invalid_field", "Give the site's key: ?key=KEY.", "key")
+            raise RefusedError(422, payload, await self.known_origin(origin))
+        site = await self.pipeline.site(key)
+        if site is None:
+            payload = error_payload("unknown_site", "No site has this key.")
+            raise RefusedError(404, payload, await self.known_origin(origin))
+        if not site.allows_origin(origin):
+            message = "This key only works on its site's own origin."
+            raise RefusedError(403, error_payload("origin_not_allowed", message), None)
+        if not site.collection_enabled:
+            message = "The site's owner has switched collection off."
+            raise RefusedError(403, error_payload("collection_disabled", message), origin)
+        if not site.recording_enabled:
+            message = "The site's owner has not switched session recording on."
+            raise RefusedError(403, error_payload("recording_disabled", message), origin)
+        return site
+
+    def check_address(self, recording_id: str, raw_seq: str | None, origin: str | None) -> int:
+        if not RECORDING_ID.match(recording_id):
+            message = "The recording id is 16 to 64 characters of A-Z, a-z, 0-9, '_' and '-'."
+            raise RefusedError(422, error_payload("invalid_field", message, "recording_id"), origin)
+        if raw_seq is None or not raw_seq.isdigit() or int(raw_seq) > MAX_SEQ:
+            message = f"The field 'seq' is the chunk's number, 0 to {MAX_SEQ}."
+            raise RefusedError(422, error_payload("invalid_field", message, "seq"), origin)
+        return int(raw_seq)
+
+    async def read(self, receive: Receive, origin: str | None, length: int | None) -> bytes:
+        try:
+            if length is not None and (length < 0 or length > chunks.MAX_BODY):
+                raise TooLargeError
+            body = await read_body(receive, chunks.MAX_BODY)
+        except TooLargeError:
+            message = f"The request body is larger than {chunks.MAX_BODY} bytes."
+            raise RefusedError(413, error_payload("body_too_large", message), origin) from None
+        if not body:
+            raise RefusedError(400, error_payload("malformed_gzip", "The body is empty."), origin)
+        return body
+
+    def store(
+        self, site_id: int, recording_id: str, seq: int, chunk: chunks.Chunk, origin: str | None
+    ) -> Accepted:
+        try:
+            return self.service.accept(site_id, recording_id, seq, chunk)
+        except ApiError as exc:
+            raise RefusedError(exc.status, error_payload(exc.code, exc.message, exc.field), origin) from None
+        except (DBAPIError, OSError):
+            log.exception("storing chunk %s of recording %s failed", seq, recording_id)
+            message = "The chunk could not be stored; try again shortly."
+            raise RefusedError(
+                503, error_payload("storage_unavailable", message), origin, retry=True
+            ) from None
+
+
+def routes(pipeline: Pipeline, service: Recordings, *, accept_headless: bool) -> list[BaseRoute]:
+    """The recorder's route, for ``app.create_app`` to put beside ingest's."""
+    endpoint = ChunksEndpoint(pipeline, service, accept_headless=accept_headless)
+    return [Route("/i/recordings/{recording_id}/chunks", endpoint)]

@@ -1,0 +1,10 @@
+"""Session recordings: chunk validation, the chunk store, the index, retention and health.
+
+The SDK's recorder uploads gzip-compressed chunks of rrweb events; ingest hands them to
+``service.Recordings.accept`` (validated by ``chunks``, written durably by a ``store.ChunkStore``,
+indexed in the ``recordings`` tables). The console lists, reads, streams and deletes them through
+``service``; ``retention`` deletes recordings past ``recording_retention_days``.
+
+May import: ``sightline.storage``, ``sightline.sites``, ``sightline.health``, ``sightline.settings``,
+``sightline.errors``. Never imports ``sightline.console`` or ``sightline.ingest``.
+"""

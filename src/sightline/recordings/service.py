@@ -1,0 +1,274 @@
+"""Recordings as one object: accepting chunks (idempotent, capped), listing, reading, streaming, deleting.
+
+``accept`` answers only after the chunk's bytes are durable in the store and its index row is
+committed. Chunks of one recording are accepted one at a time (striped locks), so a retried
+chunk racing its first attempt is stored once and the size cap is never overshot.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import zlib
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+import orjson
+from sqlalchemy import Connection, and_, delete, func, insert, select, update
+
+from sightline.errors import ApiError, not_found
+from sightline.recordings.chunks import Chunk, events_of
+from sightline.recordings.store import ChunkMissingError, ChunkStore
+from sightline.storage import Database
+from sightline.storage.tables.recordings import recording_chunks, recordings
+from sightline.storage.tables.sites import sites
+from sightline.storage.types import utcnow
+
+log = logging.getLogger("sightline.recordings")
+
+PAGE_SIZE = 50
+MAX_OFFSET = 100_000
+LOCK_STRIPES = 64
+MAX_START_SHIFT_MS = 3_600_000
+
+
+@dataclass(frozen=True)
+class Accepted:
+    stored: bool
+    snapshot: bool
+    size_bytes: int
+
+
+class Recordings:
+    def __init__(self, db: Database, store: ChunkStore, max_bytes: int) -> None:
+        self.db = db
+        self.store = store
+        self.max_bytes = max_bytes
+        self._locks = [threading.Lock() for _ in range(LOCK_STRIPES)]
+        self.drop_counts: Counter[str] = Counter()  # refused chunks by error code (ingest counts)
+
+    def _lock(self, recording_id: str) -> threading.Lock:
+        return self._locks[zlib.crc32(recording_id.encode()) % LOCK_STRIPES]
+
+    def accept(self, site_id: int, recording_id: str, seq: int, chunk: Chunk) -> Accepted:
+        """Store chunk ``seq`` of the recording once; a repeat answers as the first time did."""
+        with self._lock(recording_id):
+            written = first = False
+            try:
+                with self.db.begin() as conn:
+                    row = conn.execute(select(recordings).where(recordings.c.id == recording_id)).first()
+                    if row is not None and row.site_id != site_id:
+                        message = "This recording id belongs to another site; start a new recording."
+                        raise ApiError(409, "recording_conflict", message)
+                    seen = conn.execute(
+                        select(recording_chunks.c.seq).where(
+                            recording_chunks.c.recording_id == recording_id,
+                            recording_chunks.c.seq == seq,
+                        )
+                    ).first()
+                    if row is not None and seen is not None:
+                        return Accepted(False, bool(row.has_snapshot), int(row.size_bytes))
+                    size = len(chunk.stored)
+                    total = (int(row.size_bytes) if row is not None else 0) + size
+                    if total > self.max_bytes:
+                        message = f"The recording has reached its size limit of {self.max_bytes} bytes."
+                        raise ApiError(413, "recording_too_large", message)
+                    first = row is None
+                    self.store.put(recording_id, seq, chunk.stored)
+                    written = True
+                    snapshot = self._index(conn, row, site_id, recording_id, seq, chunk)
+            except BaseException:
+                if written and first:
+                    self._forget(recording_id, seq)
+                raise
+        return Accepted(True, snapshot, total)
+
+    def _index(
+        self, conn: Connection, row: Any, site_id: int, recording_id: str, seq: int, chunk: Chunk
+    ) -> bool:
+        now = utcnow()
+        size = len(chunk.stored)
+        if row is None:
+            span = min(max(chunk.last_ts - chunk.first_ts, 0), MAX_START_SHIFT_MS)
+            conn.execute(
+                insert(recordings).values(
+                    id=recording_id,
+                    site_id=site_id,
+                    session_id=chunk.session_id,
+                    visitor_id=chunk.visitor_id,
+                    started_at=now - timedelta(milliseconds=span),
+                    updated_at=now,
+                    first_ts=chunk.first_ts,
+                    last_ts=chunk.last_ts,
+                    pages=chunk.pages,
+                    chunks=1,
+                    size_bytes=size,
+                    has_snapshot=chunk.snapshot,
+                )
+            )
+            snapshot = chunk.snapshot
+        else:
+            snapshot = bool(row.has_snapshot) or chunk.snapshot
+            conn.execute(
+                update(recordings)
+                .where(recordings.c.id == recording_id)
+                .values(
+                    updated_at=now,
+                    first_ts=min(row.first_ts, chunk.first_ts),
+                    last_ts=max(row.last_ts, chunk.last_ts),
+                    pages=recordings.c.pages + chunk.pages,
+                    chunks=recordings.c.chunks + 1,
+                    size_bytes=recordings.c.size_bytes + size,
+                    has_snapshot=snapshot,
+                )
+            )
+        conn.execute(
+            insert(recording_chunks).values(
+                recording_id=recording_id,
+                seq=seq,
+                size_bytes=size,
+                events=chunk.events,
+                first_ts=chunk.first_ts,
+                last_ts=chunk.last_ts,
+                stored_at=now,
+            )
+        )
+        return snapshot
+
+    def _forget(self, recording_id: str, seq: int) -> None:
+        """Undo the first ``put`` of a recording whose index rows were not committed."""
+        try:
+            self.store.delete_recording(recording_id)
+        except OSError:
+            log.exception("removing the unindexed chunk %s/%s failed", recording_id, seq)
+
+    # Owner side ------------------------------------------------------------------------------
+
+    def list_for_site(self, conn: Connection, site_id: int, offset: int) -> list[dict[str, Any]]:
+        query = (
+            select(recordings)
+            .where(recordings.c.site_id == site_id, recordings.c.has_snapshot.is_(True))
+            .order_by(recordings.c.started_at.desc(), recordings.c.id.desc())
+            .limit(PAGE_SIZE)
+            .offset(offset)
+        )
+        return [public(row) for row in conn.execute(query)]
+
+    def get(self, conn: Connection, owner_id: int, recording_id: str) -> Any:
+        query = (
+            select(recordings)
+            .join(sites, sites.c.id == recordings.c.site_id)
+            .where(
+                and_(
+                    recordings.c.id == recording_id,
+                    sites.c.owner_id == owner_id,
+                    recordings.c.has_snapshot.is_(True),
+                )
+            )
+        )
+        row = conn.execute(query).first()
+        if row is None:
+            raise not_found("recording")
+        return row
+
+    def chunk_seqs(self, conn: Connection, recording_id: str) -> list[int]:
+        query = (
+            select(recording_chunks.c.seq)
+            .where(recording_chunks.c.recording_id == recording_id)
+            .order_by(recording_chunks.c.seq)
+        )
+        return [int(seq) for seq in conn.execute(query).scalars()]
+
+    def stream_events(self, recording_id: str, seqs: list[int]) -> Iterator[bytes]:
+        """``{"events": [...]}``: every chunk's events in seq order, one chunk in memory at a time."""
+        yield b'{"recording_id":' + orjson.dumps(recording_id) + b',"events":['
+        first = True
+        for seq in seqs:
+            try:
+                events = events_of(self.store.get(recording_id, seq))
+            except (ChunkMissingError, ApiError, orjson.JSONDecodeError):
+                log.error("chunk %s/%s is missing or unreadable; replaying without it", recording_id, seq)
+                continue
+            if not events:
+                continue
+            body = orjson.dumps(events)[1:-1]
+            yield body if first else b"," + body
+            first = False
+        yield b"]}"
+
+    def delete(self, recording_ids: list[str]) -> None:
+        """Remove index rows first (nothing then points at the files), then the files."""
+        if not recording_ids:
+            return
+        with self._both_locks(recording_ids), self.db.begin() as conn:
+            conn.execute(delete(recording_chunks).where(recording_chunks.c.recording_id.in_(recording_ids)))
+            conn.execute(delete(recordings).where(recordings.c.id.in_(recording_ids)))
+        for recording_id in recording_ids:
+            try:
+                self.store.delete_recording(recording_id)
+            except OSError:
+                log.exception("deleting the files of recording %s failed", recording_id)
+
+    def _both_locks(self, recording_ids: list[str]) -> _Locks:
+        stripes = sorted({zlib.crc32(r.encode()) % LOCK_STRIPES for r in recording_ids})
+        return _Locks([self._locks[i] for i in stripes])
+
+    def totals(self) -> tuple[int, int]:
+        """(recordings, bytes stored) over every site."""
+        with self.db.read() as conn:
+            count, size = conn.execute(
+                select(func.count(), func.coalesce(func.sum(recordings.c.size_bytes), 0))
+            ).one()
+        return int(count), int(size)
+
+
+class _Locks:
+    def __init__(self, locks: list[threading.Lock]) -> None:
+        self.locks = locks
+
+    def __enter__(self) -> None:
+        for lock in self.locks:
+            lock.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        for lock in reversed(self.locks):
+            lock.release()
+
+
+def duration_ms(row: Any) -> int:
+    if row.first_ts is None or row.last_ts is None:
+        return 0
+    return max(int(row.last_ts) - int(row.first_ts), 0)
+
+
+def public(row: Any) -> dict[str, Any]:
+    return {
+        "id": row.id,
+        "session_id": row.session_id,
+        "visitor_id": row.visitor_id,
+        "started_at": row.started_at.isoformat(),
+        "duration_ms": duration_ms(row),
+        "pages": int(row.pages),
+        "size_bytes": int(row.size_bytes),
+    }
+
+
+def details(row: Any) -> dict[str, Any]:
+    return {
+        **public(row),
+        "site_id": int(row.site_id),
+        "chunks": int(row.chunks),
+        "updated_at": row.updated_at.isoformat(),
+    }
+
+
+def parse_offset(raw: str | None) -> int:
+    if raw is None or raw == "":
+        return 0
+    if not raw.isdigit() or int(raw) > MAX_OFFSET:
+        message = f"The field 'offset' is a whole number from 0 to {MAX_OFFSET}."
+        raise ApiError(422, "invalid_field", message, field="offset")
+    return int(raw)
