@@ -1,4 +1,5 @@
-"""Fixtures of the survey tests: direct access to a live server's database for seeding."""
+"""Fixtures of the survey tests: direct access to a live server's database for seeding, and the
+browser fixtures of the widget tests (``tests/surveys/browser.py``)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ import pytest
 
 from sightline.storage import Database, open_database
 from tests.support.server import LiveServer
+from tests.surveys.browser import browser, context, owner_client, page, shop, site
+
+__all__ = ["browser", "context", "owner_client", "page", "shop", "site"]
 
 
 def database_of(server: LiveServer) -> Database:
