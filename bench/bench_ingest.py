@@ -1,0 +1,225 @@
+"""Ingest throughput and p99 latency with wrk, side by side with the machine's HTTP ceiling.
+
+Four runs of ``wrk -t2 -c50`` against ``POST /i/events`` with a fresh batch id per request:
+single-event requests and 20-event batches, each against ``sightline serve`` (SQLite, WAL,
+synchronous=FULL: every 202 is on disk) and against a trivial Starlette endpoint that only parses
+JSON (``bench/ceiling_app.py``, same uvicorn settings). Afterwards it checks that the database
+holds every event wrk got a 202 for. Target: ingest >= 60 % of the ceiling's requests/s, p99 < 25 ms.
+
+Environment: ``BENCH_SECONDS`` (default 10) per run.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+from sqlalchemy import func, select
+
+CONNECTIONS = 50
+THREADS = 2
+TARGET_RATIO = 0.60
+TARGET_P99_MS = 25.0
+ORIGIN = "http://localhost:9999"
+USER_AGENT = (
+    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
+    "Chrome/131.0.0.0 Safari/537.36"
+)
+
+LUA = r"""
+local counter = 0
+local threads = 0
+function setup(thread)
+  threads = threads + 1
+  thread:set("tid", threads)
+end
+local function event(i)
+  return string.format(
+    '{"name":"pageview","ts":%d,"visitor_id":"v-%d","session_id":"s-%d","url":"http://localhost:9999/p/%d?utm_source=news",'
+    .. '"path":"/p/%d","referrer":"https://www.google.com/","props":{"plan":"pro","n":%d},"screen":1280}',
+    1700000000000 + i, i % 997, i % 331, i % 50, i % 50, i)
+end
+function request()
+  counter = counter + 1
+  local events = {}
+  for i = 1, EVENTS do events[i] = event(counter * 100 + i) end
+  local body = string.format('{"key":"%s","batch_id":"bench-%s-%d-%012d","events":[%s]}',
+    KEY, RUN, tid, counter, table.concat(events, ","))
+  return wrk.format("POST", "/i/events", HEADERS, body)
+end
+"""
+
+
+@dataclass
+class Result:
+    label: str
+    requests_per_s: float
+    p50_ms: float
+    p99_ms: float
+    requests: int
+    non_2xx: int
+    errors: int
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_up(url: str, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{url} exited with {process.returncode}")
+        try:
+            httpx.get(url, timeout=1)
+            return
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    raise RuntimeError(f"{url} did not start")
+
+
+def lua_script(directory: Path, key: str, events: int, run: str) -> Path:
+    headers = (
+        "{"
+        f'["Content-Type"]="text/plain;charset=UTF-8", ["Origin"]="{ORIGIN}", ["User-Agent"]="{USER_AGENT}"'
+        "}"
+    )
+    path = directory / f"{run}.lua"
+    path.write_text(f'KEY = "{key}"\nEVENTS = {events}\nRUN = "{run}"\nHEADERS = {headers}\n' + LUA, "utf-8")
+    return path
+
+
+def _ms(text: str) -> float:
+    match = re.match(r"([\d.]+)(us|ms|s)", text)
+    if not match:
+        return float("nan")
+    value, unit = float(match.group(1)), match.group(2)
+    return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
+
+
+def run_wrk(label: str, base_url: str, script: Path, seconds: int) -> Result:
+    command = [
+        "wrk",
+        f"-t{THREADS}",
+        f"-c{CONNECTIONS}",
+        f"-d{seconds}s",
+        "--latency",
+        "--timeout",
+        "10s",
+        "-s",
+        str(script),
+        base_url,
+    ]
+    output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))  # type: ignore[union-attr]
+    total = int(re.search(r"(\d+) requests in", output).group(1))  # type: ignore[union-attr]
+    p50 = _ms(re.search(r"50%\s+(\S+)", output).group(1))  # type: ignore[union-attr]
+    p99 = _ms(re.search(r"99%\s+(\S+)", output).group(1))  # type: ignore[union-attr]
+    non_2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
+    errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", output)
+    return Result(
+        label,
+        rps,
+        p50,
+        p99,
+        total,
+        int(non_2xx.group(1)) if non_2xx else 0,
+        sum(int(g) for g in errors.groups()) if errors else 0,
+    )
+
+
+def main() -> int:
+    if shutil.which("wrk") is None:
+        print("wrk is not installed: bash scripts/system-deps.sh wrk")
+        return 1
+    from sightline.accounts.users import create_user
+    from sightline.sites.service import create_site
+    from sightline.storage import open_database
+    from sightline.storage.schema import events
+
+    seconds = int(os.environ.get("BENCH_SECONDS", "10"))
+    work = Path(tempfile.mkdtemp(prefix="sightline-bench-"))
+    db = open_database(f"sqlite:///{work / 'data' / 'sightline.db'}")
+    with db.begin() as conn:
+        owner = create_user(conn, "bench@example.com", "correct horse battery staple")
+        key = create_site(conn, owner["id"], "Bench", "localhost:9999")["key"]
+    ingest_port, ceiling_port = free_port(), free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SIGHTLINE_")}
+    serve = [sys.executable, "-m", "sightline.cli", "serve", "--port", str(ingest_port)]
+    serve += ["--data-dir", str(work / "data"), "--log-level", "warning"]
+    ingest = subprocess.Popen(serve, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    uvicorn = [sys.executable, "-m", "uvicorn", "bench.ceiling_app:app", "--port", str(ceiling_port)]
+    uvicorn += ["--log-level", "warning", "--no-access-log", "--no-server-header"]
+    root = Path(__file__).resolve().parent.parent
+    ceiling = subprocess.Popen(uvicorn, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    results: list[Result] = []
+    try:
+        wait_up(f"http://127.0.0.1:{ingest_port}/healthz", ingest)
+        wait_up(f"http://127.0.0.1:{ceiling_port}/", ceiling)
+        for events_per_request in (1, 20):
+            for name, port in (("ceiling", ceiling_port), ("ingest", ingest_port)):
+                label = f"{name}-{events_per_request}"
+                run_wrk(
+                    label,
+                    f"http://127.0.0.1:{port}",
+                    lua_script(work, key, events_per_request, f"warm{label}"),
+                    2,
+                )
+                script = lua_script(work, key, events_per_request, label)
+                results.append(run_wrk(label, f"http://127.0.0.1:{port}", script, seconds))
+    finally:
+        for process in (ingest, ceiling):
+            process.terminate()
+            process.wait(timeout=30)
+    with db.read() as conn:
+        rows = conn.execute(select(func.count()).select_from(events)).scalar_one()
+    db.dispose()
+    shutil.rmtree(work, ignore_errors=True)
+    return report(results, rows)
+
+
+def report(results: list[Result], rows: int) -> int:
+    by = {r.label: r for r in results}
+    print(f"wrk -t{THREADS} -c{CONNECTIONS}, {os.cpu_count()} cores, SQLite WAL synchronous=FULL")
+    print(
+        f"{'run':<12} {'req/s':>10} {'events/s':>10} {'p50 ms':>8} {'p99 ms':>8} {'non-2xx':>8} {'errors':>7}"
+    )
+    for r in results:
+        per = 20 if r.label.endswith("-20") else 1
+        print(
+            f"{r.label:<12} {r.requests_per_s:>10.0f} {r.requests_per_s * per:>10.0f} {r.p50_ms:>8.2f} "
+            f"{r.p99_ms:>8.2f} {r.non_2xx:>8} {r.errors:>7}"
+        )
+    failures = 0
+    for per in (1, 20):
+        ingest, ceiling = by[f"ingest-{per}"], by[f"ceiling-{per}"]
+        ratio = ingest.requests_per_s / ceiling.requests_per_s
+        met = ratio >= TARGET_RATIO and ingest.p99_ms < TARGET_P99_MS
+        print(
+            f"{per:>2}-event requests: ingest at {ratio:.0%} of the ceiling, p99 {ingest.p99_ms:.1f} ms "
+            f"(target >= {TARGET_RATIO:.0%}, < {TARGET_P99_MS:.0f} ms): {'met' if met else 'NOT met'}"
+        )
+    # Every 202 of the measured and warm-up runs must be in the database (wrk counts requests it
+    # got an answer to; non-2xx and errors are subtracted, requests cut at the end are not counted).
+    acknowledged_min = sum((r.requests - r.non_2xx) * (20 if r.label.endswith("-20") else 1)
+                           for r in results if r.label.startswith("ingest"))  # fmt: skip
+    print(f"stored events: {rows} (acknowledged in measured runs: {acknowledged_min})")
+    if rows < acknowledged_min:
+        print("LOST acknowledged events")
+        failures += 1
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
