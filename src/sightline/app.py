@@ -16,6 +16,7 @@ from starlette.types import Receive, Scope, Send
 
 from sightline import __version__
 from sightline.console import auth, errors, health, setup, sites
+from sightline.console import reports as console_reports
 from sightline.console import recordings as console_recordings
 from sightline.console import surveys as console_surveys
 from sightline.console.guard import ConsoleGuard
@@ -24,6 +25,7 @@ from sightline.health.registry import database_probe, disk_probe
 from sightline.ingest import feedback as ingest_feedback
 from sightline.ingest import recordings as ingest_recordings
 from sightline.ingest.service import Ingest, is_sdk_path
+from sightline.reports.worker import RollupWorker
 from sightline.recordings import feature as recordings_feature
 from sightline.recordings import retention
 from sightline.settings import Settings
@@ -64,13 +66,16 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
     ctx.health.register("database", database_probe(database), critical=True)
     ctx.health.register("disk", disk_probe(settings.data_path))
     ingest = Ingest(settings, database, ctx.health)
+    rollup = RollupWorker(database, float(settings.report_rollup_seconds))
+    ctx.health.register("reports", rollup.probe)
     recordings = recordings_feature.build(settings, database)
     recordings_feature.register_health(recordings, ctx.health)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         async with ingest.running(), retention.running(recordings, settings.recording_retention_days):
-            yield
+            async with rollup.running():
+                yield
         if db is None:
             database.dispose()
 
@@ -96,6 +101,7 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
     for router in (auth.router, sites.router, health.router, setup.router, pages.router):
         app.include_router(router)
     app.include_router(console_surveys.router)
+    app.include_router(console_reports.router)
     app.include_router(console_recordings.router)
     app.include_router(player.router)
     # Built assets (ui/, sdk/) are not in git; a server without them still starts.

@@ -218,6 +218,14 @@ REGISTRY: tuple[Setting, ...] = (
         "into the package (src/sightline/web/static/sdk).",
         str,
     ),
+    Setting(
+        "report_rollup_seconds",
+        "integer",
+        2,
+        "How often the reports' rollup job looks for new events; it folds them in batches of "
+        "20000 and runs again at once while more are waiting.",
+        _positive_int,
+    ),
 )
 
 BY_NAME: dict[str, Setting] = {s.name: s for s in REGISTRY}

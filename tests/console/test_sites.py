@@ -34,6 +34,7 @@ def test_a_new_site_has_a_key_a_snippet_and_defaults(owner: httpx.Client, consol
         "collection_enabled",
         "recording_enabled",
         "recording_sample_rate",
+        "timezone",
         "created_at",
         "connection",
     }

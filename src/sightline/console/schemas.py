@@ -30,6 +30,7 @@ class SitePatch(Body):
     collection_enabled: StrictBool | None = None
     recording_enabled: StrictBool | None = None
     recording_sample_rate: Annotated[StrictFloat, Field(ge=0, le=1, allow_inf_nan=False)] | None = None
+    timezone: Annotated[StrictStr, Field(max_length=64)] | None = None
 
 
 class EmptyBody(Body):

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import secrets
+from functools import cache
 from typing import Any
+from zoneinfo import available_timezones
 
 from sqlalchemy import Connection, insert, select, update
 from sqlalchemy.exc import IntegrityError
@@ -43,6 +45,23 @@ def check_domain(raw: object) -> str:
         raise ApiError(422, "invalid_domain", str(exc), field="domain") from None
 
 
+@cache
+def _zones() -> frozenset[str]:
+    return frozenset(available_timezones()) - {"localtime", "posixrules", "Factory"}
+
+
+def check_timezone(raw: object) -> str:
+    """An IANA time zone name (``Europe/Berlin``, ``UTC``) that zoneinfo knows; reports use it."""
+    if not isinstance(raw, str) or raw not in _zones():
+        raise ApiError(
+            422,
+            "invalid_timezone",
+            "The time zone must be an IANA name such as Europe/Berlin or UTC.",
+            field="timezone",
+        )
+    return raw
+
+
 def connection_state(row: Any) -> str:
     if not row["collection_enabled"]:
         return "disabled"
@@ -63,6 +82,7 @@ def public_site(row: Any, base_url: str) -> dict[str, Any]:
         "collection_enabled": bool(row["collection_enabled"]),
         "recording_enabled": bool(row["recording_enabled"]),
         "recording_sample_rate": float(row["recording_sample_rate"]),
+        "timezone": row["timezone"],
         "created_at": _iso(row["created_at"]),
         "connection": {
             "state": connection_state(row),
@@ -125,6 +145,8 @@ def update_site(conn: Connection, owner_id: int, site_id: int, changes: dict[str
             values[flag] = bool(changes[flag])
     if "recording_sample_rate" in changes:
         values["recording_sample_rate"] = float(changes["recording_sample_rate"])
+    if "timezone" in changes:
+        values["timezone"] = check_timezone(changes["timezone"])
     if values:
         conn.execute(
             update(sites).where(sites.c.id == site_id, sites.c.owner_id == owner_id).values(**values)

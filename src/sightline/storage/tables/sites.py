@@ -36,6 +36,8 @@ sites = Table(
     Column("last_check_at", UTCDateTime, nullable=True),
     Column("last_check_error", String(32), nullable=True),
     Column("last_check_detail", Text, nullable=True),
+    # IANA zone the reports use for days and hours (migration 0005, reports).
+    Column("timezone", String(64), nullable=False, default="UTC", server_default="UTC"),
     UniqueConstraint("owner_id", "domain", name="uq_sites_owner_domain"),
 )
 

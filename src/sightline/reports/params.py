@@ -1,0 +1,106 @@
+"""Query parameters of the reports API, checked one by one: 422 naming the parameter at fault."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sightline.errors import ApiError
+from sightline.reports.period import RANGES
+from sightline.reports.raw import Filters
+
+COMMON = ("range", "from", "to", "compare", "page", "source", "event")
+
+
+@dataclass(frozen=True)
+class Dimension:
+    dim: str  # name in the rollups
+    order: str  # figure the rows are ranked by
+    fields: tuple[str, ...]  # figures each row shows
+
+
+_VISIT_FIGURES = ("visitors", "visits", "pageviews", "bounce_rate", "visit_duration")
+DIMENSIONS: dict[str, Dimension] = {
+    "pages": Dimension("page", "pageviews", ("visitors", "pageviews")),
+    "entry_pages": Dimension("entry", "visits", ("visits", "bounce_rate", "visit_duration")),
+    "exit_pages": Dimension("exit", "visits", ("visits",)),
+    "sources": Dimension("source", "visits", _VISIT_FIGURES),
+    "utm_sources": Dimension("utm_source", "visits", _VISIT_FIGURES),
+    "utm_mediums": Dimension("utm_medium", "visits", _VISIT_FIGURES),
+    "utm_campaigns": Dimension("utm_campaign", "visits", _VISIT_FIGURES),
+    "browsers": Dimension("browser", "visits", _VISIT_FIGURES),
+    "operating_systems": Dimension("os", "visits", _VISIT_FIGURES),
+    "devices": Dimension("device", "visits", _VISIT_FIGURES),
+    "events": Dimension("event", "events", ("visitors", "events")),
+    "props": Dimension("prop", "events", ("visitors", "events")),
+}
+
+
+@dataclass(frozen=True)
+class Query:
+    range: str = "7d"
+    date_from: str | None = None
+    date_to: str | None = None
+    compare: bool = False
+    filters: Filters = field(default_factory=Filters)
+    dimension: str | None = None
+    limit: int = 10
+    name: str | None = None
+
+
+def _bad(name: str, message: str) -> ApiError:
+    return ApiError(422, "invalid_parameter", message, field=name)
+
+
+def _text(name: str, raw: str, max_length: int, *, path: bool = False) -> str:
+    if not raw or len(raw) > max_length or any(ord(ch) < 32 for ch in raw):
+        raise _bad(name, f"The parameter '{name}' must be 1 to {max_length} printable characters.")
+    if path and not raw.startswith("/"):
+        raise _bad(name, f"The parameter '{name}' must be a page path starting with '/'.")
+    return raw
+
+
+def parse(items: Iterable[tuple[str, str]], allowed: Iterable[str]) -> Query:
+    """A ``Query`` from the request's (name, value) pairs; unknown or repeated names are refused."""
+    allowed = set(allowed)
+    seen: dict[str, str] = {}
+    for name, value in items:
+        if name not in allowed:
+            raise _bad(name, f"The parameter '{name}' is not known here.")
+        if name in seen:
+            raise _bad(name, f"The parameter '{name}' is given more than once.")
+        seen[name] = value
+    values: dict[str, Any] = {}
+    if "range" in seen:
+        if seen["range"] not in RANGES:
+            raise _bad("range", "The parameter 'range' must be one of today, 7d, 30d, custom.")
+        values["range"] = seen["range"]
+    values["date_from"] = seen.get("from")
+    values["date_to"] = seen.get("to")
+    if "compare" in seen:
+        if seen["compare"] not in ("true", "false"):
+            raise _bad("compare", "The parameter 'compare' must be true or false.")
+        values["compare"] = seen["compare"] == "true"
+    values["filters"] = Filters(
+        page=_text("page", seen["page"], 2000, path=True) if "page" in seen else None,
+        source=_text("source", seen["source"], 255) if "source" in seen else None,
+        event=_text("event", seen["event"], 100) if "event" in seen else None,
+    )
+    if "dimension" in allowed:
+        dimension = seen.get("dimension")
+        if dimension not in DIMENSIONS:
+            raise _bad("dimension", "The parameter 'dimension' must be one of " + ", ".join(DIMENSIONS) + ".")
+        values["dimension"] = dimension
+        if dimension == "props":
+            if "name" not in seen:
+                raise _bad("name", "The parameter 'name' (the custom event) is required for props.")
+            values["name"] = _text("name", seen["name"], 100)
+        elif "name" in seen:
+            raise _bad("name", "The parameter 'name' is only used with dimension=props.")
+    if "limit" in seen:
+        raw = seen["limit"]
+        if not raw.isdigit() or not 1 <= int(raw) <= 100:
+            raise _bad("limit", "The parameter 'limit' must be a whole number from 1 to 100.")
+        values["limit"] = int(raw)
+    return Query(**values)

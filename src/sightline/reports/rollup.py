@@ -1,0 +1,466 @@
+"""The rollup job: folds new events (by id, after a watermark) into visits and hourly/daily rollups.
+
+One call of ``fold`` is one transaction: read up to ``batch`` events with ``id > watermark``,
+update the visits they belong to, add their figures (and the change of every touched visit's
+figures) to the rollup rows, and move the watermark. The watermark moves with a conditional
+UPDATE in the same transaction, so a batch is folded exactly once even if two jobs race or the
+process dies halfway: the job is idempotent and catches up after a restart from where it left.
+
+Ingest's hot path is not involved: it only appends events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+from sqlalchemy import (
+    Connection,
+    Float,
+    bindparam,
+    cast,
+    extract,
+    func,
+    insert,
+    select,
+    tuple_,
+    update,
+)
+from sqlalchemy.sql.elements import ColumnElement
+
+from sightline.reports.sketch import Sketch, merge_all, visitor_hash
+from sightline.storage import Database
+from sightline.storage.schema import events, report_daily, report_hourly, report_state, report_visits
+from sightline.storage.tables.reports import VALUE_MAX
+from sightline.storage.types import utcnow
+
+JOB = "rollup"
+NONE = "(none)"
+PAGEVIEW = "pageview"
+VISIT_DIMS = ("source", "utm_source", "utm_medium", "utm_campaign", "browser", "os", "device")
+CHUNK = 500
+
+Key = tuple[int, str, int, str]  # site_id, dim, hour, value
+
+
+def epoch_seconds(column: Any, dialect: str) -> ColumnElement[float]:
+    """Seconds since the epoch of a UTC timestamp column, computed by the database (fast)."""
+    if dialect == "sqlite":
+        return (func.julianday(column) - 2440587.5) * 86400.0
+    return cast(extract("epoch", column), Float)
+
+
+def cut(value: str | None) -> str:
+    return value[:VALUE_MAX] if value else ""
+
+
+def _at(seconds: float) -> datetime:
+    return datetime.fromtimestamp(seconds, UTC)
+
+
+@dataclass(slots=True)
+class Visit:
+    visitor_id: str
+    started: float
+    ended: float
+    pageviews: int
+    entry_path: str | None
+    entry_at: float | None
+    exit_path: str | None
+    exit_at: float | None
+    attrs: tuple[str, ...]  # VISIT_DIMS, in order
+    before: list[tuple[str, str, int, int, int]] | None = None  # contributions as loaded
+    started_before: float = 0.0  # start as loaded
+    new: bool = False
+
+    @property
+    def duration(self) -> int:
+        """Whole seconds from the visit's first event to its last."""
+        return max(0, round(self.ended - self.started))
+
+    def contributions(self) -> list[tuple[str, str, int, int, int]]:
+        """(dim, value, visits, bounces, duration) this visit adds at its start hour."""
+        bounce = 1 if self.pageviews <= 1 else 0
+        duration = self.duration
+        out = [("total", "", 1, bounce, duration)]
+        out += [
+            (dim, value, 1, bounce, duration)
+            for dim, value in zip(VISIT_DIMS, self.attrs, strict=True)
+            if value
+        ]
+        if self.entry_path is not None:
+            out.append(("entry", self.entry_path, 1, bounce, duration))
+        if self.exit_path is not None:
+            out.append(("exit", self.exit_path, 1, 0, 0))
+        return out
+
+
+@dataclass
+class Totals:
+    """The figures one batch adds to each rollup key."""
+
+    counts: dict[Key, list[int]] = field(default_factory=dict)  # pageviews, events, visits, bounces, duration
+    visitors: dict[Key, set[int]] = field(default_factory=dict)
+
+    def add(self, key: Key, pageviews: int, evts: int, visitor: int) -> None:
+        row = self.counts.get(key)
+        if row is None:
+            row = self.counts[key] = [0, 0, 0, 0, 0]
+            self.visitors[key] = set()
+        row[0] += pageviews
+        row[1] += evts
+        self.visitors[key].add(visitor)
+
+    def add_visit(self, key: Key, visits: int, bounces: int, duration: int) -> None:
+        row = self.counts.get(key)
+        if row is None:
+            row = self.counts[key] = [0, 0, 0, 0, 0]
+            self.visitors[key] = set()
+        row[2] += visits
+        row[3] += bounces
+        row[4] += duration
+
+
+class RollupJob:
+    def __init__(self, db: Database, batch: int = 20000) -> None:
+        self.db = db
+        self.batch = batch
+        self._hashes: dict[str, int] = {}
+        self.folded_events = 0
+
+    def watermark(self, conn: Connection) -> int:
+        value = conn.execute(select(report_state.c.last_event_id).where(report_state.c.name == JOB)).scalar()
+        if value is None:
+            conn.execute(insert(report_state).values(name=JOB, last_event_id=0, updated_at=utcnow()))
+            return 0
+        return int(value)
+
+    def lag(self) -> int:
+        """Events stored but not yet folded into the reports."""
+        with self.db.read() as conn:
+            mark = conn.execute(
+                select(report_state.c.last_event_id).where(report_state.c.name == JOB)
+            ).scalar()
+            return int(conn.execute(select(func.count()).where(events.c.id > (mark or 0))).scalar_one())
+
+    def fold(self) -> int:
+        """Folds the next batch of events; returns how many it folded (0: caught up)."""
+        with self.db.begin() as conn:
+            mark = self.watermark(conn)
+            rows = conn.execute(
+                select(
+                    events.c.id,
+                    events.c.site_id,
+                    epoch_seconds(events.c.time, self.db.dialect),
+                    events.c.visitor_id,
+                    events.c.session_id,
+                    events.c.name,
+                    events.c.path,
+                    events.c.referrer_source,
+                    events.c.utm_source,
+                    events.c.utm_medium,
+                    events.c.utm_campaign,
+                    events.c.browser,
+                    events.c.os,
+                    events.c.device_type,
+                    events.c.props,
+                )
+                .where(events.c.id > mark)
+                .order_by(events.c.id)
+                .limit(self.batch)
+            ).all()
+            if not rows:
+                return 0
+            totals = Totals()
+            visits = self._load_visits(conn, {(r[1], r[4]) for r in rows})
+            self._fold_events(rows, visits, totals)
+            for (site_id, _), visit in visits.items():
+                self._visit_delta(site_id, visit, totals)
+            self._save_visits(conn, visits)
+            self._save_rollups(conn, totals)
+            moved = conn.execute(
+                update(report_state)
+                .where(report_state.c.name == JOB, report_state.c.last_event_id == mark)
+                .values(last_event_id=rows[-1][0], updated_at=utcnow())
+            )
+            if moved.rowcount != 1:
+                raise RuntimeError("another rollup job moved the watermark; this batch is rolled back")
+        self.folded_events += len(rows)
+        return len(rows)
+
+    def catch_up(self) -> int:
+        total = 0
+        while folded := self.fold():
+            total += folded
+        return total
+
+    def _hash(self, visitor_id: str) -> int:
+        value = self._hashes.get(visitor_id)
+        if value is None:
+            if len(self._hashes) > 200_000:
+                self._hashes.clear()
+            value = self._hashes[visitor_id] = visitor_hash(visitor_id)
+        return value
+
+    def _fold_events(self, rows: Sequence[Any], visits: dict[tuple[int, str], Visit], totals: Totals) -> None:
+        add = totals.add
+        for _, site_id, seconds, visitor_id, session_id, name, path, *rest in rows:
+            source, utm_s, utm_m, utm_c, browser, os_name, device, props = rest
+            seconds = float(seconds)
+            hour = int(seconds // 3600)
+            visitor = self._hash(visitor_id)
+            visit = visits.get((site_id, session_id))
+            pageview = name == PAGEVIEW
+            page = cut(path)
+            if visit is None:
+                visit = visits[(site_id, session_id)] = Visit(
+                    visitor_id,
+                    seconds,
+                    seconds,
+                    0,
+                    None,
+                    None,
+                    None,
+                    None,
+                    (
+                        cut(source) or NONE,
+                        cut(utm_s),
+                        cut(utm_m),
+                        cut(utm_c),
+                        browser or NONE,
+                        os_name or NONE,
+                        device or NONE,
+                    ),
+                    new=True,
+                )
+            visit.started = min(visit.started, seconds)
+            visit.ended = max(visit.ended, seconds)
+            pv, ev = (1, 0) if pageview else (0, 1)
+            add((site_id, "total", hour, ""), pv, ev, visitor)
+            for dim, value in zip(VISIT_DIMS, visit.attrs, strict=True):
+                if value:
+                    add((site_id, dim, hour, value), pv, ev, visitor)
+            if pageview:
+                visit.pageviews += 1
+                add((site_id, "page", hour, page), 1, 0, visitor)
+                if visit.entry_at is None or seconds < visit.entry_at:
+                    visit.entry_path, visit.entry_at = page, seconds
+                if visit.exit_at is None or seconds >= visit.exit_at:
+                    visit.exit_path, visit.exit_at = page, seconds
+            else:
+                event_name = cut(name)
+                add((site_id, "event", hour, event_name), 0, 1, visitor)
+                for key, value in props_of(props):
+                    add((site_id, "prop", hour, cut(f"{event_name}\x1f{key}\x1f{value}")), 0, 1, visitor)
+
+    def _visit_delta(self, site_id: int, visit: Visit, totals: Totals) -> None:
+        before = visit.before or []
+        after = visit.contributions()
+        start_after = int(visit.started // 3600)
+        start_before = int(visit.started_before // 3600)
+        if before == after and start_before == start_after:
+            return
+        for dim, value, n, bounces, duration in before:
+            totals.add_visit((site_id, dim, start_before, value), -n, -bounces, -duration)
+        for dim, value, n, bounces, duration in after:
+            totals.add_visit((site_id, dim, start_after, value), n, bounces, duration)
+
+    def _load_visits(self, conn: Connection, keys: Iterable[tuple[int, str]]) -> dict[tuple[int, str], Visit]:
+        found: dict[tuple[int, str], Visit] = {}
+        v = report_visits.c
+        wanted = sorted(keys)
+        for start in range(0, len(wanted), CHUNK):
+            chunk = wanted[start : start + CHUNK]
+            query = select(
+                v.site_id,
+                v.session_id,
+                v.visitor_id,
+                epoch_seconds(v.started_at, self.db.dialect),
+                epoch_seconds(v.ended_at, self.db.dialect),
+                v.pageviews,
+                v.entry_path,
+                epoch_seconds(v.entry_at, self.db.dialect),
+                v.exit_path,
+                epoch_seconds(v.exit_at, self.db.dialect),
+                *(getattr(v, dim) for dim in VISIT_DIMS),
+            ).where(tuple_(v.site_id, v.session_id).in_(chunk))
+            for row in conn.execute(query):
+                visit = Visit(
+                    row[2],
+                    float(row[3]),
+                    float(row[4]),
+                    row[5],
+                    row[6],
+                    None if row[7] is None else float(row[7]),
+                    row[8],
+                    None if row[9] is None else float(row[9]),
+                    tuple(row[10:]),
+                )
+                visit.before = visit.contributions()
+                visit.started_before = visit.started
+                found[(row[0], row[1])] = visit
+        return found
+
+    def _save_visits(self, conn: Connection, visits: dict[tuple[int, str], Visit]) -> None:
+        fresh, changed = [], []
+        for (site_id, session_id), visit in visits.items():
+            row = {
+                "site_id": site_id,
+                "session_id": session_id,
+                "started_at": _at(visit.started),
+                "ended_at": _at(visit.ended),
+                "pageviews": visit.pageviews,
+                "duration": visit.duration,
+                "entry_path": visit.entry_path,
+                "entry_at": None if visit.entry_at is None else _at(visit.entry_at),
+                "exit_path": visit.exit_path,
+                "exit_at": None if visit.exit_at is None else _at(visit.exit_at),
+            }
+            if visit.new:
+                row["visitor_id"] = visit.visitor_id
+                row.update(zip(VISIT_DIMS, visit.attrs, strict=True))
+                fresh.append(row)
+            else:
+                changed.append({**row, "k_site": site_id, "k_session": session_id})
+        if fresh:
+            conn.execute(insert(report_visits), fresh)
+        if changed:
+            c = report_visits.c
+            statement = (
+                update(report_visits)
+                .where(c.site_id == bindparam("k_site"), c.session_id == bindparam("k_session"))
+                .values(
+                    {
+                        name: bindparam(name)
+                        for name in (
+                            "started_at",
+                            "ended_at",
+                            "pageviews",
+                            "duration",
+                            "entry_path",
+                            "entry_at",
+                            "exit_path",
+                            "exit_at",
+                        )
+                    }
+                )
+            )
+            conn.execute(
+                statement,
+                [{k: v for k, v in r.items() if k not in ("site_id", "session_id")} for r in changed],
+            )
+
+    def _save_rollups(self, conn: Connection, totals: Totals) -> None:
+        daily = Totals()
+        for (site_id, dim, hour, value), row in totals.counts.items():
+            key = (site_id, dim, hour // 24, value)
+            target = daily.counts.get(key)
+            if target is None:
+                daily.counts[key] = list(row)
+                daily.visitors[key] = set(totals.visitors[(site_id, dim, hour, value)])
+            else:
+                for i in range(5):
+                    target[i] += row[i]
+                daily.visitors[key] |= totals.visitors[(site_id, dim, hour, value)]
+        _write(conn, report_hourly, totals)
+        _write(conn, report_daily, daily)
+
+
+def props_of(raw: str | None) -> list[tuple[str, str]]:
+    if not raw:
+        return []
+    try:
+        parsed = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return []
+    if not isinstance(parsed, dict):
+        return []
+    out = []
+    for key, value in parsed.items():
+        if isinstance(value, bool):
+            text = "true" if value else "false"
+        elif isinstance(value, str):
+            text = value
+        else:
+            text = orjson.dumps(value).decode()
+        out.append((str(key), text))
+    return out
+
+
+def _write(conn: Connection, table: Any, totals: Totals) -> None:
+    """Adds ``totals`` to the rows of ``table``: merged sketches and summed counters."""
+    c = table.c
+    by_site: dict[int, list[tuple[str, int, str]]] = {}
+    for site_id, dim, bucket, value in totals.counts:
+        by_site.setdefault(site_id, []).append((dim, bucket, value))
+    inserts: list[dict[str, Any]] = []
+    updates: list[dict[str, Any]] = []
+    for site_id, keys in by_site.items():
+        existing: dict[tuple[str, int, str], Any] = {}
+        for start in range(0, len(keys), CHUNK):
+            chunk = keys[start : start + CHUNK]
+            query = select(
+                c.dim, c.bucket, c.value, c.pageviews, c.events, c.visits, c.bounces, c.duration, c.visitors
+            ).where(c.site_id == site_id, tuple_(c.dim, c.bucket, c.value).in_(chunk))
+            for row in conn.execute(query):
+                existing[(row[0], row[1], row[2])] = row
+        for dim, bucket, value in keys:
+            add = totals.counts[(site_id, dim, bucket, value)]
+            hashes = totals.visitors[(site_id, dim, bucket, value)]
+            old = existing.get((dim, bucket, value))
+            if old is None:
+                sketch = Sketch.of(hashes).dump() if hashes else None
+                inserts.append(
+                    {
+                        "site_id": site_id,
+                        "dim": dim,
+                        "bucket": bucket,
+                        "value": value,
+                        "pageviews": add[0],
+                        "events": add[1],
+                        "visits": add[2],
+                        "bounces": add[3],
+                        "duration": add[4],
+                        "visitors": sketch,
+                    }
+                )
+                continue
+            sketch_blob = old[8]
+            if hashes:
+                sketch_blob = merge_all([old[8], Sketch.of(hashes).dump()]).dump()
+            updates.append(
+                {
+                    "k_site": site_id,
+                    "k_dim": dim,
+                    "k_bucket": bucket,
+                    "k_value": value,
+                    "pageviews": old[3] + add[0],
+                    "events": old[4] + add[1],
+                    "visits": old[5] + add[2],
+                    "bounces": old[6] + add[3],
+                    "duration": old[7] + add[4],
+                    "visitors": sketch_blob,
+                }
+            )
+    if inserts:
+        conn.execute(insert(table), inserts)
+    if updates:
+        statement = (
+            update(table)
+            .where(
+                c.site_id == bindparam("k_site"),
+                c.dim == bindparam("k_dim"),
+                c.bucket == bindparam("k_bucket"),
+                c.value == bindparam("k_value"),
+            )
+            .values(
+                {
+                    name: bindparam(name)
+                    for name in ("pageviews", "events", "visits", "bounces", "duration", "visitors")
+                }
+            )
+        )
+        conn.execute(statement, updates)
