@@ -147,6 +147,7 @@ class GroupCommitter:
         self._waiting: list[Pending] = []
         self._wake: asyncio.Future[None] | None = None
         self._task: asyncio.Task[None] | None = None
+        self._busy = False
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-writer")
 
     @property
@@ -184,7 +185,7 @@ class GroupCommitter:
     async def stop(self) -> None:
         """Commit what is waiting, then stop the writer."""
         if self._task is not None:
-            while self._waiting and self.running:
+            while (self._waiting or self._busy) and self.running:
                 await asyncio.sleep(0.01)
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -201,6 +202,7 @@ class GroupCommitter:
                 self._wake = None
             group, self._waiting = self._waiting, []
             started = time.perf_counter()
+            self._busy = True
             try:
                 stored, refused = await loop.run_in_executor(self._executor, self._commit, group)
             except Exception:
@@ -210,6 +212,8 @@ class GroupCommitter:
                     if not pending.future.done():
                         pending.future.set_exception(StorageUnavailableError())
                 continue
+            finally:
+                self._busy = False
             self.stats.commits += 1
             self.stats.last_commit_ms = round((time.perf_counter() - started) * 1000, 3)
             self.stats.last_group_batches = len(group)
