@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator
@@ -10,7 +11,7 @@ from pathlib import Path
 
 from anyio import to_thread
 from starlette.routing import BaseRoute, Route
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sightline.health.registry import DEGRADED, DOWN, OK, HealthRegistry, ServiceReport
 from sightline.ingest import agents
@@ -121,16 +122,10 @@ class Guarded:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        started = False
-
-        async def tracking_send(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
         try:
-            await self.app(scope, receive, tracking_send)
+            await self.app(scope, receive, send)
         except Exception:
             log.exception("ingest: %s %s failed", scope.get("method"), scope.get("path"))
-            if not started:
+            # When the answer had already begun the server refuses a second one: nothing to add.
+            with contextlib.suppress(Exception):
                 await answer(send, 500, error_payload("internal_error", "Something went wrong; try again."))
