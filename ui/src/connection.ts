@@ -8,6 +8,15 @@ export const STATE_SUMMARY: Record<ConnectionState, string> = {
   disabled: "Collection is switched off: Sightline refuses this site's events.",
 };
 
+/** The state in words; "connected" by a check alone (no event yet) says just that. */
+export function stateSummary(site: Site): string {
+  const { state, last_event_at: lastEvent } = site.connection;
+  if (state === "connected" && !lastEvent) {
+    return "The snippet is on the site's home page. Events appear as soon as visitors arrive.";
+  }
+  return STATE_SUMMARY[state];
+}
+
 const CHECK_ERRORS: Record<string, (domain: string) => string> = {
   unreachable: (domain) =>
     `Sightline could not load the home page of ${domain}: the name does not resolve, the connection ` +

@@ -81,3 +81,21 @@ export function useTicker(ms: number): void {
     return () => window.clearInterval(timer);
   }, [ms]);
 }
+
+/** Calls `reload` every `ms` milliseconds while the tab is visible, and when it becomes visible. */
+export function useAutoRefresh(reload: () => Promise<void>, ms: number): void {
+  useEffect(() => {
+    const visible = () => document.visibilityState === "visible";
+    const timer = window.setInterval(() => {
+      if (visible()) void reload();
+    }, ms);
+    const onVisible = () => {
+      if (visible()) void reload();
+    };
+    document.addEventListener("visibilitychange", onVisible);
+    return () => {
+      window.clearInterval(timer);
+      document.removeEventListener("visibilitychange", onVisible);
+    };
+  }, [reload, ms]);
+}

@@ -3,6 +3,7 @@
 
 const form = document.getElementById("setup") as HTMLFormElement | null;
 const message = document.getElementById("message") as HTMLElement | null;
+const messageText = document.getElementById("message-text") as HTMLElement | null;
 const token = new URLSearchParams(window.location.search).get("token") ?? "";
 // Keep the token out of the address bar, the history and any Referer from here on.
 window.history.replaceState(null, "", "/setup");
@@ -12,8 +13,8 @@ function input(name: string): HTMLInputElement {
 }
 
 function fail(text: string, field?: string): void {
-  if (message) {
-    message.textContent = text;
+  if (message && messageText) {
+    messageText.textContent = text;
     message.hidden = false;
   }
   for (const name of ["email", "password", "confirm"]) input(name).removeAttribute("aria-invalid");

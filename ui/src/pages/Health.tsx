@@ -1,11 +1,9 @@
-import { useEffect } from "preact/hooks";
-
 import { api, type Health, type ServiceStatus } from "../api";
 import { Badge } from "../components/Badge";
 import { Notice } from "../components/Notice";
 import { Page } from "../components/Page";
 import { bytes, count, dateTime, label, milliseconds, timeAgo } from "../format";
-import { useResource } from "../hooks";
+import { useAutoRefresh, useResource } from "../hooks";
 
 const REFRESH_MS = 30_000;
 
@@ -50,12 +48,7 @@ function figure(key: string, value: unknown): string {
 export function HealthPage() {
   const health = useResource(api.health);
   const { reload } = health;
-  useEffect(() => {
-    const timer = window.setInterval(() => {
-      if (document.visibilityState === "visible") void reload();
-    }, REFRESH_MS);
-    return () => window.clearInterval(timer);
-  }, [reload]);
+  useAutoRefresh(reload, REFRESH_MS);
 
   const report = health.data;
   return (

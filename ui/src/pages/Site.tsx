@@ -4,7 +4,7 @@ import { api, type Site } from "../api";
 import { Badge } from "../components/Badge";
 import { Notice } from "../components/Notice";
 import { Page } from "../components/Page";
-import { useResource } from "../hooks";
+import { useAutoRefresh, useResource } from "../hooks";
 import { CollectionPanel } from "./site/CollectionPanel";
 import { ConnectionPanel } from "./site/ConnectionPanel";
 import { NamePanel } from "./site/NamePanel";
@@ -23,6 +23,8 @@ async function findSite(id: number): Promise<Site | null> {
 function SiteDetail({ id }: { id: number }) {
   const { query } = useLocation();
   const site = useResource(() => findSite(id));
+  // The state changes on the server (the first event arrives): keep it current.
+  useAutoRefresh(site.reload, 30_000);
   const back = { href: "/sites", label: "All sites" };
 
   if (site.loading && !site.data) {

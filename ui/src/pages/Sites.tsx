@@ -9,12 +9,12 @@ import { Notice } from "../components/Notice";
 import { Page } from "../components/Page";
 import { checkErrorText } from "../connection";
 import { dateTime, timeAgo } from "../format";
-import { useResource, useTicker } from "../hooks";
+import { useAutoRefresh, useResource } from "../hooks";
 
 export function SitesPage() {
   const sites = useResource(api.sites);
   const [adding, setAdding] = useState(false);
-  useTicker(30_000);
+  useAutoRefresh(sites.reload, 30_000);
 
   return (
     <Page

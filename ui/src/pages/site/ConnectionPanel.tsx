@@ -3,7 +3,7 @@ import { useState } from "preact/hooks";
 import { ApiError, api, messageOf, type Site } from "../../api";
 import { Badge } from "../../components/Badge";
 import { Notice } from "../../components/Notice";
-import { checkErrorText, STATE_SUMMARY } from "../../connection";
+import { checkErrorText, stateSummary } from "../../connection";
 import { dateTime, timeAgo, wait } from "../../format";
 import { useCountdown, useTicker } from "../../hooks";
 
@@ -59,7 +59,7 @@ export function ConnectionPanel({ site, onChange }: { site: Site; onChange: (sit
         <h2 id="connection-title">Connection</h2>
         <Badge state={connection.state} large />
       </div>
-      <p class="state-summary">{STATE_SUMMARY[connection.state]}</p>
+      <p class="state-summary">{stateSummary(site)}</p>
       {connection.last_check_error && connection.state === "error" && !outcome && (
         <p class="site-error">
           <span class="icon icon-warning" aria-hidden="true" />
