@@ -113,14 +113,16 @@ def post_chunk(
     )
 
 
-def stored_chunk_files(data_dir: Path) -> list[Path]:
+def stored_chunk_files(data_dir: Path, recording_id: str | None = None) -> list[Path]:
+    """The chunk files under the data dir, of one recording or of all."""
     root = data_dir / "recordings"
-    return sorted(root.rglob("*.json.gz")) if root.exists() else []
+    files = sorted(root.rglob("*.json.gz")) if root.exists() else []
+    return [p for p in files if recording_id is None or p.parent.name == recording_id]
 
 
-def stored_texts(data_dir: Path) -> Iterator[str]:
-    """Every stored chunk, decompressed."""
-    for path in stored_chunk_files(data_dir):
+def stored_texts(data_dir: Path, recording_id: str | None = None) -> Iterator[str]:
+    """Every stored chunk (of one recording or of all), decompressed."""
+    for path in stored_chunk_files(data_dir, recording_id):
         yield gzip.decompress(path.read_bytes()).decode("utf-8")
 
 

@@ -1,0 +1,168 @@
+"""Recording in a real browser: when it starts, when its id appears, and what never leaves the page."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import httpx
+import pytest
+from playwright.sync_api import Page, Request, Route
+
+from tests.recordings.helpers import RecordingSite, stored_texts
+from tests.recordings.pages import SitePages
+from tests.support.server import LiveServer
+
+DNT = "Object.defineProperty(Navigator.prototype, 'doNotTrack', {get: () => '1'});"
+GPC = "Object.defineProperty(Navigator.prototype, 'globalPrivacyControl', {get: () => true});"
+HIDE = (
+    "() => { Object.defineProperty(document, 'visibilityState', {value: 'hidden', configurable: true});"
+    "document.dispatchEvent(new Event('visibilitychange')); }"
+)
+
+
+def recorder_traffic(page: Page) -> list[str]:
+    """URLs of the recorder's script and uploads requested by ``page`` from now on."""
+    seen: list[str] = []
+
+    def note(request: Request) -> None:
+        if "analytics-recording.js" in request.url or "/i/recordings/" in request.url:
+            seen.append(request.url)
+
+    page.on("request", note)
+    return seen
+
+
+def wait_until(condition: Callable[[], bool], timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.1)
+
+
+def open_site(page: Page, url: str) -> None:
+    page.goto(url)
+    page.wait_for_function("() => window.analytics && analytics.status().events === 'ready'", timeout=15000)
+
+
+def test_a_recording_id_appears_only_after_the_server_acknowledged_the_full_snapshot(
+    page: Page, pages: SitePages, site: RecordingSite, server: LiveServer, owner_client: httpx.Client
+) -> None:
+    held: list[Route] = []
+
+    def hold(route: Route) -> None:
+        held.append(route)
+
+    page.route("**/i/recordings/**", hold)
+    open_site(page, pages.url("/"))
+    deadline = time.monotonic() + 20
+    while not held:
+        assert time.monotonic() < deadline, "no chunk was uploaded"
+        page.wait_for_timeout(100)
+    assert page.evaluate("analytics.status().recording") == "loading"
+    assert "recordingId" not in page.evaluate("analytics.getSessionContext()")
+    assert owner_client.get(f"/api/sites/{site.id}/recordings").json()["recordings"] == []
+    for route in held:
+        route.continue_()
+    page.unroute("**/i/recordings/**")
+    page.wait_for_function("() => analytics.getSessionContext().recordingId !== undefined", timeout=15000)
+    assert page.evaluate("analytics.status().recording") == "ready"
+    recording_id = page.evaluate("analytics.getSessionContext().recordingId")
+    listed = owner_client.get(f"/api/sites/{site.id}/recordings").json()["recordings"]
+    assert [r["id"] for r in listed] == [recording_id]
+    session = page.evaluate("analytics.getSessionContext()")
+    assert listed[0]["session_id"] == session["sessionId"]
+    assert listed[0]["visitor_id"] == session["visitorId"]
+
+
+@pytest.mark.parametrize(
+    ("why", "init_script", "changes"),
+    [
+        ("recording switched off", "", {"recording_enabled": False}),
+        ("sample rate 0", "", {"recording_sample_rate": 0}),
+        ("Do-Not-Track", DNT, {}),
+        ("Global Privacy Control", GPC, {}),
+    ],
+)
+def test_nothing_is_recorded_or_loaded_when_recording_is_not_allowed(
+    why: str,
+    init_script: str,
+    changes: dict[str, object],
+    page: Page,
+    pages: SitePages,
+    site: RecordingSite,
+    owner_client: httpx.Client,
+) -> None:
+    if changes:
+        assert owner_client.patch(f"/api/sites/{site.id}", json=changes).status_code == 200
+    if init_script:
+        page.add_init_script(init_script)
+    traffic = recorder_traffic(page)
+    open_site(page, pages.url("/"))
+    page.mouse.move(50, 50)
+    page.wait_for_timeout(1500)
+    assert page.evaluate("analytics.status().recording") == "disabled", why
+    assert "recordingId" not in page.evaluate("analytics.getSessionContext()")
+    assert traffic == [], why
+    assert owner_client.get(f"/api/sites/{site.id}/recordings").json()["recordings"] == []
+
+
+def test_nothing_is_recorded_before_consent_and_recording_starts_after_it(
+    page: Page, pages: SitePages, site: RecordingSite, server: LiveServer
+) -> None:
+    pages.use(server.base_url, site.key, consent="required")
+    traffic = recorder_traffic(page)
+    page.goto(pages.url("/"))
+    page.wait_for_function("() => window.analytics !== undefined")
+    page.mouse.move(20, 20)
+    page.wait_for_timeout(1500)
+    assert page.evaluate("analytics.status()") == {}
+    assert traffic == []
+    page.evaluate("analytics.start()")
+    page.wait_for_function("() => analytics.getSessionContext().recordingId !== undefined", timeout=15000)
+    assert any("analytics-recording.js" in url for url in traffic)
+
+
+PRIVATE_PAGE = """
+<header><h1 data-sl-unmask>PUBLIC-HEADING</h1></header>
+<p id="text">The door code is PAGE-SECRET-7731.</p>
+<label>Card number <input id="card" autocomplete="off"></label>
+<div data-sl-block><p>BLOCKED-SECRET-5521</p></div>
+<div data-sl-unmask><p>Shown as written</p><input id="inside"></div>
+<textarea id="notes"></textarea>
+"""
+
+
+def test_masked_text_and_typed_input_never_reach_the_server(
+    page: Page, pages: SitePages, site: RecordingSite, server: LiveServer
+) -> None:
+    pages.pages["/private"] = PRIVATE_PAGE
+    open_site(page, pages.url("/private"))
+    page.wait_for_function("() => analytics.status().recording === 'ready'", timeout=15000)
+    recording_id = page.evaluate("analytics.getSessionContext().recordingId")
+    page.fill("#card", "")
+    page.type("#card", "TYPED-SECRET-4242")
+    page.type("#inside", "UNMASKED-INPUT-SECRET")
+    page.type("#notes", "NOTES-SECRET-9090")
+    page.evaluate("document.getElementById('text').append(' and LATE-SECRET-1188')")
+    page.wait_for_timeout(300)
+    page.evaluate(HIDE)
+
+    def everything() -> str:
+        return "\n".join(stored_texts(server.data_dir, recording_id))
+
+    wait_until(lambda: everything().count('"source":5') >= 3, timeout=30)
+    stored = everything()
+    for secret in (
+        "PAGE-SECRET",
+        "TYPED-SECRET",
+        "UNMASKED-INPUT-SECRET",
+        "NOTES-SECRET",
+        "LATE-SECRET",
+        "BLOCKED-SECRET",
+        "door code",
+    ):
+        assert secret not in stored, secret
+    assert "PUBLIC-HEADING" in stored
+    assert "Shown as written" in stored
+    assert "*" * len("TYPED-SECRET-4242") in stored
