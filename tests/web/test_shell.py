@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import re
 from html.parser import HTMLParser
+from pathlib import Path
 
 import httpx
 import pytest
 
+from sightline.web import pages
 from sightline.web.headers import CSP
 from tests.support.server import LiveServer
 
@@ -75,3 +77,28 @@ def test_paths_outside_the_console_routes_are_not_answered_with_the_shell(consol
     response = httpx.get(console_server.base_url + "/sitesX")
     assert response.status_code == 404
     assert response.headers["content-type"].startswith("application/json")
+
+
+def test_an_install_without_built_assets_explains_how_to_build_them(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(pages, "CONSOLE", tmp_path)
+    assert pages.asset_version() is None
+    response = pages.console_shell()
+    assert response.status_code == 503
+    assert b"make install" in response.body
+
+
+def test_the_asset_version_changes_when_a_built_file_changes(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    for name in pages.ASSETS:
+        (tmp_path / name).write_text("built")
+    monkeypatch.setattr(pages, "CONSOLE", tmp_path)
+    before = pages.asset_version()
+    (tmp_path / "app.js").write_text("built again")
+    after = pages.asset_version()
+    assert before is not None
+    assert after is not None
+    assert before != after
+    assert f"app.js?v={after}" in bytes(pages.console_shell().body).decode()

@@ -1,5 +1,5 @@
 import type { ComponentChildren } from "preact";
-import { useEffect, useRef } from "preact/hooks";
+import { useEffect, useId, useRef } from "preact/hooks";
 
 interface DialogProps {
   open: boolean;
@@ -14,6 +14,7 @@ interface DialogProps {
  */
 export function Dialog({ open, title, onClose, children }: DialogProps) {
   const ref = useRef<HTMLDialogElement>(null);
+  const titleId = useId();
   const opener = useRef<HTMLElement | null>(null);
 
   useEffect(() => {
@@ -42,9 +43,9 @@ export function Dialog({ open, title, onClose, children }: DialogProps) {
   };
 
   return (
-    <dialog ref={ref} class="dialog" aria-labelledby="dialog-title" onClose={closed}>
+    <dialog ref={ref} class="dialog" aria-labelledby={titleId} onClose={closed}>
       <div class="dialog-head">
-        <h2 id="dialog-title">{title}</h2>
+        <h2 id={titleId}>{title}</h2>
         <button type="button" class="icon-button" aria-label="Close" onClick={() => ref.current?.close()}>
           <span aria-hidden="true">×</span>
         </button>

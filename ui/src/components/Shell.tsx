@@ -2,7 +2,7 @@ import type { ComponentChildren } from "preact";
 import { useLocation } from "preact-iso/router";
 import { useState } from "preact/hooks";
 
-import { api, messageOf, type User } from "../api";
+import { ApiError, api, messageOf, type User } from "../api";
 import { sections } from "../sections";
 import { Logo } from "./Logo";
 import { Notice } from "./Notice";
@@ -26,6 +26,7 @@ export function Shell({ user, children }: ShellProps) {
       await api.logout();
       route("/login?signed_out=1");
     } catch (failure) {
+      if (failure instanceof ApiError && failure.status === 401) return; // already signed out
       setError(messageOf(failure));
       setLeaving(false);
     }
