@@ -141,3 +141,17 @@ def test_a_validation_path_becomes_a_dotted_field_name() -> None:
     assert field_path(".events[3].name") == "events.3.name"
     assert field_path(".events[0].props[...]") == "events.0.props"
     assert field_path(".batch_id") == "batch_id"
+
+
+@pytest.mark.parametrize("microsecond", [0, 1, 685059])
+def test_server_times_are_stored_on_sqlite_as_sqlalchemy_writes_them(microsecond: int) -> None:
+    from datetime import UTC, datetime
+
+    from sqlalchemy.dialects.sqlite import DATETIME, dialect
+
+    from sightline.ingest.writer import _sqlite_time
+
+    moment = datetime(2026, 11, 21, 3, 10, 20, microsecond, tzinfo=UTC)
+    processor = DATETIME().bind_processor(dialect())  # type: ignore[no-untyped-call]
+    assert processor is not None
+    assert _sqlite_time(moment) == processor(moment.replace(tzinfo=None))

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import delete
@@ -82,9 +82,9 @@ class Store:
         self._insert_events = f"INSERT INTO {quote(events.name)} ({columns}) VALUES ({marks})"  # noqa: S608
         self._mark = mark
         self._batch_sql: dict[int, str] = {}
-        processor = events.c.time.type.bind_processor(dialect)
-        # A server time as the driver takes it (SQLite: UTC text; PostgreSQL: the datetime).
-        self.time_param: Callable[[datetime], Any] = processor if processor is not None else _same
+        # A server time as the driver takes it: on SQLite the UTC text SQLAlchemy's DateTime
+        # stores ("2026-11-21 03:10:20.685059"), on PostgreSQL the aware datetime.
+        self.time_param: Callable[[datetime], Any] = _sqlite_time if db.dialect == "sqlite" else _same
         self._last_prune = float("-inf")
 
     def commit(self, group: Sequence[Pending]) -> set[tuple[int, str]]:
@@ -275,3 +275,7 @@ class GroupCommitter:
 
 def _same(value: datetime) -> datetime:
     return value
+
+
+def _sqlite_time(value: datetime) -> str:
+    return value.astimezone(UTC).replace(tzinfo=None).isoformat(" ", "microseconds")
