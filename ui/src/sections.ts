@@ -3,6 +3,7 @@
 // `lazy(() => import("./pages/..."))` so that its code loads only when it is opened; the server
 // must serve the application shell at its paths too (CONSOLE_PATHS in sightline/web/pages.py).
 import type { ComponentType } from "preact";
+import { lazy } from "preact-iso";
 
 import { HealthPage } from "./pages/Health";
 import { SitePage } from "./pages/Site";
@@ -23,6 +24,14 @@ export const sections: Section[] = [
     routes: [
       { path: "/sites", component: SitesPage },
       { path: "/sites/:id", component: SitePage },
+    ],
+  },
+  {
+    label: "Recordings",
+    href: "/recordings",
+    routes: [
+      { path: "/recordings", component: lazy(() => import("./recordings/RecordingsPage").then((m) => m.RecordingsPage)) },
+      { path: "/recordings/:id", component: lazy(() => import("./recordings/PlayerPage").then((m) => m.PlayerPage)) },
     ],
   },
   { label: "Health", href: "/health", routes: [{ path: "/health", component: HealthPage }] },

@@ -85,7 +85,7 @@ function SiteRow({ site }: { site: Site }) {
             ) : (
               "Not checked"
             )}
-            {connection.last_check_at && !connection.last_check_error && ", snippet found"}
+            {connection.last_check_at && (connection.last_check_error ? ", failed" : ", snippet found")}
           </dd>
         </div>
       </dl>

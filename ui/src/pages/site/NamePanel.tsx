@@ -3,6 +3,7 @@ import { useEffect, useState } from "preact/hooks";
 import { api, messageOf, type Site } from "../../api";
 import { Field } from "../../components/Field";
 import { Notice } from "../../components/Notice";
+import { dateTime } from "../../format";
 
 /** Renaming: the name is how the site appears in the console; the domain cannot change. */
 export function NamePanel({ site, onChange }: { site: Site; onChange: (site: Site) => void }) {
@@ -35,8 +36,20 @@ export function NamePanel({ site, onChange }: { site: Site; onChange: (site: Sit
   return (
     <section class="panel" aria-labelledby="name-title">
       <div class="panel-head">
-        <h2 id="name-title">Name</h2>
+        <h2 id="name-title">Details</h2>
       </div>
+      <dl class="facts">
+        <div>
+          <dt>Domain</dt>
+          <dd>{site.domain}</dd>
+        </div>
+        <div>
+          <dt>Added</dt>
+          <dd>
+            <time dateTime={site.created_at}>{dateTime(site.created_at)}</time>
+          </dd>
+        </div>
+      </dl>
       <form class="inline-form" onSubmit={submit} noValidate>
         <Field
           id="site-rename"
@@ -53,7 +66,7 @@ export function NamePanel({ site, onChange }: { site: Site; onChange: (site: Sit
       </form>
       {saved && <Notice kind="success">The site is renamed.</Notice>}
       <p class="field-hint">
-        The domain, {site.domain}, and the snippet stay the same. To move to another domain, add a new site.
+        Renaming keeps the domain and the snippet. To move to another domain, add a new site.
       </p>
     </section>
   );

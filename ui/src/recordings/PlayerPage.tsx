@@ -1,0 +1,171 @@
+// One recording in rrweb-player: play and pause, speed, skip inactivity, a timeline with the page
+// changes marked, and the list of pages to jump to. The replay is rebuilt in rrweb's sandboxed
+// iframe (sandbox="allow-same-origin", never allow-scripts): nothing of the recorded page runs.
+import { useEffect, useRef, useState } from "preact/hooks";
+import { useLocation, useRoute } from "preact-iso";
+import Player from "rrweb-player";
+
+import { ApiError, messageOf } from "../api";
+import { Notice } from "../components/Notice";
+import { Page } from "../components/Page";
+import { bytes, count, dateTime } from "../format";
+import { duration, type RecordedEvent, type RecordingDetails, recordingsApi } from "./api";
+import { PAGE_TAG, type PageChange, pageChanges, shortPath, withPageMarks } from "./timeline";
+
+const SPEEDS = [1, 2, 4, 8];
+const CONTROLLER_HEIGHT = 80;
+
+/** The replay needs the CSP its address is served with; a client-side visit here reloads the page. */
+function loadedHere(): boolean {
+  const entry = performance.getEntriesByType("navigation")[0] as PerformanceNavigationTiming | undefined;
+  try {
+    return !entry || new URL(entry.name).pathname.startsWith("/recordings");
+  } catch {
+    return true;
+  }
+}
+
+export function PlayerPage() {
+  const { params } = useRoute();
+  const id = params.id ?? "";
+  const [details, setDetails] = useState<RecordingDetails | null>(null);
+  const [events, setEvents] = useState<RecordedEvent[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+
+  useEffect(() => {
+    if (!loadedHere()) {
+      location.reload();
+      return;
+    }
+    let alive = true;
+    Promise.all([recordingsApi.get(id), recordingsApi.events(id)]).then(
+      ([d, e]) => {
+        if (!alive) return;
+        setDetails(d);
+        setEvents(e);
+      },
+      (failure) => {
+        if (!alive || (failure instanceof ApiError && failure.status === 401)) return;
+        setError(failure instanceof ApiError && failure.status === 404 ? "This recording does not exist or was deleted." : messageOf(failure));
+      },
+    );
+    return () => {
+      alive = false;
+    };
+  }, [id]);
+
+  const back = { href: details ? `/recordings?site=${details.site_id}` : "/recordings", label: "Recordings" };
+  return (
+    <Page
+      title="Recording"
+      back={back}
+      subtitle={details && <Facts details={details} />}
+      actions={details && <DeleteButton id={details.id} siteId={details.site_id} />}
+    >
+      {error && <Notice kind="error">{error}</Notice>}
+      {!error && !events && <p class="loading">Loading the recording…</p>}
+      {events && events.length < 2 && <Notice kind="info">This recording holds nothing to replay.</Notice>}
+      {events && events.length >= 2 && <Replay events={events} />}
+    </Page>
+  );
+}
+
+function Facts({ details }: { details: RecordingDetails }) {
+  return (
+    <span class="recording-facts">
+      {dateTime(details.started_at)} · {duration(details.duration_ms)} · {count(details.pages)}{" "}
+      {details.pages === 1 ? "page" : "pages"} · {bytes(details.size_bytes)} · visitor{" "}
+      <code>{details.visitor_id}</code>
+    </span>
+  );
+}
+
+function Replay({ events }: { events: RecordedEvent[] }) {
+  const host = useRef<HTMLDivElement>(null);
+  const player = useRef<Player | null>(null);
+  const [pages] = useState<PageChange[]>(() => pageChanges(events));
+
+  useEffect(() => {
+    const target = host.current;
+    if (!target) return;
+    const width = Math.max(320, target.clientWidth);
+    const height = Math.max(240, Math.min(window.innerHeight - 260, Math.round(width * 0.62)));
+    const instance = new Player({
+      target,
+      props: {
+        events: withPageMarks(events) as any,
+        width,
+        height: height - CONTROLLER_HEIGHT,
+        autoPlay: false,
+        skipInactive: true,
+        speedOption: SPEEDS,
+        showController: true,
+        tags: { [PAGE_TAG]: "#e07a5f" },
+        mouseTail: false,
+        UNSAFE_replayCanvas: false,
+      },
+    });
+    player.current = instance;
+    target.dataset.state = "ready";
+    return () => {
+      player.current = null;
+      delete target.dataset.state;
+      (instance as unknown as { $destroy(): void }).$destroy();
+    };
+  }, [events]);
+
+  return (
+    <>
+      <div class="panel recording-player" ref={host} />
+      {pages.length > 0 && (
+        <section class="panel recording-pages" aria-labelledby="recording-pages-title">
+          <h2 id="recording-pages-title">Pages</h2>
+          <ol>
+            {pages.map((p, i) => (
+              <li key={i}>
+                <button type="button" class="link-button" onClick={() => player.current?.goto(p.offset, false)} title={p.href}>
+                  <span class="recording-at">{duration(p.offset)}</span> {shortPath(p.href)}
+                </button>
+              </li>
+            ))}
+          </ol>
+        </section>
+      )}
+    </>
+  );
+}
+
+function DeleteButton({ id, siteId }: { id: string; siteId: number }) {
+  const location = useLocation();
+  const [asking, setAsking] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const remove = async () => {
+    setBusy(true);
+    try {
+      await recordingsApi.remove(id);
+      location.route(`/recordings?site=${siteId}`);
+    } catch (failure) {
+      setError(messageOf(failure));
+      setBusy(false);
+    }
+  };
+  if (!asking)
+    return (
+      <button type="button" class="button" onClick={() => setAsking(true)}>
+        Delete
+      </button>
+    );
+  return (
+    <span class="recording-delete" role="group" aria-label="Delete this recording?">
+      {error && <span class="recording-delete-error">{error}</span>}
+      <span>Delete this recording for good?</span>
+      <button type="button" class="button button-danger" disabled={busy} onClick={() => void remove()}>
+        {busy ? "Deleting…" : "Delete"}
+      </button>
+      <button type="button" class="button" disabled={busy} onClick={() => setAsking(false)}>
+        Keep
+      </button>
+    </span>
+  );
+}

@@ -1,0 +1,49 @@
+// The recordings part of the console API (see docs/recordings.md).
+import { request } from "../api";
+
+export interface Recording {
+  id: string;
+  session_id: string;
+  visitor_id: string;
+  started_at: string;
+  duration_ms: number;
+  pages: number;
+  size_bytes: number;
+}
+
+export interface RecordingDetails extends Recording {
+  site_id: number;
+  chunks: number;
+  updated_at: string;
+}
+
+/** An rrweb event as the recorder stored it. */
+export interface RecordedEvent {
+  type: number;
+  timestamp: number;
+  data: any;
+}
+
+export const PAGE_SIZE = 50;
+
+export const recordingsApi = {
+  list: (siteId: number, offset = 0) =>
+    request<{ recordings: Recording[] }>("GET", `/api/sites/${siteId}/recordings?offset=${offset}`).then(
+      (r) => r.recordings,
+    ),
+  get: (id: string) => request<RecordingDetails>("GET", `/api/recordings/${encodeURIComponent(id)}`),
+  events: (id: string) =>
+    request<{ events: RecordedEvent[] }>("GET", `/api/recordings/${encodeURIComponent(id)}/events`).then(
+      (r) => r.events,
+    ),
+  remove: (id: string) => request<void>("DELETE", `/api/recordings/${encodeURIComponent(id)}`),
+};
+
+/** "1 min 05 s", "42 s". */
+export function duration(ms: number): string {
+  const seconds = Math.round(ms / 1000);
+  if (seconds < 60) return `${seconds} s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes} min ${String(seconds % 60).padStart(2, "0")} s`;
+  return `${Math.floor(minutes / 60)} h ${String(minutes % 60).padStart(2, "0")} min`;
+}
