@@ -2,7 +2,8 @@
 
 ``today``, ``7d`` and ``30d`` end with today (in the site's zone); ``custom`` runs from ``from``
 to ``to`` inclusive. A period that reaches the present ends at the start of the next hour, and
-the comparison period is the equally long span just before it. Ranges of up to two days are
+its comparison period is the equally long span of time just before it; a period of past days
+compares with as many whole days just before it. Ranges of up to two days are
 shown hour by hour, longer ones day by day.
 """
 
@@ -47,7 +48,12 @@ class Period:
         return spans
 
     def previous(self) -> Period:
-        """The equally long span just before this one."""
+        """The equally long span just before: as many whole days, or (reaching now) as much time."""
+        if self.end == local_midnight(self.last_day + timedelta(days=1), self.zone):
+            days = timedelta(days=(self.last_day - self.first_day).days + 1)
+            first, last = self.first_day - days, self.last_day - days
+            start, end = local_midnight(first, self.zone), local_midnight(last + timedelta(days=1), self.zone)
+            return Period(self.zone, first, last, start, end, self.interval)
         length = self.end - self.start
         start = self.start - length
         first = start.astimezone(self.zone).date()

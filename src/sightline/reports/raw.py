@@ -49,16 +49,19 @@ def selected(site_id: int, span: Span, filters: Filters) -> Any:
     if filters.source is not None:
         conditions.append(v.source == filters.source)
     if filters.page is not None:
-        conditions.append(v.session_id.in_(_sessions_with(site_id, span, PAGEVIEW, e.path == filters.page)))
+        conditions.append(v.session_id.in_(_sessions_with(site_id, span, PAGEVIEW, filters.page)))
     if filters.event is not None:
         conditions.append(v.session_id.in_(_sessions_with(site_id, span, filters.event)))
     return and_(*conditions)
 
 
-def _sessions_with(site_id: int, span: Span, name: str, *extra: Any) -> Any:
-    return select(e.session_id).where(
-        e.site_id == site_id, e.name == name, e.time >= span[0], e.time < span[1], *extra
+def _sessions_with(site_id: int, span: Span, name: str, path: str | None = None) -> Any:
+    """Sessions with event ``name`` (on ``path``) in the span; an alias, never correlated."""
+    inner = events.alias("filter_events").c
+    query = select(inner.session_id).where(
+        inner.site_id == site_id, inner.name == name, inner.time >= span[0], inner.time < span[1]
     )
+    return query.where(inner.path == path) if path is not None else query
 
 
 def _visit_sums() -> list[Any]:
@@ -83,9 +86,22 @@ def _figures(row: Sequence[Any]) -> dict[str, int]:
     }
 
 
+def _in_span(site_id: int, span: Span) -> Any:
+    return and_(e.site_id == site_id, e.time >= span[0], e.time < span[1])
+
+
 def totals(conn: Connection, site_id: int, span: Span, filters: Filters) -> dict[str, int]:
     row = conn.execute(select(*_visit_sums()).where(selected(site_id, span, filters))).one()
-    return _figures(row)
+    figures = _figures(row)
+    if not filters:  # as the rollups count them: visitors and pageviews of the events in the span
+        visitors, pageviews = conn.execute(
+            select(
+                func.count(distinct(e.visitor_id)),
+                func.coalesce(func.sum(case((e.name == PAGEVIEW, 1), else_=0)), 0),
+            ).where(_in_span(site_id, span))
+        ).one()
+        figures.update(visitors=int(visitors), pageviews=int(pageviews))
+    return figures
 
 
 def series(
@@ -112,6 +128,17 @@ def series(
         point["pageviews"] += pageviews
         point["bounces"] += 1 if pageviews <= 1 else 0
         point["duration"] += duration
+    if not filters:  # visitors and pageviews of the events in each span
+        for point in points:
+            point["visitors"], point["pageviews"] = set(), 0
+        query = select(epoch_seconds(e.time, dialect), e.visitor_id, e.name == PAGEVIEW).where(
+            _in_span(site_id, whole)
+        )
+        for at, visitor_id, pageview in conn.execute(query):
+            index = bisect.bisect_right(edges, float(at)) - 1
+            if 0 <= index < len(spans):
+                points[index]["visitors"].add(visitor_id)
+                points[index]["pageviews"] += 1 if pageview else 0
     return [{**p, "visitors": len(p["visitors"]), "events": 0} for p in points]
 
 
@@ -175,10 +202,10 @@ def _visit_breakdown(
 
 
 def _event_rows(site_id: int, span: Span, filters: Filters, *where: Any) -> Any:
+    if not filters:
+        return and_(_in_span(site_id, span), *where)
     return and_(
-        e.site_id == site_id,
-        e.time >= span[0],
-        e.time < span[1],
+        _in_span(site_id, span),
         e.session_id.in_(select(v.session_id).where(selected(site_id, span, filters))),
         *where,
     )

@@ -26,6 +26,7 @@ from sqlalchemy import (
     func,
     insert,
     select,
+    text,
     tuple_,
     update,
 )
@@ -42,6 +43,7 @@ NONE = "(none)"
 PAGEVIEW = "pageview"
 VISIT_DIMS = ("source", "utm_source", "utm_medium", "utm_campaign", "browser", "os", "device")
 CHUNK = 500
+ANALYZE_EVERY = 200_000
 
 Key = tuple[int, str, int, str]  # site_id, dim, hour, value
 
@@ -130,6 +132,8 @@ class RollupJob:
         self.batch = batch
         self._hashes: dict[str, int] = {}
         self.folded_events = 0
+        self._analyzed = False
+        self._unanalyzed = 0
 
     def watermark(self, conn: Connection) -> int:
         value = conn.execute(select(report_state.c.last_event_id).where(report_state.c.name == JOB)).scalar()
@@ -189,7 +193,20 @@ class RollupJob:
             if moved.rowcount != 1:
                 raise RuntimeError("another rollup job moved the watermark; this batch is rolled back")
         self.folded_events += len(rows)
+        self._analyze(len(rows))
         return len(rows)
+
+    def _analyze(self, folded: int) -> None:
+        """PostgreSQL plans the filtered reports from table statistics: refresh them as data grows
+        (at the first fold, then every ANALYZE_EVERY events), not only when autovacuum gets to it."""
+        if self.db.dialect != "postgresql":
+            return
+        self._unanalyzed += folded
+        if self._analyzed and self._unanalyzed < ANALYZE_EVERY:
+            return
+        with self.db.begin() as conn:
+            conn.execute(text("ANALYZE events, report_visits, report_hourly, report_daily"))
+        self._analyzed, self._unanalyzed = True, 0
 
     def catch_up(self) -> int:
         total = 0

@@ -1,0 +1,257 @@
+"""Report figures from a real server (SQLite and PostgreSQL) checked against the raw events they came from."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import httpx
+import pytest
+
+from sightline.storage import open_database
+from tests.conftest import sign_in
+from tests.reports import helpers
+from tests.reports.helpers import Event
+from tests.support.server import LiveServer
+
+ZONES = ["UTC", "America/New_York", "Asia/Kolkata"]
+NOW = datetime.now(UTC)
+
+
+class Seeded:
+    def __init__(self, owner: httpx.Client, sites: dict[str, int], rows: dict[str, list[Event]]) -> None:
+        self.owner = owner
+        self.sites = sites
+        self.rows = rows
+
+    def get(self, zone: str, report: str, **params: Any) -> dict[str, Any]:
+        response = self.owner.get(f"/api/sites/{self.sites[zone]}/reports/{report}", params=params)
+        assert response.status_code == 200, response.text
+        body: dict[str, Any] = response.json()
+        return body
+
+    def today(self, zone: str) -> date:
+        return NOW.astimezone(ZoneInfo(zone)).date()
+
+
+@pytest.fixture(scope="module")
+def seeded(console_server: LiveServer) -> Iterator[Seeded]:
+    owner = sign_in(console_server)
+    sites: dict[str, int] = {}
+    rows: dict[str, list[Event]] = {}
+    assert console_server.database_url is not None
+    db = open_database(console_server.database_url, migrate=False)
+    for n, zone in enumerate(ZONES):
+        created = owner.post("/api/sites", json={"name": zone, "domain": f"zone{n}.example.com"})
+        assert created.status_code == 201, created.text
+        site_id = created.json()["id"]
+        changed = owner.patch(f"/api/sites/{site_id}", json={"timezone": zone})
+        assert changed.json()["timezone"] == zone
+        sites[zone] = site_id
+        rows[zone] = helpers.generate(site_id, NOW - timedelta(minutes=20), visits=500, days=40, seed=n)
+        helpers.insert_events(db, rows[zone])
+    db.dispose()
+    helpers.wait_caught_up(owner)
+    yield Seeded(owner, sites, rows)
+    owner.close()
+
+
+def _days_ago(s: Seeded, zone: str, first: int, last: int) -> tuple[date, date]:
+    today = s.today(zone)
+    return today - timedelta(days=first), today - timedelta(days=last)
+
+
+@pytest.mark.parametrize("zone", ZONES)
+@pytest.mark.parametrize(("first", "last"), [(9, 9), (12, 10), (35, 6)])
+def test_summary_of_a_custom_range_matches_the_raw_events_in_the_sites_zone(
+    seeded: Seeded, zone: str, first: int, last: int
+) -> None:
+    day_from, day_to = _days_ago(seeded, zone, first, last)
+    body = seeded.get(
+        zone, "summary", range="custom", **{"from": day_from.isoformat(), "to": day_to.isoformat()}
+    )
+    span = helpers.span_of(day_from, day_to, zone)
+    assert body["range"]["start"] == span[0].isoformat()
+    assert body["current"] == helpers.expected_summary(seeded.rows[zone], span)
+    assert body["current"]["visits"] > 0
+    assert body["source"] == ("events" if zone == "Asia/Kolkata" else "rollups")
+
+
+@pytest.mark.parametrize("zone", ZONES)
+@pytest.mark.parametrize("name", ["today", "7d", "30d"])
+def test_preset_ranges_end_now_and_compare_with_the_period_before(
+    seeded: Seeded, zone: str, name: str
+) -> None:
+    body = seeded.get(zone, "summary", range=name, compare="true")
+    days = {"today": 0, "7d": 6, "30d": 29}[name]
+    first = seeded.today(zone) - timedelta(days=days)
+    start = helpers.span_of(first, first, zone)[0]
+    end = datetime.fromisoformat(body["range"]["end"])
+    assert datetime.fromisoformat(body["range"]["start"]) == start
+    assert timedelta(0) < end - datetime.now(UTC) <= timedelta(hours=1)
+    previous = (start - (end - start), start)
+    assert datetime.fromisoformat(body["previous_range"]["start"]) == previous[0]
+    assert body["current"] == helpers.expected_summary(seeded.rows[zone], (start, end))
+    assert body["previous"] == helpers.expected_summary(seeded.rows[zone], previous)
+
+
+@pytest.mark.parametrize("zone", ZONES)
+def test_a_two_day_range_is_shown_hour_by_hour_and_a_week_day_by_day(seeded: Seeded, zone: str) -> None:
+    rows = seeded.rows[zone]
+    day_from, day_to = _days_ago(seeded, zone, 4, 3)
+    hourly = seeded.get(
+        zone, "timeseries", range="custom", **{"from": day_from.isoformat(), "to": day_to.isoformat()}
+    )
+    assert hourly["interval"] == "hour"
+    start, end = helpers.span_of(day_from, day_to, zone)
+    assert len(hourly["points"]) == (end - start) // timedelta(hours=1)
+    for i, point in enumerate(hourly["points"]):
+        at = start + timedelta(hours=i)
+        assert datetime.fromisoformat(point["time"]) == at
+        expected = helpers.expected_summary(rows, (at, at + timedelta(hours=1)))
+        assert {k: point[k] for k in expected} == expected
+    day_from, day_to = _days_ago(seeded, zone, 13, 7)
+    daily = seeded.get(
+        zone,
+        "timeseries",
+        range="custom",
+        compare="true",
+        **{"from": day_from.isoformat(), "to": day_to.isoformat()},
+    )
+    assert daily["interval"] == "day"
+    assert [p["time"] for p in daily["points"]] == [
+        (day_from + timedelta(days=i)).isoformat() for i in range(7)
+    ]
+    for i, point in enumerate(daily["points"]):
+        day = day_from + timedelta(days=i)
+        expected = helpers.expected_summary(rows, helpers.span_of(day, day, zone))
+        assert {k: point[k] for k in expected} == expected
+        earlier = day - timedelta(days=7)
+        assert {k: daily["previous"][i][k] for k in expected} == helpers.expected_summary(
+            rows, helpers.span_of(earlier, earlier, zone)
+        )
+
+
+@pytest.mark.parametrize("zone", ["UTC", "America/New_York"])
+@pytest.mark.parametrize("dimension", ["pages", "entry_pages", "exit_pages", "sources", "events"])
+def test_breakdowns_match_the_raw_events(seeded: Seeded, zone: str, dimension: str) -> None:
+    day_from, day_to = _days_ago(seeded, zone, 20, 2)
+    body = seeded.get(
+        zone,
+        "breakdown",
+        dimension=dimension,
+        limit="100",
+        range="custom",
+        **{"from": day_from.isoformat(), "to": day_to.isoformat()},
+    )
+    expected = helpers.expected_breakdown(
+        seeded.rows[zone], helpers.span_of(day_from, day_to, zone), dimension
+    )
+    got = {row.pop("value"): row for row in body["rows"]}
+    assert got == expected
+    order = {"pages": "pageviews", "events": "events"}.get(dimension, "visits")
+    ranked = [row[order] for row in body["rows"]]
+    assert ranked == sorted(ranked, reverse=True)
+    assert body["more"] is False
+
+
+def test_props_of_a_custom_event_are_counted_per_key_and_value(seeded: Seeded) -> None:
+    day_from, day_to = _days_ago(seeded, "UTC", 30, 0)
+    span = helpers.span_of(day_from, day_to, "UTC")
+    body = seeded.get(
+        "UTC",
+        "breakdown",
+        dimension="props",
+        name="signup",
+        range="custom",
+        **{"from": day_from.isoformat(), "to": day_to.isoformat()},
+    )
+    got = {(r["key"], r["value"]): {"visitors": r["visitors"], "events": r["events"]} for r in body["rows"]}
+    assert got == helpers.expected_props(seeded.rows["UTC"], span, "signup")
+    assert len(got) == 4
+
+
+def test_a_short_limit_returns_the_top_rows_and_says_there_are_more(seeded: Seeded) -> None:
+    body = seeded.get("UTC", "breakdown", dimension="pages", limit="2", range="30d")
+    assert len(body["rows"]) == 2
+    assert body["more"] is True
+    assert body["rows"][0]["pageviews"] >= body["rows"][1]["pageviews"]
+
+
+@pytest.mark.parametrize("zone", ["UTC", "America/New_York"])
+@pytest.mark.parametrize(
+    "filters",
+    [
+        {"source": "google.com"},
+        {"source": "(none)"},
+        {"page": "/pricing"},
+        {"event": "signup"},
+        {"page": "/docs", "source": "google.com"},
+        {"page": "/pricing", "event": "download", "source": "twitter.com"},
+    ],
+)
+def test_filters_select_visits_and_combine(seeded: Seeded, zone: str, filters: dict[str, str]) -> None:
+    rows = seeded.rows[zone]
+    day_from, day_to = _days_ago(seeded, zone, 25, 1)
+    dates = {"from": day_from.isoformat(), "to": day_to.isoformat()}
+    span = helpers.span_of(day_from, day_to, zone)
+    body = seeded.get(zone, "summary", range="custom", **dates, **filters)
+    assert body["source"] == "events"
+    assert body["filters"] == filters
+    expected = helpers.expected_filtered(rows, span, **filters)
+    assert body["current"] == expected
+    assert expected["visits"] > 0
+    series = seeded.get(zone, "timeseries", range="custom", **dates, **filters)
+    assert sum(p["visits"] for p in series["points"]) == expected["visits"]
+    assert sum(p["pageviews"] for p in series["points"]) == expected["pageviews"]
+    chosen = helpers.selected(rows, span, filters.get("page"), filters.get("source"), filters.get("event"))
+    sources = seeded.get(
+        zone, "breakdown", dimension="sources", limit="100", range="custom", **dates, **filters
+    )
+    assert {r["value"]: r["visits"] for r in sources["rows"]} == {
+        s: sum(1 for v in chosen if v.source == s) for s in {v.source for v in chosen}
+    }
+    pages = seeded.get(zone, "breakdown", dimension="pages", limit="100", range="custom", **dates, **filters)
+    views = [e for v in chosen for e in v.pageviews if span[0] <= e.time < span[1]]
+    assert {r["value"]: r["pageviews"] for r in pages["rows"]} == {
+        p: sum(1 for e in views if e.path == p) for p in {e.path for e in views}
+    }
+
+
+def test_realtime_counts_the_visitors_of_the_last_five_minutes(
+    console_server: LiveServer, seeded: Seeded
+) -> None:
+    created = seeded.owner.post("/api/sites", json={"name": "Live", "domain": "live.example.com"})
+    site_id = created.json()["id"]
+    now = datetime.now(UTC)
+    fresh = [
+        Event(
+            site_id,
+            now - timedelta(seconds=s),
+            f"live-{v}",
+            f"live-{v}",
+            "pageview",
+            p,
+            None,
+            None,
+            None,
+            None,
+            "Chrome",
+            "Linux",
+            "desktop",
+        )
+        for v, s, p in [(1, 30, "/"), (2, 90, "/"), (2, 60, "/docs"), (3, 250, "/docs"), (4, 400, "/")]
+    ]
+    assert console_server.database_url is not None
+    db = open_database(console_server.database_url, migrate=False)
+    helpers.insert_events(db, fresh)
+    db.dispose()
+    response = seeded.owner.get(f"/api/sites/{site_id}/reports/realtime")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["window_seconds"] == 300
+    assert body["visitors"] == 3
+    assert body["pageviews"] == 4
+    assert sorted((p["value"], p["visitors"]) for p in body["pages"]) == [("/", 2), ("/docs", 2)]
