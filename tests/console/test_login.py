@@ -139,6 +139,7 @@ def test_repeated_failures_from_one_address_are_throttled_across_accounts(start_
         (b'{"email": "a@example.com"}', 422, "password"),
         (b'{"email": 5, "password": "x"}', 422, "email"),
         (b'{"email": "a@example.com", "password": "x", "remember": true}', 422, "remember"),
+        (b'{"email": "a\\ud800@example.com", "password": "x"}', 422, "email"),
     ],
 )
 def test_a_malformed_login_body_gets_a_clear_error(

@@ -79,6 +79,8 @@ def test_a_duplicate_domain_gets_409_even_written_differently(owner: httpx.Clien
         ({"name": "Shop"}, "domain"),
         ({"name": 7, "domain": "example.com"}, "name"),
         ({"name": "Shop", "domain": "example.com", "owner_id": 2}, "owner_id"),
+        ({"name": "x\ud800", "domain": "example.com"}, "name"),
+        ({"name": "Shop", "domain": "\udfffexample.com"}, "domain"),
     ],
 )
 def test_an_invalid_site_gets_422_naming_the_field(

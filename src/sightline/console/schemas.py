@@ -2,7 +2,19 @@
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictStr
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictStr
+
+
+def _valid_unicode(value: str) -> str:
+    """JSON may escape lone surrogates (``"\\ud800"``); no database can store them, so refuse them here."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("contains an invalid Unicode character") from None
+    return value
+
+
+Text = Annotated[StrictStr, AfterValidator(_valid_unicode)]
 
 
 class Body(BaseModel):
@@ -10,27 +22,27 @@ class Body(BaseModel):
 
 
 class LoginBody(Body):
-    email: Annotated[StrictStr, Field(max_length=320)]
-    password: Annotated[StrictStr, Field(max_length=1024)]
+    email: Annotated[Text, Field(max_length=320)]
+    password: Annotated[Text, Field(max_length=1024)]
 
 
 class SetupBody(Body):
-    token: Annotated[StrictStr, Field(max_length=200)]
-    email: Annotated[StrictStr, Field(max_length=320)]
-    password: Annotated[StrictStr, Field(max_length=1024)]
+    token: Annotated[Text, Field(max_length=200)]
+    email: Annotated[Text, Field(max_length=320)]
+    password: Annotated[Text, Field(max_length=1024)]
 
 
 class SiteCreate(Body):
-    name: StrictStr
-    domain: StrictStr
+    name: Text
+    domain: Text
 
 
 class SitePatch(Body):
-    name: StrictStr | None = None
+    name: Text | None = None
     collection_enabled: StrictBool | None = None
     recording_enabled: StrictBool | None = None
     recording_sample_rate: Annotated[StrictFloat, Field(ge=0, le=1, allow_inf_nan=False)] | None = None
-    timezone: Annotated[StrictStr, Field(max_length=64)] | None = None
+    timezone: Annotated[Text, Field(max_length=64)] | None = None
 
 
 class EmptyBody(Body):
