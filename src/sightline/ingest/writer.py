@@ -86,6 +86,12 @@ class Store:
         # stores ("2026-11-21 03:10:20.685059"), on PostgreSQL the aware datetime.
         self.time_param: Callable[[datetime], Any] = _sqlite_time if db.dialect == "sqlite" else _same
         self._last_prune = float("-inf")
+        driver = db.engine.dialect.loaded_dbapi
+        # (database unreachable or busy, database refused the data): SQLAlchemy's and the driver's.
+        self.errors: tuple[tuple[type[Exception], ...], tuple[type[Exception], ...]] = (
+            (OperationalError, InterfaceError, driver.OperationalError, driver.InterfaceError),
+            (DBAPIError, driver.Error),
+        )
 
     def commit(self, group: Sequence[Pending]) -> set[tuple[int, str]]:
         """Store the group's new batches; returns the (site_id, batch_id) keys stored now."""
@@ -93,18 +99,24 @@ class Store:
         first: dict[tuple[int, str], Pending] = {}
         for pending in group:
             first.setdefault(pending.key, pending)
+        received = self.time_param(now)
+        batches = list(first.values())
+        stored: set[tuple[int, str]] = set()
         with self.db.engine.begin() as conn:
-            received = self.time_param(now)
-            batches = list(first.values())
-            stored: set[tuple[int, str]] = set()
-            for start in range(0, len(batches), BATCH_CHUNK):
-                chunk = batches[start : start + BATCH_CHUNK]
-                params = [v for p in chunk for v in (p.site_id, p.batch_id, received, len(p.rows))]
-                result = conn.exec_driver_sql(self._insert_batches(len(chunk)), tuple(params))
-                stored.update((int(row[0]), str(row[1])) for row in result)
-            rows = [row for key, pending in first.items() if key in stored for row in pending.rows]
-            if rows:
-                conn.exec_driver_sql(self._insert_events, rows)
+            # The driver's own cursor, in SQLAlchemy's transaction: no per-statement framework work
+            # while this thread holds the interpreter lock the request handlers need.
+            cursor = conn.connection.cursor()
+            try:
+                for start in range(0, len(batches), BATCH_CHUNK):
+                    chunk = batches[start : start + BATCH_CHUNK]
+                    params = [v for p in chunk for v in (p.site_id, p.batch_id, received, len(p.rows))]
+                    cursor.execute(self._insert_batches(len(chunk)), params)
+                    stored.update((int(row[0]), str(row[1])) for row in cursor.fetchall())
+                rows = [row for key, pending in first.items() if key in stored for row in pending.rows]
+                if rows:
+                    cursor.executemany(self._insert_events, rows)
+            finally:
+                cursor.close()
             due = self.marker.due(site for site, _ in stored)
             self.marker.touch(conn, due, now)
         self.marker.written(due)
@@ -223,12 +235,13 @@ class GroupCommitter:
 
     def _commit(self, group: list[Pending]) -> tuple[set[tuple[int, str]], set[tuple[int, str]]]:
         """(stored keys, refused keys) of the group."""
+        unavailable, refused_data = self.store.errors
         try:
             return self.store.commit(group), set()
-        except (OperationalError, InterfaceError):
+        except unavailable:
             log.exception("ingest: the database refused a group of %d batches", len(group))
             raise
-        except DBAPIError:
+        except refused_data:
             if len(group) == 1:
                 log.exception("ingest: the database refused batch %s", group[0].batch_id)
                 raise
@@ -239,7 +252,7 @@ class GroupCommitter:
         for pending in group:
             try:
                 stored |= self.store.commit([pending])
-            except DBAPIError:
+            except refused_data:
                 log.exception("ingest: the database refused batch %s", pending.batch_id)
                 refused.add(pending.key)
         return stored, refused
