@@ -4,9 +4,12 @@
 //   setup.js               the first-run setup page, independent of the application
 //   console.css            every style of the console and the setup page
 //   favicon.svg            copied from public/
+//   manifest.json          {"preload": [...]}: the chunks app.js imports statically, which the
+//                          server names as <link rel="modulepreload"> so they load in parallel
 // `node build.mjs --watch` rebuilds on change.
 import * as esbuild from "esbuild";
-import { cpSync, rmSync } from "node:fs";
+import { cpSync, rmSync, writeFileSync } from "node:fs";
+import { basename } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const outdir = fileURLToPath(new URL("../src/sightline/web/static/console/", import.meta.url));
@@ -22,6 +25,29 @@ const common = {
   outdir,
 };
 
+/** Writes manifest.json: every chunk reached from app.js by static imports (not lazy ones). */
+const manifest = {
+  name: "manifest",
+  setup(build) {
+    build.onEnd((result) => {
+      if (!result.metafile) return;
+      const outputs = result.metafile.outputs;
+      const entry = Object.keys(outputs).find((key) => outputs[key].entryPoint === "src/app.tsx");
+      const preload = new Set();
+      const visit = (key) => {
+        for (const item of outputs[key]?.imports ?? []) {
+          if (item.kind !== "import-statement" || preload.has(item.path)) continue;
+          preload.add(item.path);
+          visit(item.path);
+        }
+      };
+      if (entry) visit(entry);
+      const names = [...preload].map((path) => basename(path)).sort();
+      writeFileSync(`${outdir}manifest.json`, `${JSON.stringify({ preload: names })}\n`);
+    });
+  },
+};
+
 const builds = [
   {
     ...common,
@@ -31,6 +57,8 @@ const builds = [
     chunkNames: "chunk-[hash]",
     jsx: "automatic",
     jsxImportSource: "preact",
+    metafile: true,
+    plugins: [manifest],
   },
   { ...common, entryPoints: { theme: "src/theme-init.ts", setup: "src/setup.ts" }, format: "iife" },
   { ...common, entryPoints: { console: "src/styles/console.css" } },

@@ -58,6 +58,10 @@ def test_the_shell_names_versioned_assets_that_exist(console_server: LiveServer)
         "/static/console/console.css",
         "/static/console/theme.js",
     }
+    preloaded = re.findall(
+        r'<link rel="modulepreload" href="(/static/console/chunk-[A-Za-z0-9]+\.js)">', html
+    )
+    assert preloaded, "the chunks app.js imports are not preloaded"
     versions = {a.split("?v=")[1] for a in assets if "?v=" in a}
     assert len(versions) == 1
     assert re.fullmatch(r"[0-9a-f]{12}", versions.pop())

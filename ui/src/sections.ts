@@ -3,7 +3,7 @@
 // `lazy(() => import("./pages/..."))` so that its code loads only when it is opened; the server
 // must serve the application shell at its paths too (CONSOLE_PATHS in sightline/web/pages.py).
 import type { ComponentType } from "preact";
-import { lazy } from "preact-iso";
+import lazy from "preact-iso/lazy";
 
 import { HealthPage } from "./pages/Health";
 import { SitePage } from "./pages/Site";

@@ -10,6 +10,8 @@ rebuilt bundle is never mixed with a cached one.
 from __future__ import annotations
 
 import hashlib
+import json
+import re
 from pathlib import Path
 from string import Template
 
@@ -24,7 +26,8 @@ router = APIRouter(include_in_schema=False)
 TEMPLATES = Path(__file__).with_name("templates")
 STATIC = Path(__file__).with_name("static")
 CONSOLE = STATIC / "console"
-ASSETS = ("app.js", "console.css", "theme.js", "setup.js")
+ASSETS = ("app.js", "console.css", "theme.js", "setup.js", "manifest.json")
+CHUNK = re.compile(r"chunk-[A-Za-z0-9]+\.js")
 
 # Client-side routes of the console application; a new section adds its paths here and in
 # ui/src/sections.ts. "{rest:path}" covers every page below a section.
@@ -43,11 +46,27 @@ def asset_version() -> str | None:
     return digest.hexdigest()[:12]
 
 
+def preload_links() -> str:
+    """``<link rel="modulepreload">`` for the chunks app.js imports statically (from the build's
+    manifest), so the browser fetches them with app.js instead of after parsing it."""
+    try:
+        names = json.loads((CONSOLE / "manifest.json").read_text("utf-8")).get("preload", [])
+    except (OSError, ValueError, AttributeError):
+        return ""
+    return "\n".join(
+        f'<link rel="modulepreload" href="/static/console/{name}">'
+        for name in names
+        if isinstance(name, str) and CHUNK.fullmatch(name)
+    )
+
+
 def render(name: str, status: int = 200, *, needs_assets: bool = True) -> HTMLResponse:
     version = asset_version()
     if version is None and needs_assets:
         return HTMLResponse((TEMPLATES / "not-built.html").read_text("utf-8"), status_code=503)
-    html = Template((TEMPLATES / name).read_text("utf-8")).substitute(version=version or "unbuilt")
+    html = Template((TEMPLATES / name).read_text("utf-8")).substitute(
+        version=version or "unbuilt", preload=preload_links()
+    )
     # The shell is tiny and names versioned assets: revalidate it, cache the assets.
     return HTMLResponse(html, status_code=status, headers={"Cache-Control": "no-cache"})
 
