@@ -13,8 +13,8 @@ from sqlalchemy import Connection, insert, select
 from sightline.reports import rollup
 from sightline.reports.params import parse
 from sightline.reports.rollup import RollupJob
-from sightline.reports.sketch import Sketch
 from sightline.reports.service import Report
+from sightline.reports.sketch import Sketch
 from sightline.storage import Database, open_database
 from sightline.storage.schema import (
     events,
