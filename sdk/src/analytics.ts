@@ -152,8 +152,12 @@ const seal = (): void => {
   while (buf.length) {
     const batch: Batch = { key, batch_id: rid(), events: [] };
     let size = 200;
-    while (buf.length && batch.events.length < 20 && (size += new Blob([JSON.stringify(buf[0])]).size) < MAX_BODY)
+    // An event too large for any batch still goes alone: the server refuses it (413), the SDK drops it.
+    while (buf.length && batch.events.length < 20) {
+      size += new Blob([JSON.stringify(buf[0])]).size;
+      if (size > MAX_BODY && batch.events.length) break;
       batch.events.push(buf.shift()!);
+    }
     out.push(batch);
   }
   while (out.length > 50) dropped += out.shift()!.events.length;
