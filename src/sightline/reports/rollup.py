@@ -20,14 +20,12 @@ import orjson
 from sqlalchemy import (
     Connection,
     Float,
-    bindparam,
     cast,
     extract,
     func,
     insert,
     select,
     text,
-    tuple_,
     update,
 )
 from sqlalchemy.sql.elements import ColumnElement
@@ -42,7 +40,7 @@ JOB = "rollup"
 NONE = "(none)"
 PAGEVIEW = "pageview"
 VISIT_DIMS = ("source", "utm_source", "utm_medium", "utm_campaign", "browser", "os", "device")
-CHUNK = 500
+CHUNK = 5000
 ANALYZE_EVERY = 200_000
 
 Key = tuple[int, str, int, str]  # site_id, dim, hour, value
@@ -61,6 +59,11 @@ def cut(value: str | None) -> str:
 
 def _at(seconds: float) -> datetime:
     return datetime.fromtimestamp(seconds, UTC)
+
+
+def _sqlite_stamp(seconds: float) -> str:
+    """The text UTCDateTime stores in SQLite (naive UTC with microseconds)."""
+    return datetime.fromtimestamp(seconds, UTC).replace(tzinfo=None).isoformat(" ", "microseconds")
 
 
 @dataclass(slots=True)
@@ -288,9 +291,15 @@ class RollupJob:
     def _load_visits(self, conn: Connection, keys: Iterable[tuple[int, str]]) -> dict[tuple[int, str], Visit]:
         found: dict[tuple[int, str], Visit] = {}
         v = report_visits.c
-        wanted = sorted(keys)
-        for start in range(0, len(wanted), CHUNK):
-            chunk = wanted[start : start + CHUNK]
+        by_site: dict[int, list[str]] = {}
+        for site_id, session_id in keys:
+            by_site.setdefault(site_id, []).append(session_id)
+        chunks = [
+            (site_id, sessions[i : i + CHUNK])
+            for site_id, sessions in by_site.items()
+            for i in range(0, len(sessions), CHUNK)
+        ]
+        for site_id, chunk in chunks:
             query = select(
                 v.site_id,
                 v.session_id,
@@ -303,7 +312,7 @@ class RollupJob:
                 v.exit_path,
                 epoch_seconds(v.exit_at, self.db.dialect),
                 *(getattr(v, dim) for dim in VISIT_DIMS),
-            ).where(tuple_(v.site_id, v.session_id).in_(chunk))
+            ).where(v.site_id == site_id, v.session_id.in_(chunk))
             for row in conn.execute(query):
                 visit = Visit(
                     row[2],
@@ -322,52 +331,54 @@ class RollupJob:
         return found
 
     def _save_visits(self, conn: Connection, visits: dict[tuple[int, str], Visit]) -> None:
-        fresh, changed = [], []
+        fresh: list[dict[str, Any]] = []
+        changed: list[dict[str, Any]] = []
         for (site_id, session_id), visit in visits.items():
             row = {
                 "site_id": site_id,
                 "session_id": session_id,
-                "started_at": _at(visit.started),
-                "ended_at": _at(visit.ended),
+                "started_at": visit.started,
+                "ended_at": visit.ended,
                 "pageviews": visit.pageviews,
                 "duration": visit.duration,
                 "entry_path": visit.entry_path,
-                "entry_at": None if visit.entry_at is None else _at(visit.entry_at),
+                "entry_at": visit.entry_at,
                 "exit_path": visit.exit_path,
-                "exit_at": None if visit.exit_at is None else _at(visit.exit_at),
+                "exit_at": visit.exit_at,
             }
             if visit.new:
                 row["visitor_id"] = visit.visitor_id
                 row.update(zip(VISIT_DIMS, visit.attrs, strict=True))
                 fresh.append(row)
             else:
-                changed.append({**row, "k_site": site_id, "k_session": session_id})
+                changed.append(row)
+        times = {"started_at", "ended_at", "entry_at", "exit_at"}
         if fresh:
-            conn.execute(insert(report_visits), fresh)
-        if changed:
-            c = report_visits.c
-            statement = (
-                update(report_visits)
-                .where(c.site_id == bindparam("k_site"), c.session_id == bindparam("k_session"))
-                .values(
-                    {
-                        name: bindparam(name)
-                        for name in (
-                            "started_at",
-                            "ended_at",
-                            "pageviews",
-                            "duration",
-                            "entry_path",
-                            "entry_at",
-                            "exit_path",
-                            "exit_at",
-                        )
-                    }
-                )
+            columns = tuple(fresh[0])
+            _many(
+                conn,
+                f"INSERT INTO report_visits ({', '.join(columns)}) VALUES ({{marks}})",  # noqa: S608 (fixed names, bound values)
+                columns,
+                [_values(conn, r, columns, times) for r in fresh],
             )
-            conn.execute(
-                statement,
-                [{k: v for k, v in r.items() if k not in ("site_id", "session_id")} for r in changed],
+        if changed:
+            columns = (
+                "started_at",
+                "ended_at",
+                "pageviews",
+                "duration",
+                "entry_path",
+                "entry_at",
+                "exit_path",
+                "exit_at",
+            )
+            sets = ", ".join(f"{n} = {{mark}}" for n in columns)
+            keys = ("site_id", "session_id")
+            _many(
+                conn,
+                f"UPDATE report_visits SET {sets} WHERE site_id = {{mark}} AND session_id = {{mark}}",  # noqa: S608 (fixed names, bound values)
+                columns,
+                [_values(conn, r, columns + keys, times) for r in changed],
             )
 
     def _save_rollups(self, conn: Connection, totals: Totals) -> None:
@@ -407,6 +418,17 @@ def props_of(raw: str | None) -> list[tuple[str, str]]:
     return out
 
 
+def _runs(buckets: list[int], gap: int = 2) -> list[tuple[int, int]]:
+    """Sorted buckets as a few [lo, hi] ranges (a batch touches a handful of nearby hours)."""
+    runs: list[tuple[int, int]] = []
+    for bucket in buckets:
+        if runs and bucket - runs[-1][1] <= gap:
+            runs[-1] = (runs[-1][0], bucket)
+        else:
+            runs.append((bucket, bucket))
+    return runs
+
+
 def _write(conn: Connection, table: Any, totals: Totals) -> None:
     """Adds ``totals`` to the rows of ``table``: merged sketches and summed counters."""
     c = table.c
@@ -417,13 +439,16 @@ def _write(conn: Connection, table: Any, totals: Totals) -> None:
     updates: list[dict[str, Any]] = []
     for site_id, keys in by_site.items():
         existing: dict[tuple[str, int, str], Any] = {}
-        for start in range(0, len(keys), CHUNK):
-            chunk = keys[start : start + CHUNK]
+        wanted = set(keys)
+        dims = sorted({k[0] for k in keys})
+        for lo, hi in _runs(sorted({k[1] for k in keys})):
             query = select(
                 c.dim, c.bucket, c.value, c.pageviews, c.events, c.visits, c.bounces, c.duration, c.visitors
-            ).where(c.site_id == site_id, tuple_(c.dim, c.bucket, c.value).in_(chunk))
+            ).where(c.site_id == site_id, c.dim.in_(dims), c.bucket >= lo, c.bucket <= hi)
             for row in conn.execute(query):
-                existing[(row[0], row[1], row[2])] = row
+                key = (row[0], row[1], row[2])
+                if key in wanted:
+                    existing[key] = row
         for dim, bucket, value in keys:
             add = totals.counts[(site_id, dim, bucket, value)]
             hashes = totals.visitors[(site_id, dim, bucket, value)]
@@ -462,22 +487,41 @@ def _write(conn: Connection, table: Any, totals: Totals) -> None:
                     "visitors": sketch_blob,
                 }
             )
+    names = ("pageviews", "events", "visits", "bounces", "duration", "visitors")
+    keys_of = ("site_id", "dim", "bucket", "value")
     if inserts:
-        conn.execute(insert(table), inserts)
-    if updates:
-        statement = (
-            update(table)
-            .where(
-                c.site_id == bindparam("k_site"),
-                c.dim == bindparam("k_dim"),
-                c.bucket == bindparam("k_bucket"),
-                c.value == bindparam("k_value"),
-            )
-            .values(
-                {
-                    name: bindparam(name)
-                    for name in ("pageviews", "events", "visits", "bounces", "duration", "visitors")
-                }
-            )
+        columns = keys_of + names
+        _many(
+            conn,
+            f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({{marks}})",  # noqa: S608 (fixed names, bound values)
+            columns,
+            [tuple(row[n] for n in columns) for row in inserts],
         )
-        conn.execute(statement, updates)
+    if updates:
+        sets = ", ".join(f"{n} = {{mark}}" for n in names)
+        where = " AND ".join(f"{n} = {{mark}}" for n in keys_of)
+        _many(
+            conn,
+            f"UPDATE {table.name} SET {sets} WHERE {where}",  # noqa: S608 (fixed names, bound values)
+            names,
+            [tuple(row[n] for n in (*names, "k_site", "k_dim", "k_bucket", "k_value")) for row in updates],
+        )
+
+
+def _many(conn: Connection, template: str, columns: tuple[str, ...], rows: list[tuple[Any, ...]]) -> None:
+    """One DBAPI executemany (no per-row SQLAlchemy work: a batch writes thousands of rows).
+
+    ``template`` holds only fixed table and column names; ``{mark}`` is one placeholder of the
+    driver's style and ``{marks}`` one per column; every value is a bound parameter.
+    """
+    mark = "?" if conn.dialect.name == "sqlite" else "%s"
+    sql = template.replace("{marks}", ", ".join(mark for _ in columns)).replace("{mark}", mark)
+    conn.exec_driver_sql(sql, rows)
+
+
+def _values(
+    conn: Connection, row: dict[str, Any], columns: tuple[str, ...], times: set[str]
+) -> tuple[Any, ...]:
+    """The row's values in ``columns`` order; epoch seconds in ``times`` become the stored timestamp."""
+    stamp = _sqlite_stamp if conn.dialect.name == "sqlite" else _at
+    return tuple(stamp(row[n]) if n in times and row[n] is not None else row[n] for n in columns)

@@ -67,7 +67,8 @@ class Sketch:
 
     @classmethod
     def of(cls, hashes: Iterable[int]) -> Sketch:
-        array = np.unique(np.fromiter(hashes, dtype=np.uint64))
+        distinct = sorted(set(hashes))
+        array = np.array(distinct, dtype=np.uint64) if distinct else np.empty(0, dtype=np.uint64)
         sketch = cls(array)
         sketch._densify_if_large()
         return sketch

@@ -1,0 +1,241 @@
+"""Dashboard latency on a site with 10 million events (SQLite), and the unique-visitor error.
+
+Generates ``BENCH_EVENTS`` events (default 10,000,000) over 60 days for one site in
+America/New_York (``bench/reports_data.py``: bulk inserts), runs the rollup job until it has
+caught up (timed), starts ``sightline serve`` on the database, signs in, and times every request
+the dashboard makes (summary and time series with comparison, every breakdown, realtime) for
+today, 7 days and 30 days: p50/p95 over ``BENCH_REPEAT`` rounds (default 20). Filtered reports
+(raw fallback) are timed too and shown apart. Unique visitors from the API are compared with
+``COUNT(DISTINCT visitor_id)`` over the raw events. Target: p95 < 150 ms for every default
+dashboard request, visitors within 2 %.
+
+``BENCH_DIR`` keeps the generated database between runs (generated once when missing).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+from sqlalchemy import func, select
+
+from bench.bench_export import free_port
+from bench.reports_data import insert as insert_events
+from sightline.accounts.users import create_user
+from sightline.reports.rollup import RollupJob
+from sightline.sites import service as sites_service
+from sightline.storage import open_database
+from sightline.storage.schema import events
+
+TARGET_MS = 150.0
+MAX_ERROR = 0.02
+EMAIL = "bench@example.com"
+PASSWORD = "a long benchmark password"
+ZONE = "America/New_York"
+DIMENSIONS = [
+    "pages",
+    "entry_pages",
+    "exit_pages",
+    "sources",
+    "utm_campaigns",
+    "browsers",
+    "operating_systems",
+    "devices",
+    "events",
+]
+
+
+def prepare(data_dir: Path, count: int) -> int:
+    """The database with its owner, site, events and caught-up rollups; returns the site id."""
+    url = f"sqlite:///{data_dir / 'sightline.db'}"
+    marker = data_dir / f"ready-{count}"
+    db = open_database(url)
+    try:
+        if marker.exists():
+            return int(marker.read_text())
+        with db.begin() as conn:
+            owner_id = int(create_user(conn, EMAIL, PASSWORD)["id"])
+            site = sites_service.create_site(conn, owner_id, "Bench", "bench.example.com")
+            sites_service.update_site(conn, owner_id, int(site["id"]), {"timezone": ZONE})
+        site_id = int(site["id"])
+        seconds = insert_events(str(data_dir / "sightline.db"), site_id, count, 60, datetime.now(UTC))
+        print(f"generated {count:,} events in {seconds:.0f} s ({count / seconds:,.0f} events/s)", flush=True)
+        started = time.perf_counter()
+        folded = RollupJob(db, batch=100_000).catch_up()
+        seconds = time.perf_counter() - started
+        print(f"rollup job folded {folded:,} events in {seconds:.0f} s ({folded / seconds:,.0f} events/s)")
+        marker.write_text(str(site_id))
+        return site_id
+    finally:
+        db.dispose()
+
+
+def start_server(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SIGHTLINE_")}
+    command = [
+        sys.executable,
+        "-m",
+        "sightline.cli",
+        "serve",
+        "--port",
+        str(port),
+        "--data-dir",
+        str(data_dir),
+    ]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError("sightline serve exited")
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                return process
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    process.kill()
+    raise RuntimeError("sightline serve did not start")
+
+
+def requests_of(site_id: int, range_name: str) -> list[tuple[str, str, dict[str, str]]]:
+    base = f"/api/sites/{site_id}/reports"
+    out = [
+        ("summary", f"{base}/summary", {"range": range_name, "compare": "true"}),
+        ("timeseries", f"{base}/timeseries", {"range": range_name, "compare": "true"}),
+    ]
+    out += [
+        (f"breakdown {d}", f"{base}/breakdown", {"range": range_name, "dimension": d}) for d in DIMENSIONS
+    ]
+    out.append(
+        (
+            "breakdown props",
+            f"{base}/breakdown",
+            {"range": range_name, "dimension": "props", "name": "signup"},
+        )
+    )
+    out.append(("realtime", f"{base}/realtime", {}))
+    return out
+
+
+def time_requests(
+    client: httpx.Client, requests: list[tuple[str, str, dict[str, str]]], repeat: int
+) -> dict[str, list[float]]:
+    timings: dict[str, list[float]] = {name: [] for name, _, _ in requests}
+    for round_number in range(repeat + 1):
+        for name, path, params in requests:
+            started = time.perf_counter()
+            response = client.get(path, params=params)
+            elapsed = (time.perf_counter() - started) * 1000
+            assert response.status_code == 200, response.text
+            if round_number:  # the first round warms caches
+                timings[name].append(elapsed)
+    return timings
+
+
+def p95(values: list[float]) -> float:
+    return statistics.quantiles(values, n=20, method="inclusive")[18] if len(values) > 1 else values[0]
+
+
+def exact_visitors(
+    data_dir: Path, site_id: int, start: datetime, end: datetime, path: str | None = None
+) -> int:
+    db = open_database(f"sqlite:///{data_dir / 'sightline.db'}", migrate=False)
+    try:
+        query = select(func.count(func.distinct(events.c.visitor_id))).where(
+            events.c.site_id == site_id, events.c.time >= start, events.c.time < end
+        )
+        if path is not None:
+            query = query.where(events.c.name == "pageview", events.c.path == path)
+        with db.read() as conn:
+            return int(conn.execute(query).scalar_one())
+    finally:
+        db.dispose()
+
+
+def accuracy(client: httpx.Client, data_dir: Path, site_id: int) -> list[tuple[str, int, int]]:
+    out = []
+    for range_name in ("today", "7d", "30d"):
+        body = client.get(f"/api/sites/{site_id}/reports/summary", params={"range": range_name}).json()
+        start, end = (datetime.fromisoformat(body["range"][k]) for k in ("start", "end"))
+        out.append(
+            (
+                f"visitors {range_name}",
+                body["current"]["visitors"],
+                exact_visitors(data_dir, site_id, start, end),
+            )
+        )
+    pages = client.get(
+        f"/api/sites/{site_id}/reports/breakdown", params={"range": "30d", "dimension": "pages", "limit": "3"}
+    ).json()
+    start, end = (datetime.fromisoformat(pages["range"][k]) for k in ("start", "end"))
+    for row in pages["rows"]:
+        exact = exact_visitors(data_dir, site_id, start, end, row["value"])
+        out.append((f"visitors 30d page {row['value']}", row["visitors"], exact))
+    return out
+
+
+def main() -> int:
+    count = int(os.environ.get("BENCH_EVENTS", "10000000"))
+    repeat = int(os.environ.get("BENCH_REPEAT", "20"))
+    keep = os.environ.get("BENCH_DIR")
+    work = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="sightline-bench-reports-"))
+    data_dir = work / "data"
+    data_dir.mkdir(parents=True, exist_ok=True)
+    process = None
+    failures = 0
+    try:
+        site_id = prepare(data_dir, count)
+        port = free_port()
+        process = start_server(data_dir, port)
+        origin = f"http://127.0.0.1:{port}"
+        with httpx.Client(base_url=origin, headers={"Origin": origin}, timeout=120) as client:
+            assert client.post("/api/login", json={"email": EMAIL, "password": PASSWORD}).status_code == 200
+            print(f"{'request':<34} {'range':>6} {'p50 ms':>8} {'p95 ms':>8}")
+            for range_name in ("today", "7d", "30d"):
+                timings = time_requests(client, requests_of(site_id, range_name), repeat)
+                for name, values in timings.items():
+                    slow = p95(values) >= TARGET_MS
+                    failures += slow
+                    flag = "  TOO SLOW" if slow else ""
+                    median = statistics.median(values)
+                    print(f"{name:<34} {range_name:>6} {median:8.1f} {p95(values):8.1f}{flag}")
+            filtered: list[tuple[str, str, dict[str, str]]] = [
+                (f"{kind} {label}", f"/api/sites/{site_id}/reports/{kind}", {"range": "7d", **filters})
+                for label, filters in (
+                    ("source=google.com", {"source": "google.com"}),
+                    ("event=signup", {"event": "signup"}),
+                    ("page=/pricing", {"page": "/pricing"}),
+                )
+                for kind in ("summary",)
+            ]
+            timings = time_requests(client, filtered, max(3, repeat // 5))
+            print("filtered (raw fallback, not part of the target):")
+            for name, values in timings.items():
+                print(f"{name:<34} {'7d':>6} {statistics.median(values):8.1f} {p95(values):8.1f}")
+            print(f"{'figure':<34} {'api':>10} {'exact':>10} {'error':>8}")
+            for name, got, exact in accuracy(client, data_dir, site_id):
+                error = abs(got - exact) / exact if exact else 0.0
+                failures += error > MAX_ERROR
+                print(f"{name:<34} {got:>10,} {exact:>10,} {error:8.2%}")
+    finally:
+        if process is not None:
+            process.terminate()
+            process.wait(timeout=15)
+        if not keep:
+            shutil.rmtree(work, ignore_errors=True)
+    print(
+        "target: p95 < 150 ms for every dashboard request, visitors within 2 %: "
+        + ("ok" if not failures else "MISSED")
+    )
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
