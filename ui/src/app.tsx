@@ -1,7 +1,7 @@
 // The console application: the login screen, or the signed-in frame with the sections' routes.
 import { render } from "preact";
 import { LocationProvider, Route, Router, useLocation } from "preact-iso/router";
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useState } from "preact/hooks";
 
 import { api, handleUnauthorized, type User } from "./api";
 import { Shell } from "./components/Shell";
@@ -18,7 +18,7 @@ function Home() {
 
 function SignedIn() {
   const [user, setUser] = useState<User | null>(null);
-  useEffect(() => {
+  useLayoutEffect(() => {
     api.me().then(setUser, () => undefined);
   }, []);
   return (

@@ -1,5 +1,5 @@
 // Small hooks shared by the pages.
-import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 
 import { ApiError, messageOf } from "./api";
 
@@ -36,7 +36,8 @@ export function useResource<T>(load: () => Promise<T>): Resource<T> {
     }
   }, []);
 
-  useEffect(() => {
+  // A layout effect starts the request right after the first render, not a frame later.
+  useLayoutEffect(() => {
     alive.current = true;
     void reload();
     return () => {
