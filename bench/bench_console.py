@@ -9,7 +9,7 @@ again in the same context (cached assets). Medians of ``BENCH_RUNS`` runs (defau
 The absolute figures follow the machine's load (other processes share its two cores), so each run
 also opens a static page of the same server (the invalid-setup-link page: HTML and the same CSS,
 no script) in a fresh context as a baseline. Target: the application's own cost, the login
-screen over that baseline (median of the paired differences), at most 100 ms; the sites page is
+screen over that baseline (median of the paired differences), at most 150 ms; the sites page is
 reported with the part of its time spent waiting for the API.
 """
 
@@ -29,7 +29,7 @@ from sightline.web.pages import CONSOLE
 
 EMAIL = "bench@example.com"
 PASSWORD = "benchmark password 1"
-TARGET_MS = 100.0
+TARGET_MS = 150.0
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking"]
 
