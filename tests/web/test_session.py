@@ -76,7 +76,7 @@ def test_an_ended_session_sends_the_owner_to_login_and_back_to_the_same_page(con
     page.goto("/health")
     expect(page.get_by_role("heading", level=1, name="Health")).to_be_visible()
     page.context.clear_cookies()
-    page.get_by_role("link", name="Sites").click()
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Sites", exact=True).click()
     expect(page).to_have_url(re.compile(r"/login\?next=%2Fsites$"))
     expect(page.get_by_role("status")).to_have_text("Your session has ended. Sign in to continue.")
     page.get_by_label("E-mail address").fill(OWNER_EMAIL)
