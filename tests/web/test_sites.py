@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import re
+import socket
 from collections.abc import Callable
 from typing import Any
 
 from playwright.sync_api import Page, expect
 
 from tests.web.conftest import SITE_URL, Console, CustomerSite, unique
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 def open_add_dialog(page: Page) -> None:
@@ -222,6 +230,13 @@ def test_a_failed_check_is_explained_in_words(
     expect(page.get_by_role("region", name="Connection").get_by_role("alert")).to_contain_text(
         "has a Sightline snippet with another site's key"
     )
+    closed = create_site(console, page, f"127.0.0.1:{closed_port()}")
+    page.goto(f"/sites/{closed['id']}")
+    page.get_by_role("button", name="Check connection").click()
+    expect(page.get_by_role("region", name="Connection").get_by_role("alert")).to_contain_text(
+        "could not load the home page"
+    )
+
     page.goto("/sites")
     expect(page.locator(f"[data-site-id='{missing['id']}']")).to_contain_text("has no Sightline snippet")
     console.shoot(page, "sites-with-errors")
