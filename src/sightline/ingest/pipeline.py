@@ -71,7 +71,9 @@ class Job:
     stored: bool = False
 
 
-Step = Callable[[Job], Awaitable[None]]
+# A step returns None when it finished at once, or an awaitable when it has to wait (a site not in
+# the cache, the commit): the hot path creates no coroutine it does not need.
+Step = Callable[[Job], Awaitable[None] | None]
 
 
 class Pipeline:
@@ -102,12 +104,14 @@ class Pipeline:
         """Run every step; raises DropError (already counted) when one drops the batch."""
         try:
             for _, step in self.steps:
-                await step(job)
+                waiting = step(job)
+                if waiting is not None:
+                    await waiting
         except DropError as drop:
             self.dropped[drop.reason] += 1
             raise
 
-    async def parse(self, job: Job) -> None:
+    def parse(self, job: Job) -> None:
         """JSON into typed structs; types, lengths and counts of PROTOCOL.md are checked here."""
         if len(job.body) > batch.MAX_BODY:
             raise DropError("body_too_large", f"The request body is larger than {batch.MAX_BODY} bytes.")
@@ -116,7 +120,7 @@ class Pipeline:
         except BatchError as exc:
             raise _drop(exc) from None
 
-    async def validate(self, job: Job) -> None:
+    def validate(self, job: Job) -> None:
         """The rules types cannot say: text must be storable (no NUL characters)."""
         assert job.batch is not None
         try:
@@ -124,10 +128,20 @@ class Pipeline:
         except BatchError as exc:
             raise _drop(exc) from None
 
-    async def authorise(self, job: Job) -> None:
+    def authorise(self, job: Job) -> Awaitable[None] | None:
         """The key names a site; the request comes from that site's origin; collection is on."""
         assert job.batch is not None
-        site = await self.site(job.batch.key)
+        cached = self.directory.cached(job.batch.key)
+        if cached is MISS:
+            return self._authorise_loaded(job)
+        self._admit(job, cached)
+        return None
+
+    async def _authorise_loaded(self, job: Job) -> None:
+        assert job.batch is not None
+        self._admit(job, await to_thread.run_sync(self.directory.load, job.batch.key))
+
+    def _admit(self, job: Job, site: SiteInfo | None) -> None:
         if site is None:
             raise DropError("unknown_site", "No site has this key.")
         job.site = site
@@ -136,13 +150,13 @@ class Pipeline:
         if not site.collection_enabled:
             raise DropError("collection_disabled", "The site's owner has switched collection off.")
 
-    async def filter_bots(self, job: Job) -> None:
+    def filter_bots(self, job: Job) -> None:
         client = agents.client_of(job.user_agent[:1000])
         job.client = client
         if client.bot or (client.headless and not self.accept_headless):
             raise DropError("bot")
 
-    async def enrich(self, job: Job) -> None:
+    def enrich(self, job: Job) -> None:
         """One row per event: server time, user agent, referrer source, UTM tags, screen class."""
         assert job.batch is not None
         assert job.site is not None
@@ -178,7 +192,7 @@ class Pipeline:
                 )
             )
 
-    async def buffer(self, job: Job) -> None:
+    def buffer(self, job: Job) -> None:
         assert job.site is not None
         assert job.batch is not None
         try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import sys
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -28,6 +29,7 @@ log = logging.getLogger("sightline.ingest")
 
 BUILT_SDK = Path(__file__).resolve().parent.parent / "web" / "static" / "sdk"
 FAILURE_WINDOW = 60.0  # a failed commit this recent makes ingest "degraded"
+SWITCH_INTERVAL = 0.0001  # seconds; Python's default is 0.005
 
 
 def is_sdk_path(path: str) -> bool:
@@ -79,12 +81,18 @@ class Ingest:
     async def running(self) -> AsyncIterator[None]:
         """The writer runs while the server does; at shutdown it commits what is waiting."""
         await to_thread.run_sync(agents.warm_up)
+        # The writer thread and the event loop hand the interpreter lock to each other several
+        # times per group commit; with Python's default 5 ms switch interval each handoff can
+        # stall the loop that long under load. A short interval keeps requests flowing.
+        previous = sys.getswitchinterval()
+        sys.setswitchinterval(SWITCH_INTERVAL)
         self.writer.start()
         try:
             yield
         finally:
             await self.writer.stop()
             self.directory.close()
+            sys.setswitchinterval(previous)
 
     def probe(self) -> ServiceReport:
         stats = self.writer.stats

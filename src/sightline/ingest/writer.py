@@ -173,7 +173,6 @@ class GroupCommitter:
             raise QueueFullError
         self.queued_events += size
         pending = Pending(site_id, batch_id, rows, asyncio.get_running_loop().create_future())
-        pending.future.add_done_callback(lambda _: self._release(size))
         self._waiting.append(pending)
         if self._wake is not None and not self._wake.done():
             self._wake.set_result(None)
@@ -185,10 +184,7 @@ class GroupCommitter:
 
         Raises StorageUnavailableError when the transaction failed (nothing of it was stored).
         """
-        return await asyncio.shield(pending.future)
-
-    def _release(self, size: int) -> None:
-        self.queued_events -= size
+        return await pending.future
 
     def start(self) -> None:
         if self._task is None:
@@ -213,6 +209,7 @@ class GroupCommitter:
                 await self._wake
                 self._wake = None
             group, self._waiting = self._waiting, []
+            size = sum(len(p.rows) for p in group)
             started = time.perf_counter()
             self._busy = True
             try:
@@ -226,6 +223,7 @@ class GroupCommitter:
                 continue
             finally:
                 self._busy = False
+                self.queued_events -= size
             self.stats.commits += 1
             self.stats.last_commit_ms = round((time.perf_counter() - started) * 1000, 3)
             self.stats.last_group_batches = len(group)
