@@ -34,5 +34,13 @@ export const sections: Section[] = [
       { path: "/recordings/:id", component: lazy(() => import("./recordings/PlayerPage").then((m) => m.PlayerPage)) },
     ],
   },
+  {
+    label: "Reports",
+    href: "/reports",
+    routes: [
+      { path: "/reports", component: lazy(() => import("./reports/ReportsPage").then((m) => m.ReportsIndex)) },
+      { path: "/sites/:id/reports", component: lazy(() => import("./reports/ReportsPage").then((m) => m.ReportsPage)) },
+    ],
+  },
   { label: "Health", href: "/health", routes: [{ path: "/health", component: HealthPage }] },
 ];

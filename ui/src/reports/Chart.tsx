@@ -1,0 +1,97 @@
+// The time series chart (uPlot): the chosen figure per hour or day, the previous period dashed.
+import { useEffect, useRef } from "preact/hooks";
+import uPlot from "uplot";
+
+import type { Point } from "./api";
+
+interface ChartProps {
+  points: Point[];
+  previous: Point[] | null;
+  metric: keyof Point;
+  label: string;
+  interval: "hour" | "day";
+  timezone: string;
+  format: (value: number) => string;
+}
+
+/** A CSS colour (custom properties may hold light-dark()) resolved to what canvas understands. */
+function colour(host: HTMLElement, variable: string): string {
+  const probe = document.createElement("span");
+  probe.style.color = `var(${variable})`;
+  host.appendChild(probe);
+  const resolved = getComputedStyle(probe).color;
+  probe.remove();
+  return resolved;
+}
+
+function epoch(point: Point, interval: "hour" | "day"): number {
+  // Daily points are dates ("2026-11-20"); place them at noon UTC so no zone moves them a day.
+  return interval === "day" ? Date.parse(`${point.time}T12:00:00Z`) / 1000 : Date.parse(point.time) / 1000;
+}
+
+export function Chart({ points, previous, metric, label, interval, timezone, format }: ChartProps) {
+  const host = useRef<HTMLDivElement>(null);
+
+  useEffect(() => {
+    const element = host.current;
+    if (!element) return undefined;
+    let plot: uPlot | null = null;
+    const build = () => {
+      plot?.destroy();
+      const xs = points.map((p) => epoch(p, interval));
+      const data: uPlot.AlignedData = [xs, points.map((p) => Number(p[metric]))];
+      const series: uPlot.Series[] = [
+        {},
+        { label, stroke: colour(element, "--accent"), width: 2, fill: colour(element, "--accent-soft"), value: (_u, v) => (v == null ? "–" : format(v)) },
+      ];
+      if (previous) {
+        data.push(points.map((_, i) => (previous[i] ? Number(previous[i][metric]) : null)) as number[]);
+        series.push({ label: "Previous period", stroke: colour(element, "--muted"), width: 1.5, dash: [6, 5], value: (_u, v) => (v == null ? "–" : format(v)) });
+      }
+      const tickLabel =
+        interval === "day"
+          ? new Intl.DateTimeFormat(undefined, { month: "short", day: "numeric", timeZone: "UTC" })
+          : new Intl.DateTimeFormat(undefined, { hour: "numeric", minute: "2-digit", timeZone: timezone });
+      const text = colour(element, "--muted");
+      const grid = colour(element, "--border");
+      const axis: uPlot.Axis = { stroke: text, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 } };
+      plot = new uPlot(
+        {
+          width: element.clientWidth,
+          height: 260,
+          series,
+          tzDate: interval === "day" ? (ts) => uPlot.tzDate(new Date(ts * 1000), "UTC") : (ts) => uPlot.tzDate(new Date(ts * 1000), timezone),
+          axes: [
+            {
+              ...axis,
+              splits: () => xs.filter((_, i) => i % Math.max(1, Math.ceil(xs.length / 8)) === 0),
+              values: (_u, ticks) => ticks.map((t) => tickLabel.format(new Date(t * 1000))),
+            },
+            { ...axis, size: 56, values: (_u, ticks) => ticks.map((t) => format(t)) },
+          ],
+          scales: { y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
+          legend: { show: true },
+          cursor: { drag: { x: false, y: false } },
+        },
+        data,
+        element,
+      );
+    };
+    build();
+    const resize = new ResizeObserver(() => plot?.setSize({ width: element.clientWidth, height: 260 }));
+    resize.observe(element);
+    // Rebuild with the new colours when the theme changes.
+    const themed = new MutationObserver(build);
+    themed.observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme"] });
+    const scheme = window.matchMedia("(prefers-color-scheme: dark)");
+    scheme.addEventListener("change", build);
+    return () => {
+      resize.disconnect();
+      themed.disconnect();
+      scheme.removeEventListener("change", build);
+      plot?.destroy();
+    };
+  }, [points, previous, metric, label, interval, timezone, format]);
+
+  return <div class="report-chart" ref={host} aria-hidden="true" />;
+}

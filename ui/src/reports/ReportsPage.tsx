@@ -1,0 +1,303 @@
+// Reports of one site: range and comparison, filters, summary figures, the chart, breakdowns, realtime.
+import { useLocation, useRoute } from "preact-iso/router";
+import { useCallback, useEffect, useMemo, useState } from "preact/hooks";
+
+import { api, type Site } from "../api";
+import { Notice } from "../components/Notice";
+import { Page } from "../components/Page";
+import { count } from "../format";
+import { useAutoRefresh, useResource } from "../hooks";
+import { parseQuery, queryParams, reports, type FilterName, type RangeName, type ReportQuery } from "./api";
+import { BreakdownPanel, label, type Tab } from "./Breakdown";
+import { Chart } from "./Chart";
+import { change, changeText, METRICS, metricOf, type Metric } from "./figures";
+
+const RANGES: { name: RangeName; label: string }[] = [
+  { name: "today", label: "Today" },
+  { name: "7d", label: "7 days" },
+  { name: "30d", label: "30 days" },
+  { name: "custom", label: "Custom" },
+];
+
+const VISIT_COLUMNS: Tab["columns"] = [
+  { key: "visitors", label: "Visitors" },
+  { key: "visits", label: "Visits" },
+  { key: "bounce_rate", label: "Bounce rate" },
+];
+const FILTER_LABELS: Record<FilterName, string> = { page: "Page", source: "Source", event: "Event" };
+
+export function ReportsPage() {
+  const { params } = useRoute();
+  return <SiteReports key={params.id} siteId={Number(params.id)} />;
+}
+
+/** A site as the reports need it: the API's record also carries the site's time zone. */
+type ReportSite = Site & { timezone: string };
+
+async function findSite(id: number): Promise<ReportSite | null> {
+  return ((await api.sites()) as ReportSite[]).find((site) => site.id === id) ?? null;
+}
+
+function SiteReports({ siteId }: { siteId: number }) {
+  const location = useLocation();
+  const query = useMemo(() => parseQuery(location.url.split("?")[1] ?? ""), [location.url]);
+  const site = useResource(() => findSite(siteId));
+  const setQuery = useCallback(
+    (next: ReportQuery) => {
+      const search = queryParams(next);
+      if (!next.compare) search.set("compare", "false");
+      else search.delete("compare");
+      location.route(`/sites/${siteId}/reports?${search}`, true);
+    },
+    [location, siteId],
+  );
+  const setFilter = (name: FilterName, value: string) => setQuery({ ...query, filters: { ...query.filters, [name]: value } });
+  const dropFilter = (name: FilterName) => {
+    const filters = { ...query.filters };
+    delete filters[name];
+    setQuery({ ...query, filters });
+  };
+
+  if (site.data === null && !site.loading) {
+    return (
+      <Page title="Reports" back={{ href: "/reports", label: "Reports" }}>
+        <Notice kind="error">{site.error ?? "No site with that id exists."}</Notice>
+      </Page>
+    );
+  }
+  const name = site.data?.name ?? "…";
+  return (
+    <Page
+      title={`Reports: ${name}`}
+      back={{ href: `/sites/${siteId}`, label: name }}
+      subtitle={site.data ? <TimezoneNote site={site.data} /> : undefined}
+      actions={<RealtimeBadge siteId={siteId} />}
+    >
+      <Controls query={query} onChange={setQuery} />
+      {Object.keys(query.filters).length > 0 && (
+        <div class="report-filters" role="group" aria-label="Filters">
+          {(Object.entries(query.filters) as [FilterName, string][]).map(([f, value]) => (
+            <span class="filter-chip" key={f}>
+              <span>
+                {FILTER_LABELS[f]}: <strong>{label(f === "source" ? "sources" : f, value)}</strong>
+              </span>
+              <button type="button" class="icon-button" aria-label={`Remove the ${FILTER_LABELS[f].toLowerCase()} filter`} onClick={() => dropFilter(f)}>
+                ×
+              </button>
+            </span>
+          ))}
+          <button type="button" class="button button-quiet" onClick={() => setQuery({ ...query, filters: {} })}>
+            Clear filters
+          </button>
+        </div>
+      )}
+      <Overview siteId={siteId} query={query} timezone={site.data?.timezone ?? "UTC"} />
+      <div class="report-grid">
+        <BreakdownPanel
+          title="Pages"
+          siteId={siteId}
+          query={query}
+          onFilter={setFilter}
+          tabs={[
+            { dimension: "pages", label: "Top pages", filter: "page", columns: [{ key: "visitors", label: "Visitors" }, { key: "pageviews", label: "Pageviews" }] },
+            { dimension: "entry_pages", label: "Entry pages", filter: "page", columns: [{ key: "visits", label: "Entries" }, { key: "bounce_rate", label: "Bounce rate" }] },
+            { dimension: "exit_pages", label: "Exit pages", filter: "page", columns: [{ key: "visits", label: "Exits" }] },
+          ]}
+        />
+        <BreakdownPanel
+          title="Sources"
+          siteId={siteId}
+          query={query}
+          onFilter={setFilter}
+          tabs={[
+            { dimension: "sources", label: "Sources", filter: "source", columns: VISIT_COLUMNS },
+            { dimension: "utm_sources", label: "UTM source", columns: VISIT_COLUMNS },
+            { dimension: "utm_mediums", label: "UTM medium", columns: VISIT_COLUMNS },
+            { dimension: "utm_campaigns", label: "UTM campaign", columns: VISIT_COLUMNS },
+          ]}
+        />
+        <BreakdownPanel
+          title="Devices"
+          siteId={siteId}
+          query={query}
+          onFilter={setFilter}
+          tabs={[
+            { dimension: "browsers", label: "Browsers", columns: VISIT_COLUMNS },
+            { dimension: "operating_systems", label: "Systems", columns: VISIT_COLUMNS },
+            { dimension: "devices", label: "Devices", columns: VISIT_COLUMNS },
+          ]}
+        />
+        <BreakdownPanel
+          title="Custom events"
+          siteId={siteId}
+          query={query}
+          onFilter={setFilter}
+          props
+          tabs={[{ dimension: "events", label: "Event", filter: "event", columns: [{ key: "visitors", label: "Visitors" }, { key: "events", label: "Events" }] }]}
+        />
+      </div>
+    </Page>
+  );
+}
+
+function TimezoneNote({ site }: { site: ReportSite }) {
+  return (
+    <span>
+      {site.domain} · days and hours in <strong>{site.timezone}</strong>
+    </span>
+  );
+}
+
+function Controls({ query, onChange }: { query: ReportQuery; onChange: (q: ReportQuery) => void }) {
+  const today = new Date().toISOString().slice(0, 10);
+  const [from, setFrom] = useState(query.from ?? today);
+  const [to, setTo] = useState(query.to ?? today);
+  return (
+    <div class="report-controls">
+      <div class="segmented" role="group" aria-label="Date range">
+        {RANGES.map((r) => (
+          <button
+            key={r.name}
+            type="button"
+            aria-pressed={query.range === r.name}
+            onClick={() => onChange({ ...query, range: r.name, from: r.name === "custom" ? from : undefined, to: r.name === "custom" ? to : undefined })}
+          >
+            {r.label}
+          </button>
+        ))}
+      </div>
+      {query.range === "custom" && (
+        <form
+          class="report-dates"
+          onSubmit={(e) => {
+            e.preventDefault();
+            onChange({ ...query, range: "custom", from, to });
+          }}
+        >
+          <label>
+            From <input type="date" value={from} max={to} required onInput={(e) => setFrom(e.currentTarget.value)} />
+          </label>
+          <label>
+            To <input type="date" value={to} min={from} required onInput={(e) => setTo(e.currentTarget.value)} />
+          </label>
+          <button type="submit" class="button">
+            Apply
+          </button>
+        </form>
+      )}
+      <label class="checkbox-row report-compare">
+        <input type="checkbox" checked={query.compare} onChange={(e) => onChange({ ...query, compare: e.currentTarget.checked })} />
+        Compare with the previous period
+      </label>
+    </div>
+  );
+}
+
+function Overview({ siteId, query, timezone }: { siteId: number; query: ReportQuery; timezone: string }) {
+  const key = JSON.stringify(query);
+  const summary = useResource(() => reports.summary(siteId, query));
+  const series = useResource(() => reports.timeseries(siteId, query));
+  const [metric, setMetric] = useState<Metric>("visitors");
+  useEffect(() => {
+    void summary.reload();
+    void series.reload();
+  }, [key]);
+  const chosen = metricOf(metric);
+  const current = summary.data?.current;
+  const previous = summary.data?.previous ?? undefined;
+  return (
+    <>
+      {(summary.error || series.error) && <Notice kind="error">{summary.error ?? series.error}</Notice>}
+      <section class="panel report-overview" aria-label="Summary">
+        <div class="report-cards" role="group" aria-label="Figure shown in the chart">
+          {METRICS.map((m) => {
+            const delta = current && previous ? change(current[m.key], previous[m.key]) : null;
+            const good = delta !== null && (m.lowerIsBetter ? delta < 0 : delta > 0);
+            return (
+              <button key={m.key} type="button" class="report-card" aria-pressed={metric === m.key} data-metric={m.key} onClick={() => setMetric(m.key)}>
+                <span class="report-card-label">{m.label}</span>
+                <span class="report-card-value">{current ? m.format(current[m.key]) : "–"}</span>
+                {delta !== null && (
+                  <span class={`report-card-change ${delta === 0 ? "" : good ? "up" : "down"}`}>
+                    {changeText(delta)}
+                    <span class="visually-hidden"> compared with the previous period</span>
+                  </span>
+                )}
+              </button>
+            );
+          })}
+        </div>
+        {series.data && (
+          <>
+            <Chart
+              points={series.data.points}
+              previous={series.data.previous}
+              metric={metric}
+              label={chosen.label}
+              interval={series.data.interval}
+              timezone={timezone}
+              format={chosen.format}
+            />
+            <table class="visually-hidden">
+              <caption>
+                {chosen.label} per {series.data.interval}
+              </caption>
+              <tbody>
+                {series.data.points.map((p) => (
+                  <tr key={p.time}>
+                    <th scope="row">{p.time}</th>
+                    <td>{chosen.format(p[metric])}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </>
+        )}
+        {series.loading && !series.data && <p class="loading">Loading the chart…</p>}
+      </section>
+    </>
+  );
+}
+
+function RealtimeBadge({ siteId }: { siteId: number }) {
+  const live = useResource(() => reports.realtime(siteId));
+  useAutoRefresh(live.reload, 30_000);
+  const visitors = live.data?.visitors;
+  return (
+    <span class="badge badge-large realtime" role="status" aria-live="polite">
+      <span class="badge-dot realtime-dot" aria-hidden="true" />
+      {visitors === undefined ? "…" : `${count(visitors)} ${visitors === 1 ? "visitor" : "visitors"} in the last 5 minutes`}
+    </span>
+  );
+}
+
+export function ReportsIndex() {
+  const sites = useResource(api.sites);
+  return (
+    <Page title="Reports" subtitle="Pick a site to see its visitors, pages, sources and events.">
+      {sites.error && <Notice kind="error">{sites.error}</Notice>}
+      {sites.data && sites.data.length === 0 && (
+        <div class="panel empty">
+          <h2>No sites yet</h2>
+          <p>
+            <a href="/sites">Add a site</a> to start collecting data for its reports.
+          </p>
+        </div>
+      )}
+      {sites.data && sites.data.length > 0 && (
+        <ul class="site-list" aria-label="Reports of your sites">
+          {sites.data.map((site) => (
+            <li class="site-row report-site" key={site.id}>
+              <div class="site-ident">
+                <a class="site-name" href={`/sites/${site.id}/reports`}>
+                  {site.name}
+                </a>
+                <span class="site-domain">{site.domain}</span>
+              </div>
+            </li>
+          ))}
+        </ul>
+      )}
+    </Page>
+  );
+}

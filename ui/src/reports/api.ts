@@ -1,0 +1,120 @@
+// The reports API (docs/reports.md): the query the dashboard keeps in its URL, and the answers.
+import { request } from "../api";
+
+export type RangeName = "today" | "7d" | "30d" | "custom";
+export type FilterName = "page" | "source" | "event";
+
+export interface ReportQuery {
+  range: RangeName;
+  from?: string;
+  to?: string;
+  compare: boolean;
+  filters: Partial<Record<FilterName, string>>;
+}
+
+export interface Figures {
+  visitors: number;
+  visits: number;
+  pageviews: number;
+  views_per_visit: number;
+  bounce_rate: number;
+  visit_duration: number;
+}
+
+export interface RangeInfo {
+  name?: RangeName;
+  from: string;
+  to: string;
+  start: string;
+  end: string;
+}
+
+interface Meta {
+  site_id: number;
+  timezone: string;
+  range: RangeInfo;
+  previous_range?: RangeInfo;
+  filters: Partial<Record<FilterName, string>>;
+  source: "rollups" | "events";
+}
+
+export interface Summary extends Meta {
+  current: Figures;
+  previous: Figures | null;
+}
+
+export interface Point extends Figures {
+  time: string;
+}
+
+export interface Series extends Meta {
+  interval: "hour" | "day";
+  points: Point[];
+  previous: Point[] | null;
+}
+
+export interface Row extends Partial<Figures> {
+  value: string;
+  key?: string;
+  events?: number;
+}
+
+export interface Breakdown extends Meta {
+  dimension: string;
+  rows: Row[];
+  more: boolean;
+}
+
+export interface Realtime {
+  site_id: number;
+  window_seconds: number;
+  visitors: number;
+  pageviews: number;
+  pages: { value: string; visitors: number }[];
+}
+
+export function queryParams(query: ReportQuery): URLSearchParams {
+  const params = new URLSearchParams({ range: query.range });
+  if (query.range === "custom") {
+    if (query.from) params.set("from", query.from);
+    if (query.to) params.set("to", query.to);
+  }
+  if (query.compare) params.set("compare", "true");
+  for (const [name, value] of Object.entries(query.filters)) if (value) params.set(name, value);
+  return params;
+}
+
+export function parseQuery(search: string): ReportQuery {
+  const params = new URLSearchParams(search);
+  const raw = params.get("range");
+  const range: RangeName = raw === "today" || raw === "30d" || raw === "custom" ? raw : "7d";
+  const filters: ReportQuery["filters"] = {};
+  for (const name of ["page", "source", "event"] as FilterName[]) {
+    const value = params.get(name);
+    if (value) filters[name] = value;
+  }
+  return {
+    range,
+    from: params.get("from") ?? undefined,
+    to: params.get("to") ?? undefined,
+    compare: params.get("compare") !== "false",
+    filters,
+  };
+}
+
+const base = (siteId: number) => `/api/sites/${siteId}/reports`;
+
+export const reports = {
+  summary: (siteId: number, q: ReportQuery) =>
+    request<Summary>("GET", `${base(siteId)}/summary?${queryParams(q)}`),
+  timeseries: (siteId: number, q: ReportQuery) =>
+    request<Series>("GET", `${base(siteId)}/timeseries?${queryParams(q)}`),
+  breakdown: (siteId: number, q: ReportQuery, dimension: string, name?: string) => {
+    const params = queryParams({ ...q, compare: false });
+    params.set("dimension", dimension);
+    params.set("limit", "10");
+    if (name) params.set("name", name);
+    return request<Breakdown>("GET", `${base(siteId)}/breakdown?${params}`);
+  },
+  realtime: (siteId: number) => request<Realtime>("GET", `${base(siteId)}/realtime`),
+};
