@@ -7,7 +7,7 @@ import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from playwright.sync_api import expect
+from playwright.sync_api import Locator, Page, expect
 
 from sightline.storage import open_database
 from tests.reports import helpers
@@ -73,8 +73,8 @@ def seeded_site(console: Console, console_server: LiveServer) -> tuple[int, list
     return site_id, rows
 
 
-def _card(tab: object, metric: str) -> object:
-    return tab.locator(f'.report-card[data-metric="{metric}"] .report-card-value')  # type: ignore[attr-defined]
+def _card(tab: Page, metric: str) -> Locator:
+    return tab.locator(f'.report-card[data-metric="{metric}"] .report-card-value')
 
 
 def test_the_reports_page_shows_the_seeded_figures_and_filters_by_a_click(
@@ -88,9 +88,9 @@ def test_the_reports_page_shows_the_seeded_figures_and_filters_by_a_click(
     tab = console.signed_in()
     tab.goto(f"/sites/{site_id}/reports?range=custom&from={first}&to={last}")
     expect(tab.get_by_role("heading", level=1)).to_have_text("Reports: Shop reports")
-    expect(_card(tab, "visitors")).to_have_text(str(expected["visitors"]))  # type: ignore[arg-type]
-    expect(_card(tab, "visits")).to_have_text(str(expected["visits"]))  # type: ignore[arg-type]
-    expect(_card(tab, "pageviews")).to_have_text(str(expected["pageviews"]))  # type: ignore[arg-type]
+    expect(_card(tab, "visitors")).to_have_text(str(expected["visitors"]))
+    expect(_card(tab, "visits")).to_have_text(str(expected["visits"]))
+    expect(_card(tab, "pageviews")).to_have_text(str(expected["pageviews"]))
     expect(tab.locator(".report-chart canvas").first).to_be_visible()
     expect(tab.get_by_role("status").filter(has_text="in the last 5 minutes")).to_have_text(
         "2 visitors in the last 5 minutes"
@@ -107,10 +107,10 @@ def test_the_reports_page_shows_the_seeded_figures_and_filters_by_a_click(
     expect(tab).to_have_url(re.compile(r"page=" + re.escape(top[0].replace("/", "%2F"))))
     filtered = helpers.expected_filtered(rows, span, page=top[0])
     expect(tab.locator(".filter-chip")).to_contain_text(top[0])
-    expect(_card(tab, "visits")).to_have_text(str(filtered["visits"]))  # type: ignore[arg-type]
-    expect(_card(tab, "visitors")).to_have_text(str(filtered["visitors"]))  # type: ignore[arg-type]
+    expect(_card(tab, "visits")).to_have_text(str(filtered["visits"]))
+    expect(_card(tab, "visitors")).to_have_text(str(filtered["visitors"]))
     tab.get_by_role("button", name="Remove the page filter").click()
-    expect(_card(tab, "visits")).to_have_text(str(expected["visits"]))  # type: ignore[arg-type]
+    expect(_card(tab, "visits")).to_have_text(str(expected["visits"]))
 
 
 def test_the_reports_page_works_by_keyboard_in_dark_and_on_a_phone(
@@ -127,7 +127,7 @@ def test_the_reports_page_works_by_keyboard_in_dark_and_on_a_phone(
     expect(thirty).to_have_attribute("aria-pressed", "true")
     start = helpers.span_of(datetime.now(UTC).date() - timedelta(days=29), datetime.now(UTC).date(), "UTC")[0]
     expected = helpers.expected_summary(rows, (start, datetime.now(UTC) + timedelta(hours=1)))
-    expect(_card(tab, "visits")).to_have_text(str(expected["visits"]))  # type: ignore[arg-type]
+    expect(_card(tab, "visits")).to_have_text(str(expected["visits"]))
     bounce = tab.locator('.report-card[data-metric="bounce_rate"]')
     bounce.focus()
     tab.keyboard.press("Space")
