@@ -95,7 +95,10 @@ export interface Analytics {
    * Never throws and never rejects.
    */
   feedback(surveyId: string): Promise<boolean>;
-  /** How many queued actions were dropped because the queue before readiness (100 actions) was full. */
+  /**
+   * How many events were dropped because a queue was full: the queue before readiness (100 actions,
+   * the oldest go first) or the outbox of unsent batches during a long outage (50 batches).
+   */
   readonly dropped: number;
 }
 

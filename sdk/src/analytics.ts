@@ -170,7 +170,7 @@ const send = (): void => {
   inflight = batch;
   const settle = (retryAfter?: string | null | 0): void => {
     inflight = undefined;
-    if (retryAfter !== 0) waiting = setTimeout(() => ((waiting = 0), send()), backoff(retryAfter));
+    if (retryAfter !== 0) waiting = setTimeout(safe(() => ((waiting = 0), send())), backoff(retryAfter));
     else {
       attempt = 0;
       out = out.filter((b) => b != batch);
@@ -266,7 +266,7 @@ const applyConfig = (c: Config): void => {
 const fetchConfig = (resolve: (s: Status) => void): void => {
   const retry = (retryAfter?: string | null): void => {
     st = { events: "error", recording: "disabled", feedback: "error" };
-    setTimeout(() => fetchConfig(resolve), backoff(retryAfter));
+    setTimeout(safe(() => fetchConfig(resolve)), backoff(retryAfter));
   };
   fetch(base + "i/config?key=" + encodeURIComponent(key), { credentials: "omit" })
     .then((r) =>

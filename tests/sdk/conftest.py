@@ -1,5 +1,6 @@
-"""Fixtures of the browser SDK tests: one headless Chromium per module, a customer shop on its own
-origin per test, a site for that shop on the live Sightline server, and a view of the stored events."""
+"""Fixtures of the browser SDK tests: one Sightline server per database engine for the whole package,
+one headless Chromium per module, a customer shop on its own origin per test, a site for that shop,
+and a view of the stored events."""
 
 from __future__ import annotations
 
@@ -10,11 +11,12 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
 
 from sightline.storage import Database, open_database
-from tests.conftest import sign_in
+from tests.conftest import BACKENDS, OWNER_EMAIL, OWNER_PASSWORD, sign_in
 from tests.sdk.build import ensure_built
 from tests.sdk.helpers import Site, Store, Stored
 from tests.sdk.shop import Shop
-from tests.support.server import LiveServer
+from tests.support.postgres import PostgresServer
+from tests.support.server import LiveServer, create_owner
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking"]
@@ -72,29 +74,47 @@ def shop() -> Iterator[Shop]:
     server.close()
 
 
-@pytest.fixture(scope="module")
-def store(console_server: LiveServer) -> Iterator[Store]:
-    assert console_server.database_url is not None
-    database: Database = open_database(console_server.database_url)
+@pytest.fixture(scope="package", params=BACKENDS)
+def sdk_server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LiveServer]:
+    """One server per engine for every SDK module (each test uses its own site, shop and browser context)."""
+    directory = tmp_path_factory.mktemp(f"sdk-{request.param}")
+    if request.param == "postgresql":
+        postgres: PostgresServer = request.getfixturevalue("postgres")
+        url = postgres.create_database()
+    else:
+        url = f"sqlite:///{directory / 'sightline.db'}"
+    server = LiveServer(directory / "data", url)
+    server.start()
+    create_owner(server, OWNER_EMAIL, OWNER_PASSWORD)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="package")
+def store(sdk_server: LiveServer) -> Iterator[Store]:
+    assert sdk_server.database_url is not None
+    database: Database = open_database(sdk_server.database_url)
     yield Store(database)
     database.dispose()
 
 
 @pytest.fixture
-def site(owner_client: httpx.Client, shop: Shop, console_server: LiveServer) -> Site:
+def site(owner_client: httpx.Client, shop: Shop, sdk_server: LiveServer) -> Site:
     """A site whose domain is the shop's origin; the shop page carries its snippet (SDK starts itself)."""
     response = owner_client.post("/api/sites", json={"name": "Shop", "domain": shop.domain})
     assert response.status_code == 201, response.text
     body = response.json()
-    created = Site(id=body["id"], key=body["key"], base_url=console_server.base_url, owner=owner_client)
+    created = Site(id=body["id"], key=body["key"], base_url=sdk_server.base_url, owner=owner_client)
     shop.use(created.base_url, created.key)
     return created
 
 
-@pytest.fixture(scope="module")
-def owner_client(console_server: LiveServer) -> Iterator[httpx.Client]:
-    """The signed-in owner, once per module (signing in costs a password hash)."""
-    client = sign_in(console_server)
+@pytest.fixture(scope="package")
+def owner_client(sdk_server: LiveServer) -> Iterator[httpx.Client]:
+    """The signed-in owner (signing in once: it costs a password hash)."""
+    client = sign_in(sdk_server)
     yield client
     client.close()
 

@@ -62,11 +62,12 @@ def test_queue_before_readiness_keeps_the_newest_100_actions_and_counts_drops(
 def test_outage_then_recovery_stores_each_event_exactly_once(
     page: Page, shop: Shop, site: Site, stored: Stored
 ) -> None:
-    outage = {"on": True, "aborted": 0}
+    outage = True
+    aborted: list[float] = []
 
     def network(route: Route) -> None:
-        if outage["on"]:
-            outage["aborted"] += 1
+        if outage:
+            aborted.append(time.monotonic())
             route.abort("connectionfailed")
         else:
             route.continue_()
@@ -74,9 +75,12 @@ def test_outage_then_recovery_stores_each_event_exactly_once(
     page.route(EVENTS, network)
     open_page(page, shop.url())
     page.evaluate("for (let i = 0; i < 25; i++) analytics.event('during_outage_' + i)")
-    wait_until(page, lambda: outage["aborted"] >= 3, 20)
+    wait_until(page, lambda: len(aborted) >= 3, 20)
     assert stored.all() == []
-    outage["on"] = False
+    # Exponential backoff with jitter: about 1 s, then about 2 s (each 50-100 % of the step).
+    assert 0.45 <= aborted[1] - aborted[0] <= 1.2
+    assert 0.95 <= aborted[2] - aborted[1] <= 2.2
+    outage = False
     events = stored.wait(26, timeout=40)
     assert [e.name for e in events] == ["pageview"] + [f"during_outage_{i}" for i in range(25)]
     page.wait_for_timeout(1500)
@@ -157,7 +161,7 @@ def test_client_errors_other_than_429_are_not_retried(
     page.route(EVENTS, refuse_first)
     open_page(page, shop.url())
     page.evaluate("analytics.event('refused')")
-    page.wait_for_timeout(5000)
+    page.wait_for_timeout(4500)  # 3 s batching window, then a retry would come within 1 s
     assert len(calls) == 1
     page.evaluate("analytics.event('next')")
     [event] = stored.wait(1)
