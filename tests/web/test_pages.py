@@ -114,3 +114,26 @@ def test_the_site_page_link_from_the_list_opens_the_site(console: Console) -> No
     expect(page.get_by_role("navigation", name="Main").get_by_role("link", name="Sites")).to_have_attribute(
         "aria-current", "page"
     )
+
+
+def test_the_narrowest_supported_screen_needs_no_horizontal_scrolling(console: Console) -> None:
+    page = console.signed_in(viewport={"width": 360, "height": 740})
+    site = console.api(
+        page,
+        "POST",
+        "/api/sites",
+        {
+            "name": "A rather long site name for a narrow phone",
+            "domain": unique("narrow-screen-check") + ".example.co.uk",
+        },
+    )
+    assert isinstance(site, dict)
+    for path in ("/sites", f"/sites/{site['id']}", "/health"):
+        page.goto(path)
+        expect(page.locator("main h1")).to_be_visible()
+        page.wait_for_load_state("networkidle")
+        no_horizontal_scroll(page)
+    page.goto("/sites")
+    page.get_by_role("button", name="Add site").click()
+    expect(page.get_by_role("dialog")).to_be_visible()
+    no_horizontal_scroll(page)
