@@ -111,7 +111,7 @@ def test_the_job_is_idempotent_and_a_failed_batch_changes_nothing(
     def broken(*_: object) -> None:
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(rollup, "_write", broken)
+    monkeypatch.setattr(rollup, "_apply", broken)
     with pytest.raises(RuntimeError, match="disk on fire"):
         job.fold()
     with db.read() as conn:

@@ -138,25 +138,20 @@ class RollupJob:
         self._analyzed = False
         self._unanalyzed = 0
 
-    def watermark(self, conn: Connection) -> int:
+    def watermark(self, conn: Connection) -> int | None:
+        """The id of the last folded event; None before the first batch."""
         value = conn.execute(select(report_state.c.last_event_id).where(report_state.c.name == JOB)).scalar()
-        if value is None:
-            conn.execute(insert(report_state).values(name=JOB, last_event_id=0, updated_at=utcnow()))
-            return 0
-        return int(value)
-
-    def lag(self) -> int:
-        """Events stored but not yet folded into the reports."""
-        with self.db.read() as conn:
-            mark = conn.execute(
-                select(report_state.c.last_event_id).where(report_state.c.name == JOB)
-            ).scalar()
-            return int(conn.execute(select(func.count()).where(events.c.id > (mark or 0))).scalar_one())
+        return None if value is None else int(value)
 
     def fold(self) -> int:
-        """Folds the next batch of events; returns how many it folded (0: caught up)."""
-        with self.db.begin() as conn:
-            mark = self.watermark(conn)
+        """Folds the next batch of events; returns how many it folded (0: caught up).
+
+        Everything is read and computed first, outside any write transaction; the writes then
+        take one short transaction, so ingest's commits never wait long for the job.
+        """
+        with self.db.read() as conn:
+            state = self.watermark(conn)
+            mark = state or 0
             rows = conn.execute(
                 select(
                     events.c.id,
@@ -186,15 +181,22 @@ class RollupJob:
             self._fold_events(rows, visits, totals)
             for (site_id, _), visit in visits.items():
                 self._visit_delta(site_id, visit, totals)
+            plans = self._plan_rollups(conn, totals)
+        with self.db.begin() as conn:
             self._save_visits(conn, visits)
-            self._save_rollups(conn, totals)
-            moved = conn.execute(
-                update(report_state)
-                .where(report_state.c.name == JOB, report_state.c.last_event_id == mark)
-                .values(last_event_id=rows[-1][0], updated_at=utcnow())
-            )
-            if moved.rowcount != 1:
-                raise RuntimeError("another rollup job moved the watermark; this batch is rolled back")
+            for table, plan in plans:
+                _apply(conn, table, *plan)
+            newest = rows[-1][0]
+            if state is None:  # a racing first batch fails on the primary key
+                conn.execute(insert(report_state).values(name=JOB, last_event_id=newest, updated_at=utcnow()))
+            else:
+                moved = conn.execute(
+                    update(report_state)
+                    .where(report_state.c.name == JOB, report_state.c.last_event_id == mark)
+                    .values(last_event_id=newest, updated_at=utcnow())
+                )
+                if moved.rowcount != 1:
+                    raise RuntimeError("another rollup job moved the watermark; this batch is rolled back")
         self.folded_events += len(rows)
         self._analyze(len(rows))
         return len(rows)
@@ -381,7 +383,7 @@ class RollupJob:
                 [_values(conn, r, columns + keys, times) for r in changed],
             )
 
-    def _save_rollups(self, conn: Connection, totals: Totals) -> None:
+    def _plan_rollups(self, conn: Connection, totals: Totals) -> list[tuple[Any, Plan]]:
         daily = Totals()
         for (site_id, dim, hour, value), row in totals.counts.items():
             key = (site_id, dim, hour // 24, value)
@@ -393,8 +395,10 @@ class RollupJob:
                 for i in range(5):
                     target[i] += row[i]
                 daily.visitors[key] |= totals.visitors[(site_id, dim, hour, value)]
-        _write(conn, report_hourly, totals)
-        _write(conn, report_daily, daily)
+        return [
+            (report_hourly, _plan(conn, report_hourly, totals)),
+            (report_daily, _plan(conn, report_daily, daily)),
+        ]
 
 
 def props_of(raw: str | None) -> list[tuple[str, str]]:
@@ -429,8 +433,11 @@ def _runs(buckets: list[int], gap: int = 2) -> list[tuple[int, int]]:
     return runs
 
 
-def _write(conn: Connection, table: Any, totals: Totals) -> None:
-    """Adds ``totals`` to the rows of ``table``: merged sketches and summed counters."""
+Plan = tuple[list[dict[str, Any]], list[dict[str, Any]]]  # rows to insert, rows to update
+
+
+def _plan(conn: Connection, table: Any, totals: Totals) -> Plan:
+    """The rows of ``table`` once ``totals`` are added: merged sketches and summed counters."""
     c = table.c
     by_site: dict[int, list[tuple[str, int, str]]] = {}
     for site_id, dim, bucket, value in totals.counts:
@@ -487,6 +494,12 @@ def _write(conn: Connection, table: Any, totals: Totals) -> None:
                     "visitors": sketch_blob,
                 }
             )
+    return inserts, updates
+
+
+def _apply(
+    conn: Connection, table: Any, inserts: list[dict[str, Any]], updates: list[dict[str, Any]]
+) -> None:
     names = ("pageviews", "events", "visits", "bounces", "duration", "visitors")
     keys_of = ("site_id", "dim", "bucket", "value")
     if inserts:
