@@ -4,8 +4,11 @@ import type { Props } from "../analytics";
 /** Length in characters (code points), as the server counts them. */
 export const chars = (s: string): number => Array.from(s).length;
 
+/** `s` with every lone surrogate replaced by U+FFFD: the server accepts only well-formed Unicode. */
+export const wf = (s: string): string => s.replace(/\p{Cs}/gu, "\ufffd");
+
 /** `s` cut to at most `n` characters without splitting a surrogate pair. */
-export const cut = (s: string, n: number): string => (s.length > n ? Array.from(s).slice(0, n).join("") : s);
+export const cut = (s: string, n: number): string => wf(s.length > n ? Array.from(s).slice(0, n).join("") : s);
 
 const fail = (method: string, rule: string): never => {
   throw new TypeError(`analytics.${method}: ${rule}`);
@@ -16,7 +19,7 @@ const sized = (method: string, what: string, value: unknown, max: number): strin
   return value as string;
 };
 
-export const checkName = (name: unknown): string => sized("event", "name", name, 100);
+export const checkName = (name: unknown): string => wf(sized("event", "name", name, 100));
 
 /** A copy of `props` when it follows the rules. */
 export const checkProps = (props: unknown): Props => {
@@ -30,7 +33,7 @@ export const checkProps = (props: unknown): Props => {
     const type = typeof value;
     if (type == "string" ? chars(value as string) > 2000 : type == "number" ? !isFinite(value as number) : type != "boolean")
       fail("event", `props.${key} must be a string of at most 2000 characters, a finite number or a boolean`);
-    copy[key] = value as string;
+    copy[wf(key)] = type == "string" ? wf(value as string) : (value as number);
   }
   if (new Blob([JSON.stringify(copy)]).size > 49152) fail("event", "props may be at most 48 KiB as JSON");
   return copy;
@@ -44,5 +47,5 @@ export const checkId = (id: unknown): string => {
   if (EMAIL.test(value)) fail("identify", "id must not be an e-mail address");
   const digits = value.replace(/\D/g, "").length;
   if (PHONE.test(value) && digits > 6 && digits < 16) fail("identify", "id must not be a phone number");
-  return value;
+  return wf(value);
 };

@@ -121,3 +121,15 @@ def test_rules_apply_before_start_too(page: Page, shop: Shop, site: Site) -> Non
         "TypeError",
         "analytics.identify: id must not be an e-mail address",
     ]
+
+
+def test_lone_surrogates_become_replacement_characters_instead_of_losing_the_batch(
+    ready_page: Page, stored: Stored
+) -> None:
+    # A string cut in the middle of an emoji ('😀'.slice(0, 1)) is not well-formed Unicode.
+    ready_page.evaluate("analytics.event('cut' + '\\ud83d', {['k' + '\\udc00']: 'x' + '\\ud800' + 'y'})")
+    ready_page.evaluate("analytics.event('whole')")
+    cut, whole = stored.wait(2)
+    assert cut.name == "cut\ufffd"
+    assert cut.props == {"k\ufffd": "x\ufffdy"}
+    assert whole.name == "whole"
