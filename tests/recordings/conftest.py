@@ -44,9 +44,14 @@ def built() -> None:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    """One server per module (SQLite), with an owner; recorded chunks land in its data dir."""
+    """One server per module (SQLite), with an owner; recorded chunks land in its data dir.
+
+    It accepts headless browsers: the tests' pages send a desktop Chrome user agent, but Chromium
+    sends the beacons of a page being left with its own headless one.
+    """
     directory = tmp_path_factory.mktemp("recording-server")
-    live = LiveServer(directory / "data", None, env={"SIGHTLINE_ALLOW_PRIVATE_ADDRESSES": "true"})
+    env = {"SIGHTLINE_ALLOW_PRIVATE_ADDRESSES": "true", "SIGHTLINE_INGEST_ACCEPT_HEADLESS": "true"}
+    live = LiveServer(directory / "data", None, env=env)
     live.start()
     create_owner(live, OWNER_EMAIL, OWNER_PASSWORD)
     yield live

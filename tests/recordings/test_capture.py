@@ -9,7 +9,7 @@ import httpx
 import pytest
 from playwright.sync_api import Page, Request, Route
 
-from tests.recordings.helpers import RecordingSite, stored_texts
+from tests.recordings.helpers import RecordingSite, stored_chunk_files, stored_texts
 from tests.recordings.pages import SitePages
 from tests.support.server import LiveServer
 
@@ -166,3 +166,48 @@ def test_masked_text_and_typed_input_never_reach_the_server(
     assert "PUBLIC-HEADING" in stored
     assert "Shown as written" in stored
     assert "*" * len("TYPED-SECRET-4242") in stored
+
+
+def test_a_failed_upload_is_retried_and_the_next_page_of_the_tab_continues_the_recording(
+    page: Page, pages: SitePages, site: RecordingSite, server: LiveServer, owner_client: httpx.Client
+) -> None:
+    refused: list[str] = []
+
+    def refuse_once(route: Route) -> None:
+        if not refused:
+            refused.append(route.request.url)
+            body = '{"error": {"code": "storage_unavailable", "message": "Try again."}}'
+            route.fulfill(
+                status=503, headers={"Retry-After": "1", "Content-Type": "application/json"}, body=body
+            )
+        else:
+            route.fallback()
+
+    page.route("**/i/recordings/**", refuse_once)
+    open_site(page, pages.url("/"))
+    page.wait_for_function("() => analytics.getSessionContext().recordingId !== undefined", timeout=20000)
+    assert "seq=0" in refused[0]
+    page.unroute("**/i/recordings/**")
+    recording_id = page.evaluate("analytics.getSessionContext().recordingId")
+    page.evaluate("history.pushState({}, '', '/in-page')")
+    page.mouse.move(120, 80)
+    page.wait_for_timeout(200)
+    page.goto(pages.url("/second"))
+    page.wait_for_function("() => analytics.getSessionContext().recordingId !== undefined", timeout=20000)
+    assert page.evaluate("analytics.getSessionContext().recordingId") == recording_id
+    page.mouse.move(60, 60)
+    page.evaluate(HIDE)
+
+    def seqs() -> list[int]:
+        return [int(p.name.split(".")[0]) for p in stored_chunk_files(server.data_dir, recording_id)]
+
+    wait_until(lambda: len(seqs()) >= 4, timeout=20)
+    assert seqs() == list(range(len(seqs())))
+    details = owner_client.get(f"/api/recordings/{recording_id}").json()
+    assert details["pages"] == 3  # first page, the in-page navigation, the second page
+    events = owner_client.get(f"/api/recordings/{recording_id}/events").json()["events"]
+    hrefs = [e["data"]["href"] for e in events if e["type"] == 4]
+    marks = [e["data"]["payload"]["href"] for e in events if e["type"] == 5 and e["data"]["tag"] == "page"]
+    assert hrefs == [pages.url("/"), pages.url("/second")]
+    assert marks == [pages.url("/in-page")]
+    assert sum(1 for e in events if e["type"] == 2) == 2
