@@ -1,0 +1,77 @@
+"""The Recordings section of the console: a site's list, opening the player, deleting a recording."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, BrowserContext
+
+from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD
+from tests.recordings.helpers import (
+    DESKTOP_CHROME,
+    chunk,
+    moves,
+    new_recording_id,
+    page_events,
+    post_chunk,
+    recording_site,
+    stored_chunk_files,
+)
+from tests.support.server import LiveServer
+
+NOW = int(time.time() * 1000)
+
+
+@pytest.fixture
+def console(browser: Browser, server: LiveServer) -> Iterator[BrowserContext]:
+    """A browser context signed in as the owner."""
+    ctx = browser.new_context(user_agent=DESKTOP_CHROME, viewport={"width": 1280, "height": 900})
+    login = ctx.request.post(
+        server.base_url + "/api/login",
+        data={"email": OWNER_EMAIL, "password": OWNER_PASSWORD},
+        headers={"Origin": server.origin},
+    )
+    assert login.status == 200
+    yield ctx
+    ctx.close()
+
+
+def test_the_owner_finds_a_recording_in_the_list_replays_it_and_deletes_it(
+    console: BrowserContext, server: LiveServer, owner_client: httpx.Client
+) -> None:
+    site = recording_site(owner_client)
+    rid = new_recording_id()
+    href = site.origin + "/checkout"
+    assert (
+        post_chunk(server, site, rid, 0, chunk(page_events(NOW, href=href, text="Checkout"))).status_code
+        == 202
+    )
+    assert post_chunk(server, site, rid, 1, chunk(moves(NOW + 65_000))).status_code == 202
+    page = console.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(f"{server.base_url}/recordings?site={site.id}")
+    row = page.locator(f"tr[data-recording-id='{rid}']")
+    row.wait_for(timeout=15000)
+    assert "1 min 05 s" in row.inner_text()
+    assert page.locator("nav a[href='/recordings']").count() == 1
+
+    row.locator("a").click()
+    page.wait_for_url(f"**/recordings/{rid}")
+    page.wait_for_selector(".recording-player[data-state=ready] .replayer-wrapper iframe", timeout=15000)
+    csp = page.evaluate("() => fetch(location.href).then(r => r.headers.get('content-security-policy'))")
+    assert "script-src 'self'" in csp
+    assert "unsafe-eval" not in csp
+    assert page.locator(".recording-pages li").inner_text().endswith("/checkout")
+    assert page.locator(".rr-controller").count() == 1
+
+    page.get_by_role("button", name="Delete").click()
+    page.get_by_role("group", name="Delete this recording?").get_by_role("button", name="Delete").click()
+    page.wait_for_url(f"**/recordings?site={site.id}")
+    page.wait_for_selector(".recordings-empty", timeout=15000)
+    assert owner_client.get(f"/api/recordings/{rid}").status_code == 404
+    assert stored_chunk_files(server.data_dir, rid) == []
+    assert errors == []
