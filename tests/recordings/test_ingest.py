@@ -190,3 +190,37 @@ def test_an_acknowledged_chunk_survives_the_server_being_killed(start_server: St
     finally:
         db.dispose()
     assert [(r.recording_id, r.seq) for r in rows] == [(rid, 0)]
+
+
+def test_the_preflight_answers_the_sites_own_origin_only(
+    console_server: LiveServer, owner: httpx.Client
+) -> None:
+    site = recording_site(owner)
+    url = f"{console_server.base_url}/i/recordings/{new_recording_id()}/chunks"
+    asked = {"Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type"}
+    own = httpx.options(url, params={"key": site.key, "seq": "0"}, headers={"Origin": site.origin, **asked})
+    assert own.status_code == 204
+    assert own.headers["access-control-allow-origin"] == site.origin
+    assert "access-control-allow-credentials" not in own.headers
+    foreign = httpx.options(
+        url, params={"key": site.key, "seq": "0"}, headers={"Origin": "https://evil.example", **asked}
+    )
+    assert foreign.status_code == 403
+    assert "access-control-allow-origin" not in foreign.headers
+
+
+def test_a_bot_gets_the_same_answer_and_nothing_is_stored(
+    console_server: LiveServer, owner: httpx.Client
+) -> None:
+    site = recording_site(owner)
+    rid = new_recording_id()
+    answer = httpx.post(
+        f"{console_server.base_url}/i/recordings/{rid}/chunks",
+        params={"key": site.key, "seq": "0"},
+        content=chunk(page_events(NOW)),
+        headers={"Origin": site.origin, "User-Agent": "Googlebot/2.1 (+http://www.google.com/bot.html)"},
+    )
+    assert answer.status_code == 202
+    assert answer.json() == {"recording_id": rid, "seq": 0, "stored": False, "snapshot": True}
+    assert stored_chunk_files(console_server.data_dir, rid) == []
+    assert owner.get(f"/api/recordings/{rid}").status_code == 404
