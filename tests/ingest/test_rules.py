@@ -155,3 +155,20 @@ def test_server_times_are_stored_on_sqlite_as_sqlalchemy_writes_them(microsecond
     processor = DATETIME().bind_processor(dialect())  # type: ignore[no-untyped-call]
     assert processor is not None
     assert _sqlite_time(moment) == processor(moment.replace(tzinfo=None))
+
+
+@pytest.mark.parametrize(
+    ("referrer", "stored"),
+    [
+        ("https://www.google.com/search?q=my+name", "https://www.google.com/search"),
+        ("https://user:secret@blog.example.org:8443/p?token=1#top", "https://blog.example.org:8443/p"),
+        ("HTTPS://Example.COM", "https://example.com/"),
+        ("", None),
+        ("not a url", None),
+        ("http://[::1", None),
+    ],
+)
+def test_a_stored_referrer_keeps_only_scheme_host_and_path(referrer: str, stored: str | None) -> None:
+    from sightline.ingest.sources import clean_referrer
+
+    assert clean_referrer(referrer) == stored

@@ -181,7 +181,7 @@ class Pipeline:
                     event.name,
                     event.path,
                     source,
-                    event.referrer or None,
+                    sources.clean_referrer(event.referrer),
                     *utm,
                     client.browser,
                     client.os,

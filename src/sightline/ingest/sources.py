@@ -1,8 +1,9 @@
 """Where a visit came from: referrer source, UTM tags, and the screen width class.
 
-The referrer source is a friendly name for well-known referrers (``Google``, ``Facebook``, ...)
-or the referrer's host without ``www.``. A referrer on the page's own host or the site's
-domain is navigation within the site and no source. Without an outside referrer, the
+The stored referrer keeps scheme, host and path only (no query: search terms and tokens stay
+private). The referrer source is a friendly name for well-known referrers (``Google``,
+``Facebook``, ...) or the referrer's host without ``www.``. A referrer on the page's own host or
+the site's domain is navigation within the site and no source. Without an outside referrer, the
 ``utm_source`` tag names the source.
 """
 
@@ -83,6 +84,24 @@ def referrer_source(referrer: str, page_host: str | None, site_host: str) -> str
     if page_host is not None and bare == (page_host[4:] if page_host.startswith("www.") else page_host):
         return None
     return source_name(host)
+
+
+@lru_cache(maxsize=8192)
+def clean_referrer(referrer: str) -> str | None:
+    """The referrer without query, fragment or user info: search terms and tokens stay private."""
+    if not referrer:
+        return None
+    try:
+        parts = urlsplit(referrer)
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        return None
+    if not parts.scheme or not host:
+        return None
+    netloc = f"[{host}]" if ":" in host else host
+    if port is not None:
+        netloc += f":{port}"
+    return f"{parts.scheme.lower()}://{netloc}{parts.path or '/'}"[:2000]
 
 
 def utm_tags(utm: Utm | None, url: str) -> tuple[str | None, ...]:
