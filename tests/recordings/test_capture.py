@@ -211,3 +211,26 @@ def test_a_failed_upload_is_retried_and_the_next_page_of_the_tab_continues_the_r
     assert hrefs == [pages.url("/"), pages.url("/second")]
     assert marks == [pages.url("/in-page")]
     assert sum(1 for e in events if e["type"] == 2) == 2
+
+
+def test_a_new_visit_after_30_idle_minutes_starts_a_new_recording(
+    page: Page, pages: SitePages, site: RecordingSite, owner_client: httpx.Client
+) -> None:
+    open_site(page, pages.url("/"))
+    page.wait_for_function("() => analytics.getSessionContext().recordingId !== undefined", timeout=20000)
+    first = page.evaluate("analytics.getSessionContext()")
+    page.evaluate(
+        "() => { const v = JSON.parse(localStorage.getItem('sightline_visit'));"
+        " v.l = Date.now() - 31 * 60 * 1000; localStorage.setItem('sightline_visit', JSON.stringify(v)); }"
+    )
+    page.wait_for_function(
+        "(old) => { const c = analytics.getSessionContext();"
+        " return c.recordingId && c.recordingId !== old; }",
+        arg=first["recordingId"],
+        timeout=20000,
+    )
+    second = page.evaluate("analytics.getSessionContext()")
+    assert second["sessionId"] != first["sessionId"]
+    listed = {r["id"]: r for r in owner_client.get(f"/api/sites/{site.id}/recordings").json()["recordings"]}
+    assert listed[second["recordingId"]]["session_id"] == second["sessionId"]
+    assert listed[first["recordingId"]]["session_id"] == first["sessionId"]
