@@ -11,7 +11,6 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
-from fastapi.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
 
 from sightline import __version__
@@ -31,6 +30,7 @@ from sightline.recordings import retention
 from sightline.settings import Settings
 from sightline.storage import Database, open_database
 from sightline.web import pages, player
+from sightline.web.assets import StaticAssets
 from sightline.web.headers import SecurityHeaders
 
 log = logging.getLogger("sightline")
@@ -105,7 +105,7 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
     app.include_router(console_recordings.router)
     app.include_router(player.router)
     # Built assets (ui/, sdk/) are not in git; a server without them still starts.
-    app.mount("/static", StaticFiles(directory=pages.STATIC, check_dir=False), name="static")
+    app.mount("/static", StaticAssets(directory=pages.STATIC, check_dir=False), name="static")
 
     @app.get("/healthz", include_in_schema=False)
     def healthz() -> dict[str, str]:

@@ -106,3 +106,18 @@ def test_the_asset_version_changes_when_a_built_file_changes(
     assert after is not None
     assert before != after
     assert f"app.js?v={after}" in bytes(pages.console_shell().body).decode()
+
+
+def test_versioned_assets_are_cached_for_good_and_the_rest_is_revalidated(console_server: LiveServer) -> None:
+    html = httpx.get(console_server.base_url + "/sites").text
+    versioned = re.findall(r'"(/static/console/[a-z]+\.(?:js|css)\?v=[0-9a-f]+)"', html)
+    chunks = re.findall(r'"(/static/console/chunk-[A-Za-z0-9]+\.js)"', html)
+    assert versioned
+    assert chunks
+    for asset in versioned + chunks:
+        response = httpx.get(console_server.base_url + asset)
+        assert response.headers["cache-control"] == "public, max-age=31536000, immutable", asset
+    for asset in ("/static/console/favicon.svg", "/static/console/app.js"):
+        response = httpx.get(console_server.base_url + asset)
+        assert response.status_code == 200
+        assert response.headers["cache-control"] == "no-cache", asset
