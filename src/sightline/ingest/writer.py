@@ -19,9 +19,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import delete
+from sqlalchemy import Connection, delete
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
+from sightline.ingest.checkpoint import WRITER_AUTOCHECKPOINT, WalCheckpointer
 from sightline.sites.traffic import TrafficMarker
 from sightline.storage import Database
 from sightline.storage.tables.events import EVENT_COLUMNS, event_batches, events
@@ -86,6 +87,7 @@ class Store:
         # stores ("2026-11-21 03:10:20.685059"), on PostgreSQL the aware datetime.
         self.time_param: Callable[[datetime], Any] = _sqlite_time if db.dialect == "sqlite" else _same
         self._last_prune = float("-inf")
+        self._held: Connection | None = None
         driver = db.engine.dialect.loaded_dbapi
         # (database unreachable or busy, database refused the data): SQLAlchemy's and the driver's.
         self.errors: tuple[tuple[type[Exception], ...], tuple[type[Exception], ...]] = (
@@ -102,7 +104,24 @@ class Store:
         received = self.time_param(now)
         batches = list(first.values())
         stored: set[tuple[int, str]] = set()
-        with self.db.engine.begin() as conn:
+        conn = self._connection()
+        try:
+            self._store(conn, first, batches, received, stored, now)
+        except Exception:
+            self.release()  # the next group starts on a fresh connection
+            raise
+        return stored
+
+    def _store(
+        self,
+        conn: Connection,
+        first: dict[tuple[int, str], Pending],
+        batches: list[Pending],
+        received: Any,
+        stored: set[tuple[int, str]],
+        now: datetime,
+    ) -> None:
+        with conn.begin():
             # The driver's own cursor, in SQLAlchemy's transaction: no per-statement framework work
             # while this thread holds the interpreter lock the request handlers need.
             cursor = conn.connection.cursor()
@@ -120,7 +139,26 @@ class Store:
             due = self.marker.due(site for site, _ in stored)
             self.marker.touch(conn, due, now)
         self.marker.written(due)
-        return stored
+
+    def _connection(self) -> Connection:
+        """The writer's own connection, held between groups: no pool checkout (or PostgreSQL
+        pre-ping round trip) per group, and on SQLite its own checkpoint threshold."""
+        if self._held is None:
+            conn = self.db.engine.connect()
+            if self.db.dialect == "sqlite":
+                conn.exec_driver_sql(f"PRAGMA wal_autocheckpoint={WRITER_AUTOCHECKPOINT}")
+            conn.commit()
+            self._held = conn
+        return self._held
+
+    def release(self) -> None:
+        """Give the held connection back (after a failure, and at shutdown)."""
+        if self._held is not None:
+            held, self._held = self._held, None
+            try:
+                held.close()
+            except Exception:
+                log.warning("ingest: closing the writer's connection failed", exc_info=True)
 
     def _insert_batches(self, count: int) -> str:
         """INSERT of ``count`` batch rows that skips stored ones and returns the new ones' keys."""
@@ -153,6 +191,7 @@ class GroupCommitter:
 
     def __init__(self, store: Store, capacity: int) -> None:
         self.store = store
+        self.checkpointer = WalCheckpointer(store.db) if store.db.dialect == "sqlite" else None
         self.capacity = capacity
         self.stats = CommitStats()
         self.queued_events = 0
@@ -199,7 +238,10 @@ class GroupCommitter:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
+        self._executor.submit(self.store.release)
         self._executor.shutdown(wait=True)
+        if self.checkpointer is not None:
+            self.checkpointer.close()
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
@@ -228,6 +270,8 @@ class GroupCommitter:
             self.stats.last_commit_ms = round((time.perf_counter() - started) * 1000, 3)
             self.stats.last_group_batches = len(group)
             self._answer(group, stored, refused)
+            if self.checkpointer is not None:
+                self.checkpointer.poke()
             if self.store.prune_due():
                 loop.run_in_executor(self._executor, self._prune)
 
