@@ -162,32 +162,40 @@ class Pipeline:
         assert job.site is not None
         assert job.client is not None
         site, client, events = job.site, job.client, job.batch.events
-        site_host = host_of(site.domain)
+        site_id, site_host, batch_id = site.id, host_of(site.domain), job.batch.batch_id
+        agent = (client.browser, client.os, client.device_type)
+        received, time_param = job.received, self.time_param
+        now_param = time_param(received)
         newest = max((e.ts for e in events if e.ts is not None), default=None)
-        batch_id = job.batch.batch_id
-        rows = job.rows
+        host_of_url, utm_tags, referrer_source = (
+            sources.host_of_url,
+            sources.utm_tags,
+            sources.referrer_source,
+        )
+        clean_referrer, screen_class, dumps = sources.clean_referrer, sources.screen_class, orjson.dumps
+        append = job.rows.append
         for event in events:
-            age = 0.0 if newest is None or event.ts is None else min(max(newest - event.ts, 0.0), MAX_AGE_MS)
-            when = job.received - timedelta(milliseconds=age) if age else job.received
-            page_host = sources.host_of_url(event.url) if event.url else None
-            utm = sources.utm_tags(event.utm, event.url)
-            source = sources.referrer_source(event.referrer, page_host, site_host) or utm[0]
-            rows.append(
+            ts = event.ts
+            if newest is None or ts is None or ts >= newest:
+                when = now_param
+            else:  # ordered within the batch by the client's clock, at most a day back
+                when = time_param(received - timedelta(milliseconds=min(newest - ts, MAX_AGE_MS)))
+            url, referrer = event.url, event.referrer
+            utm = utm_tags(event.utm, url)
+            append(
                 (
-                    site.id,
-                    self.time_param(when),
+                    site_id,
+                    when,
                     event.visitor_id,
                     event.session_id,
                     event.name,
                     event.path,
-                    source,
-                    sources.clean_referrer(event.referrer),
+                    referrer_source(referrer, host_of_url(url) if url else None, site_host) or utm[0],
+                    clean_referrer(referrer),
                     *utm,
-                    client.browser,
-                    client.os,
-                    client.device_type,
-                    sources.screen_class(event.screen),
-                    orjson.dumps(event.props).decode() if event.props else None,
+                    *agent,
+                    screen_class(event.screen),
+                    dumps(event.props).decode() if event.props else None,
                     batch_id,
                 )
             )

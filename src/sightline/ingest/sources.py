@@ -107,7 +107,13 @@ def clean_referrer(referrer: str) -> str | None:
 def utm_tags(utm: Utm | None, url: str) -> tuple[str | None, ...]:
     """(source, medium, campaign, term, content): the SDK's ``utm`` object, else the page URL's query."""
     if utm is not None:
-        return tuple(getattr(utm, f) or None for f in UTM_FIELDS)
+        return (
+            utm.source or None,
+            utm.medium or None,
+            utm.campaign or None,
+            utm.term or None,
+            utm.content or None,
+        )
     if "utm_" not in url:
         return NO_UTM
     return _utm_from_url(url)

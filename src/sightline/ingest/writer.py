@@ -333,4 +333,6 @@ def _same(value: datetime) -> datetime:
 
 
 def _sqlite_time(value: datetime) -> str:
-    return value.astimezone(UTC).replace(tzinfo=None).isoformat(" ", "microseconds")
+    if value.tzinfo is not UTC:
+        value = value.astimezone(UTC)
+    return value.replace(tzinfo=None).isoformat(" ", "microseconds")
