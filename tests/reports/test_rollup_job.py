@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from sqlalchemy import Connection, insert, select
 
-from sightline.reports import rollup
+from sightline.reports import localdays, rollup
 from sightline.reports.params import parse
 from sightline.reports.rollup import RollupJob
 from sightline.reports.service import Report
@@ -174,3 +174,47 @@ def test_the_servers_job_catches_up_after_a_killed_process_restarts(
     )
     assert summary["current"] == helpers.expected_summary(rows, span)
     db.dispose()
+
+
+def _daily(db: Database, owner: int, site: int, first: str, last: str) -> list[dict[str, Any]]:
+    with db.read() as conn:
+        query = parse([("range", "custom"), ("from", first), ("to", last)], ["range", "from", "to"])
+        points: list[dict[str, Any]] = Report.open(conn, db.dialect, owner, site, query).timeseries()[
+            "points"
+        ]
+    return points
+
+
+def test_daily_charts_follow_a_change_of_the_sites_time_zone(db: Database) -> None:
+    owner, site = _site(db)
+    with db.begin() as conn:
+        conn.execute(sites.update().where(sites.c.id == site).values(timezone="America/New_York"))
+    rows = _seed(db, site, visits=200, seed=5)
+    RollupJob(db).catch_up()
+    today = datetime.now(UTC).date()
+    first, last = today - timedelta(days=5), today - timedelta(days=1)
+
+    def expected(zone: str) -> list[dict[str, Any]]:
+        out = []
+        for i in range((last - first).days + 1):
+            day = first + timedelta(days=i)
+            out.append(
+                {"time": day.isoformat(), **helpers.expected_summary(rows, helpers.span_of(day, day, zone))}
+            )
+        return out
+
+    with db.read() as conn:
+        assert localdays.valid(conn, site, "America/New_York")
+    assert _daily(db, owner, site, first.isoformat(), last.isoformat()) == expected("America/New_York")
+    with db.begin() as conn:
+        conn.execute(sites.update().where(sites.c.id == site).values(timezone="Asia/Tokyo"))
+    # Until new events arrive, the local days of the old zone are not used.
+    assert _daily(db, owner, site, first.isoformat(), last.isoformat()) == expected("Asia/Tokyo")
+    late = helpers.generate(site, NOW, visits=1, days=1, seed=9)
+    helpers.insert_events(db, late)
+    RollupJob(db).catch_up()
+    rows += late
+    with db.read() as conn:
+        assert localdays.valid(conn, site, "Asia/Tokyo")
+        assert not localdays.valid(conn, site, "America/New_York")
+    assert _daily(db, owner, site, first.isoformat(), last.isoformat()) == expected("Asia/Tokyo")

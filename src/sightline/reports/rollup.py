@@ -11,6 +11,7 @@ Ingest's hot path is not involved: it only appends events.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -30,6 +31,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.sql.elements import ColumnElement
 
+from sightline.reports import localdays
 from sightline.reports.sketch import Sketch, merge_all, visitor_hash
 from sightline.storage import Database
 from sightline.storage.schema import events, report_daily, report_hourly, report_state, report_visits
@@ -182,10 +184,15 @@ class RollupJob:
             for (site_id, _), visit in visits.items():
                 self._visit_delta(site_id, visit, totals)
             plans = self._plan_rollups(conn, totals)
+            zones = localdays.zones_of(conn, {r[1] for r in rows})
+            local, stale = _local_totals(totals, zones)
+            plans.append((report_daily, _plan(conn, report_daily, local)))
         with self.db.begin() as conn:
             self._save_visits(conn, visits)
             for table, plan in plans:
                 _apply(conn, table, *plan)
+            for site_id, zone in stale.items():
+                localdays.rebuild(conn, site_id, zone)
             newest = rows[-1][0]
             if state is None:  # a racing first batch fails on the primary key
                 conn.execute(insert(report_state).values(name=JOB, last_event_id=newest, updated_at=utcnow()))
@@ -434,6 +441,30 @@ def _runs(buckets: list[int], gap: int = 2) -> list[tuple[int, int]]:
 
 
 Plan = tuple[list[dict[str, Any]], list[dict[str, Any]]]  # rows to insert, rows to update
+
+
+def _local_totals(totals: Totals, zones: dict[int, tuple[str, str | None]]) -> tuple[Totals, dict[int, str]]:
+    """The batch's whole-site figures per local day, for sites whose local days are built for
+    their zone; and the sites whose local days must be (re)built."""
+    local = Totals()
+    stale: dict[int, str] = {}
+    now = int(time.time()) // 3600
+    for site_id, (zone, built) in zones.items():
+        if zone != "UTC" and built != zone and localdays.local_day(zone, now) is not None:
+            stale[site_id] = zone
+    for (site_id, dim, hour, _), row in totals.counts.items():
+        if dim != "total" or site_id not in zones:
+            continue
+        zone, built = zones[site_id]
+        day = localdays.local_day(zone, hour) if built == zone else None
+        if day is None:
+            continue
+        key = (site_id, localdays.LOCAL, day, zone)
+        target = local.counts.setdefault(key, [0, 0, 0, 0, 0])
+        local.visitors.setdefault(key, set()).update(totals.visitors[(site_id, dim, hour, "")])
+        for i in range(5):
+            target[i] += row[i]
+    return local, stale
 
 
 def _plan(conn: Connection, table: Any, totals: Totals) -> Plan:

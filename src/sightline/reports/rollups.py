@@ -14,6 +14,7 @@ from typing import Any
 
 from sqlalchemy import Connection, and_, desc, func, literal_column, or_, select, union_all
 
+from sightline.reports import localdays
 from sightline.reports.sketch import merge_all
 from sightline.storage.schema import report_daily, report_hourly
 
@@ -91,21 +92,53 @@ def _cols(t: Any) -> tuple[Any, ...]:
     return (c.bucket, c.pageviews, c.events, c.visits, c.bounces, c.duration, c.visitors)
 
 
-def series(conn: Connection, site_id: int, spans: Sequence[Span]) -> list[dict[str, int]]:
-    """One set of figures per span; reads each table once over the whole period."""
+def series(
+    conn: Connection,
+    site_id: int,
+    spans: Sequence[Span],
+    local_days: Sequence[int | None] | None = None,
+    zone: str = "UTC",
+) -> list[dict[str, int]]:
+    """One set of figures per span; reads each table once over the whole period.
+
+    ``local_days`` names, per span, the whole local day it is (or None); those spans read the
+    site's local-day rows (``localdays``) when they are built for ``zone``.
+    """
     if not spans:
         return []
-    covers = [Cover.of(s) for s in spans]
+    local: dict[int, Any] = {}
+    days = [day for day in local_days or [] if day is not None]
+    if days and localdays.valid(conn, site_id, zone):
+        c = report_daily.c
+        query = select(*_cols(report_daily)).where(
+            c.site_id == site_id,
+            c.dim == localdays.LOCAL,
+            c.value == zone,
+            c.bucket >= min(days),
+            c.bucket <= max(days),
+        )
+        local = {row[0]: row for row in conn.execute(query)}
+        spans_left = [s for s, day in zip(spans, local_days or [], strict=True) if day is None]
+    else:
+        days = []
+        spans_left = list(spans)
+    covers = [Cover.of(s) for s in spans_left]
     hourly: dict[int, Any] = {}
     daily: dict[int, Any] = {}
-    h0, h1 = hour_of(spans[0][0]), hour_of(spans[-1][1])
     need_days = [c.days for c in covers if c.days]
-    if any(c.hours for c in covers):
-        t = report_hourly
+    need_hours = sorted(r for c in covers for r in c.hours)
+    runs: list[list[int]] = []
+    for a, b in need_hours:  # adjacent hour ranges read in one query
+        if runs and a <= runs[-1][1]:
+            runs[-1][1] = max(runs[-1][1], b)
+        else:
+            runs.append([a, b])
+    t = report_hourly
+    for a, b in runs:
         query = select(*_cols(t)).where(
-            t.c.site_id == site_id, t.c.dim == "total", t.c.bucket >= h0, t.c.bucket < h1
+            t.c.site_id == site_id, t.c.dim == "total", t.c.bucket >= a, t.c.bucket < b
         )
-        hourly = {row[0]: row for row in conn.execute(query)}
+        hourly.update((row[0], row) for row in conn.execute(query))
     if need_days:
         t = report_daily
         lo, hi = min(d[0] for d in need_days), max(d[1] for d in need_days)
@@ -114,10 +147,15 @@ def series(conn: Connection, site_id: int, spans: Sequence[Span]) -> list[dict[s
         )
         daily = {row[0]: row for row in conn.execute(query)}
     out = []
-    for cover in covers:
-        rows = [hourly[h] for a, b in cover.hours for h in range(a, b) if h in hourly]
-        if cover.days:
-            rows += [daily[d] for d in range(*cover.days) if d in daily]
+    remaining = iter(covers)
+    for day in local_days if days and local_days is not None else [None] * len(spans):
+        if day is not None:
+            rows = [local[day]] if day in local else []
+        else:
+            cover = next(remaining)
+            rows = [hourly[h] for a, b in cover.hours for h in range(a, b) if h in hourly]
+            if cover.days:
+                rows += [daily[d] for d in range(*cover.days) if d in daily]
         counts = [sum(int(r[i]) for r in rows) for i in range(1, 6)]
         out.append(_figures(counts, merge_all(r[6] for r in rows).count() if rows else 0))
     return out

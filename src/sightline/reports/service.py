@@ -13,9 +13,9 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy import Connection
 
-from sightline.reports import raw, rollups
+from sightline.reports import localdays, raw, rollups
 from sightline.reports.params import DIMENSIONS, Query
-from sightline.reports.period import Period, period_of
+from sightline.reports.period import Period, local_midnight, period_of
 from sightline.sites.service import get_site
 from sightline.storage.types import utcnow
 
@@ -83,10 +83,19 @@ class Report:
     def points(self, period: Period) -> list[dict[str, Any]]:
         spans = period.buckets()
         if self.from_rollups(period):
-            figures = rollups.series(self.conn, self.site_id, spans)
+            days = [self._whole_day(a, b) for a, b in spans] if period.interval == "day" else None
+            figures = rollups.series(self.conn, self.site_id, spans, days, self.site["timezone"])
         else:
             figures = raw.series(self.conn, self.site_id, spans, self.query.filters, self.dialect)
         return [{"time": period.label(a), **present(f)} for (a, _), f in zip(spans, figures, strict=True)]
+
+    def _whole_day(self, start: datetime, end: datetime) -> int | None:
+        """The local day (days since the epoch) the span covers exactly, if it does."""
+        day = start.astimezone(self.zone).date()
+        whole = start == local_midnight(day, self.zone) and end == local_midnight(
+            day + timedelta(days=1), self.zone
+        )
+        return localdays.day_number(day) if whole else None
 
     def timeseries(self) -> dict[str, Any]:
         out = self.meta(self.period)
