@@ -54,25 +54,35 @@ DIMENSIONS = [
 
 
 def prepare(data_dir: Path, count: int) -> int:
-    """The database with its owner, site, events and caught-up rollups; returns the site id."""
+    """The database with its owner, site, events and caught-up rollups; returns the site id.
+
+    With ``BENCH_DIR``, generated events are kept (marker file ``events-N``); the rollup job then
+    only folds what it has not folded yet (delete the report_* rows to time a full fold again).
+    """
     url = f"sqlite:///{data_dir / 'sightline.db'}"
-    marker = data_dir / f"ready-{count}"
+    marker = data_dir / f"events-{count}"
     db = open_database(url)
     try:
         if marker.exists():
-            return int(marker.read_text())
-        with db.begin() as conn:
-            owner_id = int(create_user(conn, EMAIL, PASSWORD)["id"])
-            site = sites_service.create_site(conn, owner_id, "Bench", "bench.example.com")
-            sites_service.update_site(conn, owner_id, int(site["id"]), {"timezone": ZONE})
-        site_id = int(site["id"])
-        seconds = insert_events(str(data_dir / "sightline.db"), site_id, count, 60, datetime.now(UTC))
-        print(f"generated {count:,} events in {seconds:.0f} s ({count / seconds:,.0f} events/s)", flush=True)
+            site_id = int(marker.read_text())
+        else:
+            with db.begin() as conn:
+                owner_id = int(create_user(conn, EMAIL, PASSWORD)["id"])
+                site = sites_service.create_site(conn, owner_id, "Bench", "bench.example.com")
+                sites_service.update_site(conn, owner_id, int(site["id"]), {"timezone": ZONE})
+            site_id = int(site["id"])
+            seconds = insert_events(str(data_dir / "sightline.db"), site_id, count, 60, datetime.now(UTC))
+            print(
+                f"generated {count:,} events in {seconds:.0f} s ({count / seconds:,.0f} events/s)", flush=True
+            )
+            marker.write_text(str(site_id))
         started = time.perf_counter()
         folded = RollupJob(db, batch=100_000).catch_up()
         seconds = time.perf_counter() - started
-        print(f"rollup job folded {folded:,} events in {seconds:.0f} s ({folded / seconds:,.0f} events/s)")
-        marker.write_text(str(site_id))
+        if folded:
+            print(
+                f"rollup job folded {folded:,} events in {seconds:.0f} s ({folded / seconds:,.0f} events/s)"
+            )
         return site_id
     finally:
         db.dispose()
