@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 import sys
 import time
@@ -86,6 +87,11 @@ class Ingest:
         # stall the loop that long under load. A short interval keeps requests flowing.
         previous = sys.getswitchinterval()
         sys.setswitchinterval(SWITCH_INTERVAL)
+        # Everything built so far (application, ua-parser's rules, SQLAlchemy's caches) lives as
+        # long as the process: take it out of the cyclic collector's full passes, which otherwise
+        # walk it all and stalled requests by tens of milliseconds (p99 57-107 ms -> 19 ms).
+        gc.collect()
+        gc.freeze()
         self.writer.start()
         try:
             yield

@@ -10,11 +10,10 @@ not fit is refused (429) before anything is promised.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
+import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -187,23 +186,28 @@ class Store:
 
 
 class GroupCommitter:
-    """The asynchronous half: the bounded queue and the writer task that feeds ``Store``."""
+    """The bounded queue and the writer thread that feeds ``Store``.
+
+    The writer is a thread of its own that goes from one group straight to the next while
+    batches wait: the event loop only queues batches and receives the outcome of each group, so
+    no round trip through the loop sits between two commits.
+    """
 
     def __init__(self, store: Store, capacity: int) -> None:
         self.store = store
         self.checkpointer = WalCheckpointer(store.db) if store.db.dialect == "sqlite" else None
         self.capacity = capacity
         self.stats = CommitStats()
-        self.queued_events = 0
+        self.queued_events = 0  # waiting or being committed; changed on the event loop only
         self._waiting: list[Pending] = []
-        self._wake: asyncio.Future[None] | None = None
-        self._task: asyncio.Task[None] | None = None
-        self._busy = False
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-writer")
+        self._ready = threading.Condition(threading.Lock())
+        self._stopping = False
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     @property
     def running(self) -> bool:
-        return self._task is not None and not self._task.done()
+        return self._thread is not None and self._thread.is_alive() and not self._stopping
 
     def enqueue(self, site_id: int, batch_id: str, rows: list[tuple[Any, ...]]) -> Pending:
         """Queue a batch for the next group; QueueFullError at once when it does not fit."""
@@ -212,9 +216,9 @@ class GroupCommitter:
             raise QueueFullError
         self.queued_events += size
         pending = Pending(site_id, batch_id, rows, asyncio.get_running_loop().create_future())
-        self._waiting.append(pending)
-        if self._wake is not None and not self._wake.done():
-            self._wake.set_result(None)
+        with self._ready:
+            self._waiting.append(pending)
+            self._ready.notify()
         return pending
 
     @staticmethod
@@ -226,54 +230,72 @@ class GroupCommitter:
         return await pending.future
 
     def start(self) -> None:
-        if self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self._run(), name="ingest-writer")
+        if self._thread is None:
+            self._loop = asyncio.get_running_loop()
+            self._thread = threading.Thread(target=self._work, name="ingest-writer", daemon=True)
+            self._thread.start()
 
     async def stop(self) -> None:
         """Commit what is waiting, then stop the writer."""
-        if self._task is not None:
-            while (self._waiting or self._busy) and self.running:
-                await asyncio.sleep(0.01)
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
-        self._executor.submit(self.store.release)
-        self._executor.shutdown(wait=True)
+        if self._thread is not None:
+            with self._ready:
+                self._stopping = True
+                self._ready.notify()
+            await asyncio.to_thread(self._thread.join)
+            self._thread = None
         if self.checkpointer is not None:
             self.checkpointer.close()
 
-    async def _run(self) -> None:
-        loop = asyncio.get_running_loop()
-        while True:
-            if not self._waiting:
-                self._wake = loop.create_future()
-                await self._wake
-                self._wake = None
-            group, self._waiting = self._waiting, []
-            size = sum(len(p.rows) for p in group)
-            started = time.perf_counter()
-            self._busy = True
-            try:
-                stored, refused = await loop.run_in_executor(self._executor, self._commit, group)
-            except Exception:
-                self.stats.failures += 1
-                self.stats.last_failure_at = time.monotonic()
-                for pending in group:
-                    if not pending.future.done():
-                        pending.future.set_exception(StorageUnavailableError())
-                continue
-            finally:
-                self._busy = False
-                self.queued_events -= size
-            self.stats.commits += 1
-            self.stats.last_commit_ms = round((time.perf_counter() - started) * 1000, 3)
-            self.stats.last_group_batches = len(group)
-            self._answer(group, stored, refused)
-            if self.checkpointer is not None:
-                self.checkpointer.poke()
-            if self.store.prune_due():
-                loop.run_in_executor(self._executor, self._prune)
+    def _work(self) -> None:
+        """The writer thread: take every waiting batch, commit them, hand the outcome to the loop."""
+        assert self._loop is not None
+        try:
+            while True:
+                with self._ready:
+                    while not self._waiting and not self._stopping:
+                        self._ready.wait()
+                    if not self._waiting:
+                        return
+                    group, self._waiting = self._waiting, []
+                started = time.perf_counter()
+                try:
+                    stored, refused = self._commit(group)
+                except Exception:
+                    log.exception("ingest: a group of %d batches was not stored", len(group))
+                    outcome: tuple[set[tuple[int, str]], set[tuple[int, str]]] | None = None
+                else:
+                    outcome = (stored, refused)
+                elapsed = (time.perf_counter() - started) * 1000
+                try:
+                    self._loop.call_soon_threadsafe(self._finish, group, outcome, elapsed)
+                except RuntimeError:  # the loop is gone: the process is ending
+                    return
+                if self.checkpointer is not None:
+                    self.checkpointer.poke()
+                if self.store.prune_due():
+                    self._prune()
+        finally:
+            self.store.release()
+
+    def _finish(
+        self,
+        group: list[Pending],
+        outcome: tuple[set[tuple[int, str]], set[tuple[int, str]]] | None,
+        elapsed_ms: float,
+    ) -> None:
+        """On the event loop: account for the group and answer its requests."""
+        self.queued_events -= sum(len(p.rows) for p in group)
+        if outcome is None:
+            self.stats.failures += 1
+            self.stats.last_failure_at = time.monotonic()
+            for pending in group:
+                if not pending.future.done():
+                    pending.future.set_exception(StorageUnavailableError())
+            return
+        self.stats.commits += 1
+        self.stats.last_commit_ms = round(elapsed_ms, 3)
+        self.stats.last_group_batches = len(group)
+        self._answer(group, *outcome)
 
     def _commit(self, group: list[Pending]) -> tuple[set[tuple[int, str]], set[tuple[int, str]]]:
         """(stored keys, refused keys) of the group."""
@@ -281,11 +303,9 @@ class GroupCommitter:
         try:
             return self.store.commit(group), set()
         except unavailable:
-            log.exception("ingest: the database refused a group of %d batches", len(group))
             raise
         except refused_data:
             if len(group) == 1:
-                log.exception("ingest: the database refused batch %s", group[0].batch_id)
                 raise
         # One batch the database refuses must not sink the others: store them one by one.
         log.warning("ingest: retrying a refused group of %d batches one by one", len(group))
