@@ -2,7 +2,9 @@
 
 ``decode`` turns the raw body into a ``Batch`` or raises ``BatchError`` with the HTTP answer:
 400 ``malformed_json`` or 422 ``invalid_field`` naming the field (``events.3.name``).
-Unknown fields are ignored so that a newer SDK can talk to an older server.
+Unknown fields are ignored so that a newer SDK can talk to an older server. The structs hold only
+strings, numbers and flat dicts, which cannot form reference cycles, so the cyclic garbage
+collector does not track them (``gc=False``).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ PropValue = (
 )
 
 
-class Utm(Struct, frozen=True):
+class Utm(Struct, frozen=True, gc=False):
     source: Str200 | None = None
     medium: Str200 | None = None
     campaign: Str200 | None = None
@@ -36,7 +38,7 @@ class Utm(Struct, frozen=True):
     content: Str200 | None = None
 
 
-class Event(Struct, frozen=True):
+class Event(Struct, frozen=True, gc=False):
     name: Annotated[str, Meta(min_length=1, max_length=NAME_MAX)]
     visitor_id: Annotated[str, Meta(min_length=1, max_length=200)]
     session_id: Annotated[str, Meta(min_length=1, max_length=64)]
@@ -50,7 +52,7 @@ class Event(Struct, frozen=True):
     screen: Annotated[int, Meta(ge=0, le=100_000)] | None = None
 
 
-class Batch(Struct, frozen=True):
+class Batch(Struct, frozen=True, gc=False):
     key: Annotated[str, Meta(min_length=1, max_length=64)]
     batch_id: Annotated[str, Meta(pattern="^[A-Za-z0-9_-]{16,64}$")]
     events: Annotated[list[Event], Meta(min_length=1, max_length=MAX_EVENTS)]
