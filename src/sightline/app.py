@@ -15,8 +15,8 @@ from starlette.types import Receive, Scope, Send
 
 from sightline import __version__
 from sightline.console import auth, errors, health, setup, sites
-from sightline.console import reports as console_reports
 from sightline.console import recordings as console_recordings
+from sightline.console import reports as console_reports
 from sightline.console import surveys as console_surveys
 from sightline.console.guard import ConsoleGuard
 from sightline.context import Context, build_context
@@ -24,9 +24,9 @@ from sightline.health.registry import database_probe, disk_probe
 from sightline.ingest import feedback as ingest_feedback
 from sightline.ingest import recordings as ingest_recordings
 from sightline.ingest.service import Ingest, is_sdk_path
-from sightline.reports.worker import RollupWorker
 from sightline.recordings import feature as recordings_feature
 from sightline.recordings import retention
+from sightline.reports.worker import RollupWorker
 from sightline.settings import Settings
 from sightline.storage import Database, open_database
 from sightline.web import pages, player
@@ -73,9 +73,12 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        async with ingest.running(), retention.running(recordings, settings.recording_retention_days):
-            async with rollup.running():
-                yield
+        async with (
+            ingest.running(),
+            retention.running(recordings, settings.recording_retention_days),
+            rollup.running(),
+        ):
+            yield
         if db is None:
             database.dispose()
 
@@ -90,8 +93,8 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
         default_response_class=JSONResponse,
     )
     app.state.ctx = ctx
-    app.state.recordings = recordings
     app.ingest = ingest
+    app.state.recordings = recordings
     errors.install(app)
     app.router.routes[0:0] = ingest.routes()  # SDK paths first: the hot path matches at once
     app.router.routes[0:0] = ingest_feedback.routes(ingest.pipeline, database)
