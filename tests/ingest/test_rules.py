@@ -172,3 +172,31 @@ def test_a_stored_referrer_keeps_only_scheme_host_and_path(referrer: str, stored
     from sightline.ingest.sources import clean_referrer
 
     assert clean_referrer(referrer) == stored
+
+
+def test_an_unexpected_failure_of_an_sdk_endpoint_is_answered_in_the_error_shape() -> None:
+    import asyncio
+    from collections.abc import MutableMapping
+    from typing import Any
+
+    import orjson
+
+    from sightline.ingest.service import Guarded
+
+    async def broken(scope: Any, receive: Any, send: Any) -> None:
+        raise RuntimeError("a bug")
+
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: MutableMapping[str, Any]) -> None:
+        sent.append(dict(message))
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b""}
+
+    scope = {"type": "http", "method": "POST", "path": "/i/events", "headers": []}
+    asyncio.run(Guarded(broken)(scope, receive, send))
+    assert sent[0]["status"] == 500
+    assert orjson.loads(sent[1]["body"]) == {
+        "error": {"code": "internal_error", "message": "Something went wrong; try again."}
+    }
