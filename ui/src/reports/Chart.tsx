@@ -14,6 +14,8 @@ interface ChartProps {
   format: (value: number) => string;
 }
 
+const WHOLE = [1, 2, 5].flatMap((step) => [1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7].map((scale) => step * scale)).sort((a, b) => a - b);
+
 /** A CSS colour (custom properties may hold light-dark()) resolved to what canvas understands. */
 function colour(host: HTMLElement, variable: string): string {
   const probe = document.createElement("span");
@@ -67,7 +69,13 @@ export function Chart({ points, previous, metric, label, interval, timezone, for
               splits: () => xs.filter((_, i) => i % Math.max(1, Math.ceil(xs.length / 8)) === 0),
               values: (_u, ticks) => ticks.map((t) => tickLabel.format(new Date(t * 1000))),
             },
-            { ...axis, size: 56, values: (_u, ticks) => ticks.map((t) => format(t)) },
+            {
+              ...axis,
+              size: 56,
+              // Counts and seconds tick on whole numbers; rates may use fractions.
+              incrs: metric === "bounce_rate" || metric === "views_per_visit" ? undefined : WHOLE,
+              values: (_u, ticks) => ticks.map((t) => format(t)),
+            },
           ],
           scales: { y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
           legend: { show: true },
