@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from sqlalchemy import Connection, insert, select
 
-from sightline.reports import localdays, rollup
+from sightline.reports import localdays, writes
 from sightline.reports.params import parse
 from sightline.reports.rollup import RollupJob
 from sightline.reports.service import Report
@@ -111,7 +111,7 @@ def test_the_job_is_idempotent_and_a_failed_batch_changes_nothing(
     def broken(*_: object) -> None:
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(rollup, "_apply", broken)
+    monkeypatch.setattr(writes, "apply", broken)
     with pytest.raises(RuntimeError, match="disk on fire"):
         job.fold()
     with db.read() as conn:

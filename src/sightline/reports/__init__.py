@@ -1,7 +1,8 @@
 """Reports: the figures of a site per period, kept fast by rollups that a background job maintains.
 
 ``rollup`` folds new events (after a watermark) into per-visit state and hourly/daily rollups
-with mergeable visitor sketches (``sketch``); ``rollups`` reads the default dashboard from them;
+with mergeable visitor sketches (``sketch``), written by ``writes``, plus whole-site rows per
+local day of the site's zone (``localdays``); ``rollups`` reads the default dashboard from them;
 ``raw`` answers filtered reports from the visits and events; ``period`` turns ranges into UTC
 spans in the site's time zone; ``params`` checks the API's query parameters; ``service`` puts
 it together for the console; ``worker`` runs the job in the server's lifespan.
