@@ -29,6 +29,7 @@ interface Batch {
   key: string;
   batch_id: string;
   events: Ev[];
+  sent_at?: number;
 }
 /** A visit: id, started, last activity, utm tags, sampling draw. */
 interface Visit {
@@ -164,6 +165,9 @@ const seal = (): void => {
   saveOut();
 };
 
+/** A batch as sent: stamped with this attempt's time, so the server keeps late events' times. */
+const wire = (batch: Batch): string => ((batch.sent_at = Date.now()), JSON.stringify(batch));
+
 const send = (): void => {
   const batch = out[0];
   if (!ready || dead || inflight || waiting || !batch) return;
@@ -178,7 +182,7 @@ const send = (): void => {
       send();
     }
   };
-  fetch(base + "i/events", { method: "POST", body: JSON.stringify(batch), keepalive: true, credentials: "omit" })
+  fetch(base + "i/events", { method: "POST", body: wire(batch), keepalive: true, credentials: "omit" })
     .then(
       (r) =>
         r.status == 429 || r.status > 499
@@ -209,7 +213,7 @@ const hide = (): void => {
   buf.push(...queue);
   queue = [];
   seal();
-  if (ready) for (const batch of out) batch != inflight && N.sendBeacon(base + "i/events", JSON.stringify(batch));
+  if (ready) for (const batch of out) batch != inflight && N.sendBeacon(base + "i/events", wire(batch));
 };
 
 const push = (name: string, props: Props): void => {

@@ -117,6 +117,37 @@ def test_an_event_older_than_a_day_in_its_batch_is_clamped_to_a_day(
     assert now.time - ancient.time == timedelta(days=1)
 
 
+def test_an_event_keeps_its_age_when_its_batch_arrives_late(visitor: Visitor, ingest_db: Database) -> None:
+    # The SDK stamps each attempt with sent_at; a batch held back by an outage keeps its times.
+    wrong_clock = 5_000_000
+    body = batch(visitor.site, event("queued", ts=wrong_clock - 90_000))
+    body["sent_at"] = wrong_clock
+    assert visitor.send(body).status_code == 202
+    (row,) = stored(ingest_db, visitor.site)
+    age = datetime.now(UTC) - row.time
+    assert timedelta(seconds=85) < age < timedelta(seconds=100)
+
+
+def test_an_integer_beyond_64_bits_in_props_is_stored_as_a_number(
+    visitor: Visitor, ingest_db: Database
+) -> None:
+    # JavaScript's JSON.stringify(1e20) is "100000000000000000000": a valid number, not an error.
+    body = batch(visitor.site, event("big", props={"n": 10**20, "small": 7, "negative": -(10**25)}))
+    assert visitor.send(json.dumps(body)).status_code == 202
+    (row,) = stored(ingest_db, visitor.site)
+    assert json.loads(row.props) == {"n": 1e20, "small": 7, "negative": -1e25}
+
+
+def test_a_number_no_float_can_hold_is_refused_naming_the_prop(visitor: Visitor, ingest_db: Database) -> None:
+    body = json.dumps(batch(visitor.site, event("huge", props={"n": 0}))).replace(
+        '"n": 0', '"n": ' + "9" * 400
+    )
+    response = visitor.send(body)
+    assert response.status_code == 422
+    assert response.json()["error"]["field"] == "events.0.props.n"
+    assert stored(ingest_db, visitor.site) == []
+
+
 def test_a_retried_batch_is_answered_again_and_stored_once(visitor: Visitor, ingest_db: Database) -> None:
     body = batch(visitor.site, event("a"), event("b"), event("c"))
     answers = [visitor.send(body) for _ in range(3)]

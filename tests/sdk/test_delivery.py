@@ -110,6 +110,25 @@ def test_a_batch_whose_answer_was_lost_is_retried_with_its_id_and_stored_once(
     assert len(stored.all()) == 1
 
 
+def test_every_attempt_is_stamped_with_its_own_sent_at_so_late_events_keep_their_time(
+    page: Page, shop: Shop, site: Site, stored: Stored
+) -> None:
+    attempts: list[dict[str, Any]] = []
+
+    def fail_first(route: Route) -> None:
+        attempts.append(json.loads(route.request.post_data or "{}"))
+        route.abort("connectionfailed") if len(attempts) == 1 else route.continue_()
+
+    page.route(EVENTS, fail_first)
+    open_page(page, shop.url())
+    wait_until(page, lambda: len(attempts) >= 2, 15)
+    first, second = attempts[0], attempts[1]
+    assert first["batch_id"] == second["batch_id"]
+    newest = max(e["ts"] for e in first["events"])
+    assert newest <= first["sent_at"] < second["sent_at"]
+    stored.wait(1)
+
+
 def test_server_errors_and_429_are_retried_honouring_retry_after(
     page: Page, shop: Shop, site: Site, stored: Stored
 ) -> None:

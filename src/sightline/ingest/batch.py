@@ -24,7 +24,7 @@ PROP_STRING_MAX = 2000
 Str200 = Annotated[str, Meta(max_length=200)]
 PropValue = (
     Annotated[str, Meta(max_length=PROP_STRING_MAX)]
-    | Annotated[int, Meta(ge=-(2**63), le=2**63 - 1)]
+    | int  # beyond 64 bits: a float (check_numbers)
     | Annotated[float, Meta(ge=-1.7976931348623157e308, le=1.7976931348623157e308)]
     | bool
 )
@@ -56,6 +56,9 @@ class Batch(Struct, frozen=True, gc=False):
     key: Annotated[str, Meta(min_length=1, max_length=64)]
     batch_id: Annotated[str, Meta(pattern="^[A-Za-z0-9_-]{16,64}$")]
     events: Annotated[list[Event], Meta(min_length=1, max_length=MAX_EVENTS)]
+    # The client's clock when this attempt left (epoch ms): an event's age is sent_at - ts, so a
+    # batch delivered late (after an outage or a reload) keeps its events' times.
+    sent_at: Annotated[float, Meta(ge=0, le=1e15)] | None = None
 
 
 class BatchError(Exception):
@@ -71,6 +74,7 @@ _DECODER = msgspec.json.Decoder(Batch)
 _AT = re.compile(r"^(?P<reason>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.DOTALL)
 _MISSING = re.compile(r"Object missing required field `(?P<name>[^`]+)`")
 _NUL_ESCAPE = b"\\u0000"
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")
 
 
 def decode(body: bytes) -> Batch:
@@ -87,6 +91,36 @@ def check_text(batch: Batch, body: bytes) -> None:
     """NUL characters cannot be stored in PostgreSQL text: refuse them, naming the field."""
     if _NUL_ESCAPE in body:
         _refuse_nul(batch)
+
+
+def check_numbers(batch: Batch, body: bytes) -> Batch:
+    """Integers beyond 64 bits (JavaScript writes 1e20 as 100000000000000000000) become floats.
+
+    Only a body with a run of 19 or more digits takes the slow path; numbers no float can hold
+    are refused, naming the prop.
+    """
+    if _LONG_DIGITS.search(body) is None:
+        return batch
+    events = []
+    for index, event in enumerate(batch.events):
+        props = event.props
+        if any(_wide(v) for v in props.values()):
+            fixed: dict[str, Any] = {}
+            for name, value in props.items():
+                try:
+                    fixed[name] = float(value) if _wide(value) else value
+                except OverflowError:
+                    field = f"events.{index}.props.{name}"
+                    raise BatchError(
+                        422, "invalid_field", f"The field {field} is invalid: the number is too large.", field
+                    ) from None
+            event = msgspec.structs.replace(event, props=fixed)
+        events.append(event)
+    return msgspec.structs.replace(batch, events=events)
+
+
+def _wide(value: Any) -> bool:
+    return type(value) is int and not -(2**63) <= value < 2**63
 
 
 def field_path(at: str) -> str:

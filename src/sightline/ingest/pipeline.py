@@ -121,10 +121,11 @@ class Pipeline:
             raise _drop(exc) from None
 
     def validate(self, job: Job) -> None:
-        """The rules types cannot say: text must be storable (no NUL characters)."""
+        """The rules types cannot say: text must be storable (no NUL), numbers must fit a float."""
         assert job.batch is not None
         try:
             batch.check_text(job.batch, job.body)
+            job.batch = batch.check_numbers(job.batch, job.body)
         except BatchError as exc:
             raise _drop(exc) from None
 
@@ -166,7 +167,11 @@ class Pipeline:
         agent = (client.browser, client.os, client.device_type)
         received, time_param = job.received, self.time_param
         now_param = time_param(received)
-        newest = max((e.ts for e in events if e.ts is not None), default=None)
+        # An event's age is measured against the moment its batch left the client (sent_at), or,
+        # from clients that do not send it, against the batch's newest event.
+        newest = job.batch.sent_at
+        if newest is None:
+            newest = max((e.ts for e in events if e.ts is not None), default=None)
         host_of_url, utm_tags, referrer_source = (
             sources.host_of_url,
             sources.utm_tags,
