@@ -135,8 +135,14 @@ def test_page_on_an_origin_other_than_the_site_domain_shows_error(page: Page, sh
     response = site.owner.post("/api/sites", json={"name": "Other", "domain": f"localhost:{shop.port}"})
     other = response.json()
     shop.use(site.base_url, other["key"])
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.url) if "/i/config" in r.url else None)
     open_page(page, shop.url(), ready=False)
     assert page.evaluate("analytics.start().then(s => s.events)") == "error"
+    # The refusal is final: the page does not keep asking for the configuration.
+    page.clock.fast_forward("05:00")
+    page.wait_for_timeout(300)
+    assert len(asked) == 1
 
 
 def test_site_with_collection_off_shows_disabled_and_sends_nothing(

@@ -3,8 +3,9 @@
 ``POST /i/events`` (+ its ``OPTIONS`` preflight) and ``GET /i/config``. CORS follows PROTOCOL.md:
 ``Access-Control-Allow-Origin`` echoes the request's Origin only when it matches the site (with
 ``Vary: Origin``), never with credentials. Answers given before the site is known (413, 400,
-422, 404 unknown key) echo it when the Origin belongs to some site, so that the SDK can read
-them and stop instead of retrying what looks like a network error.
+422, 404 unknown key) echo it when the Origin belongs to some site, and the config's 403
+``origin_not_allowed`` is readable by any origin, so that the SDK can read them and stop instead
+of retrying what looks like a network error.
 """
 
 from __future__ import annotations
@@ -99,6 +100,9 @@ def error_payload(code: str, message: str, field: str | None = None) -> dict[str
     if field is not None:
         error["field"] = field
     return {"error": error}
+
+
+ANY_ORIGIN: Headers = [(b"access-control-allow-origin", b"*")]
 
 
 def cors(origin: str | None) -> Headers:
@@ -224,8 +228,10 @@ class ConfigEndpoint:
             await answer(send, 404, error_payload("unknown_site", "No site has this key."), cors(allowed))
             return
         if not site.allows_origin(origin):
+            # Readable by any page (no credentials, nothing secret in it): the SDK on a page whose
+            # origin the owner did not connect shows "error" and stops, instead of retrying forever.
             message = "This key only works on its site's own origin."
-            await answer(send, 403, error_payload("origin_not_allowed", message))
+            await answer(send, 403, error_payload("origin_not_allowed", message), ANY_ORIGIN)
             return
         await answer(send, 200, site_config(site), cors(origin))
 
