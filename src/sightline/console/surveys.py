@@ -1,4 +1,5 @@
-"""Feedback surveys for the owner: create, list, read, edit, publish, archive, and CSV export."""
+"""Feedback surveys for the owner: create, list, read, edit, publish, archive, a summary of the
+responses, and CSV export."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 
 from sightline.console.deps import context, owner
 from sightline.console.schemas import EmptyBody
-from sightline.surveys import export, service
+from sightline.surveys import export, service, summary
 
 router = APIRouter(prefix="/api/feedback/surveys", tags=["surveys"])
 
@@ -70,6 +71,21 @@ def archive_survey(survey_id: SurveyId, request: Request, body: EmptyBody | None
 def get_revision(survey_id: SurveyId, revision: Revision, request: Request) -> dict[str, Any]:
     with context(request).db.read() as conn:
         return service.get_revision(conn, owner(request).id, survey_id, revision)
+
+
+@router.get(
+    "/{survey_id}/summary",
+    summary="Summarize one revision's responses question by question",
+    responses={404: {}, 422: {}},
+)
+def summarize_responses(
+    survey_id: SurveyId,
+    request: Request,
+    revision: Annotated[str | None, Query(description="Revision; default: latest with responses.")] = None,
+) -> dict[str, Any]:
+    wanted_revision = export.parse_revision(revision)
+    with context(request).db.read() as conn:
+        return summary.summarize(conn, owner(request).id, survey_id, wanted_revision)
 
 
 @router.get(

@@ -80,7 +80,7 @@ class ExportPlan:
         return f"survey-{self.survey_id}-revision-{self.revision}-offset-{self.offset}.csv"
 
 
-def _default_revision(conn: Connection, survey: RowMapping) -> int:
+def default_revision(conn: Connection, survey: RowMapping) -> int:
     latest = conn.execute(
         select(func.max(survey_responses.c.revision)).where(survey_responses.c.survey_id == survey["id"])
     ).scalar_one()
@@ -97,7 +97,7 @@ def plan_export(
     """Check the request and find the batch; 404 for an unknown survey or revision."""
     survey = get_survey(conn, owner_id, survey_id)
     if revision is None:
-        revision = _default_revision(conn, survey)
+        revision = default_revision(conn, survey)
     elif revision not in {row["revision"] for row in published_revisions(conn, survey_id)}:
         raise ApiError(404, "unknown_revision", "This survey has no published revision with that number.")
     ids = list(
