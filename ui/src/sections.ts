@@ -42,5 +42,18 @@ export const sections: Section[] = [
       { path: "/sites/:id/reports", component: lazy(() => import("./reports/ReportsPage").then((m) => m.ReportsPage)) },
     ],
   },
+  {
+    label: "Surveys",
+    href: "/surveys",
+    routes: [
+      { path: "/surveys", component: lazy(() => import("./surveys/SurveysPage").then((m) => m.SurveysPage)) },
+      { path: "/surveys/new", component: lazy(() => import("./surveys/EditorPage").then((m) => m.NewSurveyPage)) },
+      { path: "/surveys/:id", component: lazy(() => import("./surveys/EditorPage").then((m) => m.SurveyPage)) },
+      {
+        path: "/surveys/:id/responses",
+        component: lazy(() => import("./surveys/ResponsesPage").then((m) => m.ResponsesPage)),
+      },
+    ],
+  },
   { label: "Health", href: "/health", routes: [{ path: "/health", component: HealthPage }] },
 ];

@@ -31,7 +31,15 @@ CHUNK = re.compile(r"chunk-[A-Za-z0-9]+\.js")
 
 # Client-side routes of the console application; a new section adds its paths here and in
 # ui/src/sections.ts. "{rest:path}" covers every page below a section.
-CONSOLE_PATHS = ("/login", "/sites", "/sites/{rest:path}", "/health", "/reports")
+CONSOLE_PATHS = (
+    "/login",
+    "/sites",
+    "/sites/{rest:path}",
+    "/health",
+    "/reports",
+    "/surveys",
+    "/surveys/{rest:path}",
+)
 
 
 def asset_version() -> str | None:

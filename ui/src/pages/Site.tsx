@@ -65,6 +65,19 @@ function SiteDetail({ id }: { id: number }) {
           The site is added. Paste the snippet into its pages, then check the connection.
         </Notice>
       )}
+      <nav class="site-links" aria-label="This site's data">
+        <ul>
+          <li>
+            <a href={`/sites/${current.id}/reports`}>Reports</a>
+          </li>
+          <li>
+            <a href={`/recordings?site=${current.id}`}>Recordings</a>
+          </li>
+          <li>
+            <a href={`/surveys?site=${current.id}`}>Surveys</a>
+          </li>
+        </ul>
+      </nav>
       <div class="site-grid">
         <ConnectionPanel site={current} onChange={update} />
         <SnippetPanel site={current} />

@@ -1,0 +1,241 @@
+// The survey builder: name, questions, pages and accent colour beside a live preview of the widget;
+// save the draft, publish it, archive the survey; the revisions below.
+import { useLocation, useRoute } from "preact-iso/router";
+import { useEffect, useState } from "preact/hooks";
+
+import { ApiError, api, messageOf } from "../api";
+import { Field } from "../components/Field";
+import { Notice } from "../components/Notice";
+import { Page } from "../components/Page";
+import { useResource } from "../hooks";
+import { blankQuestion, cleanDefinition, DEFAULT_ACCENT, type Definition, type Survey, surveysApi } from "./api";
+import { type FieldError, inputId, placeError } from "./errors";
+import { Preview } from "./Preview";
+import { QuestionFields } from "./QuestionFields";
+import { Revisions } from "./Revisions";
+import { revisionText, StatusBadge } from "./Status";
+import { TargetingFields } from "./TargetingFields";
+
+const BLANK: Definition = {
+  name: "",
+  questions: [{ ...blankQuestion("rating"), title: "" }],
+  targeting: { include: [], exclude: [] },
+  accent_color: DEFAULT_ACCENT,
+};
+
+function definitionOf(survey: Survey): Definition {
+  return { name: survey.name, questions: survey.questions, targeting: survey.targeting, accent_color: survey.accent_color };
+}
+
+export function NewSurveyPage() {
+  const { query } = useLocation();
+  const siteId = Number.parseInt(query.site ?? "", 10);
+  const sites = useResource(api.sites);
+  const site = sites.data?.find((s) => s.id === siteId);
+  if (sites.data && !site) {
+    return (
+      <Page title="New survey" back={{ href: "/surveys", label: "All surveys" }}>
+        <Notice kind="error">Choose one of your sites first.</Notice>
+      </Page>
+    );
+  }
+  return <Editor key="new" siteId={siteId} siteName={site?.name ?? ""} survey={null} />;
+}
+
+export function SurveyPage() {
+  const { params } = useRoute();
+  const id = Number(params.id);
+  const survey = useResource(() => surveysApi.get(id));
+  if (!survey.data) {
+    return (
+      <Page title="Survey" back={{ href: "/surveys", label: "All surveys" }}>
+        {survey.error ? <Notice kind="error">{survey.error}</Notice> : <p class="loading">Loading the survey…</p>}
+      </Page>
+    );
+  }
+  return <Editor key={id} siteId={survey.data.site_id} siteName="" survey={survey.data} />;
+}
+
+function Editor({ siteId, siteName, survey: initial }: { siteId: number; siteName: string; survey: Survey | null }) {
+  const { route } = useLocation();
+  const [survey, setSurvey] = useState<Survey | null>(initial);
+  const [draft, setDraft] = useState<Definition>(initial ? definitionOf(initial) : BLANK);
+  const [dirty, setDirty] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [fieldError, setFieldError] = useState<FieldError | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [done, setDone] = useState<string | null>(null);
+  const [placed, setPlaced] = useState("");
+
+  useEffect(() => {
+    if (!fieldError || !placed) return;
+    const target = document.getElementById(inputId(placed));
+    target?.focus();
+    target?.scrollIntoView({ block: "center" });
+  }, [fieldError, placed]);
+
+  const change = (next: Definition) => {
+    setDraft(next);
+    setDirty(true);
+    setDone(null);
+  };
+  const errorAt = (path: string) => (fieldError && placed === path ? fieldError.message : null);
+
+  const run = async (action: () => Promise<Survey>, message: string) => {
+    setBusy(true);
+    setError(null);
+    setFieldError(null);
+    setDone(null);
+    try {
+      const saved = await action();
+      setSurvey(saved);
+      setDraft(definitionOf(saved));
+      setDirty(false);
+      setDone(message);
+      if (!survey) route(`/surveys/${saved.id}?created=1`, true);
+    } catch (failure) {
+      if (failure instanceof ApiError && failure.field) {
+        const at = placeError(failure.field, draft);
+        setFieldError({ field: failure.field, message: failure.message });
+        setPlaced(at);
+        if (!at) setError(`${failure.message} (${failure.field})`);
+      } else {
+        setError(messageOf(failure));
+      }
+    } finally {
+      setBusy(false);
+    }
+  };
+  const save = async (): Promise<Survey> => {
+    const body = cleanDefinition(draft);
+    if (!survey) return surveysApi.create(siteId, body);
+    return dirty ? surveysApi.update(survey.id, body) : survey;
+  };
+  const publish = () =>
+    run(async () => surveysApi.publish((await save()).id), "Published: visitors on the targeted pages can now see this revision.");
+  const archive = () => {
+    if (survey) void run(() => surveysApi.archive(survey.id), "Archived: visitors no longer see this survey.");
+  };
+
+  const questions = draft.questions;
+  const setQuestion = (index: number, q: (typeof questions)[number]) =>
+    change({ ...draft, questions: questions.map((x, i) => (i === index ? q : x)) });
+  const move = (index: number, delta: number) => {
+    const next = questions.slice();
+    const [item] = next.splice(index, 1);
+    next.splice(index + delta, 0, item);
+    change({ ...draft, questions: next });
+    window.requestAnimationFrame(() =>
+      document.querySelector<HTMLButtonElement>(`#${inputId(`questions.${index + delta}`)} button[aria-label^="Move question ${index + delta + 1} ${delta < 0 ? "up" : "down"}"]`)?.focus(),
+    );
+  };
+
+  const title = survey ? survey.name || "Survey" : "New survey";
+  const pending = !survey || survey.draft_revision !== null || dirty;
+  return (
+    <Page
+      title={title}
+      back={{ href: `/surveys?site=${siteId}`, label: "All surveys" }}
+      subtitle={
+        survey ? (
+          <>
+            <StatusBadge status={survey.status} />
+            <span class="sv-revision-text">{revisionText(survey)}</span>
+            {survey.revision !== null && <a href={`/surveys/${survey.id}/responses`}>Responses and export</a>}
+          </>
+        ) : (
+          siteName && <span>For {siteName}</span>
+        )
+      }
+    >
+      {error && <Notice kind="error">{error}</Notice>}
+      {done && <Notice kind="success">{done}</Notice>}
+      <form
+        class="sv-builder"
+        noValidate
+        onSubmit={(event) => {
+          event.preventDefault();
+          void run(save, "Draft saved. Visitors see it once you publish it.");
+        }}
+      >
+        <div class="sv-form">
+          <section class="panel" aria-labelledby="sv-basics-title">
+            <h2 id="sv-basics-title">Survey</h2>
+            <Field
+              id={inputId("name")}
+              label="Name"
+              hint="Shown to visitors as the survey's title."
+              value={draft.name}
+              maxLength={100}
+              error={errorAt("name")}
+              onInput={(e) => change({ ...draft, name: (e.target as HTMLInputElement).value })}
+            />
+            <div class={`field sv-accent${errorAt("accent_color") ? " field-invalid" : ""}`}>
+              <label for={inputId("accent_color")}>Accent colour</label>
+              <div class="sv-accent-row">
+                <input
+                  id={inputId("accent_color")}
+                  type="color"
+                  value={/^#[0-9a-f]{6}$/i.test(draft.accent_color) ? draft.accent_color : DEFAULT_ACCENT}
+                  aria-describedby={errorAt("accent_color") ? `${inputId("accent_color")}-error` : undefined}
+                  onInput={(e) => change({ ...draft, accent_color: (e.target as HTMLInputElement).value })}
+                />
+                <code>{draft.accent_color}</code>
+              </div>
+              {errorAt("accent_color") && (
+                <p class="field-error" id={`${inputId("accent_color")}-error`}>
+                  {errorAt("accent_color")}
+                </p>
+              )}
+            </div>
+          </section>
+          <section class="panel" aria-labelledby="sv-questions-title" id={inputId("questions")} tabIndex={-1}>
+            <h2 id="sv-questions-title">Questions</h2>
+            {errorAt("questions") && <p class="field-error" role="alert">{errorAt("questions")}</p>}
+            <ol class="sv-questions">
+              {questions.map((question, index) => (
+                <QuestionFields
+                  key={question.id ?? `new-${index}`}
+                  question={question}
+                  index={index}
+                  count={questions.length}
+                  errorAt={errorAt}
+                  onChange={(q) => setQuestion(index, q)}
+                  onMove={(delta) => move(index, delta)}
+                  onRemove={() => change({ ...draft, questions: questions.filter((_, i) => i !== index) })}
+                />
+              ))}
+            </ol>
+            <button
+              type="button"
+              class="button"
+              disabled={questions.length >= 20}
+              onClick={() => change({ ...draft, questions: [...questions, blankQuestion("rating")] })}
+            >
+              Add question
+            </button>
+          </section>
+          <TargetingFields targeting={draft.targeting} errorAt={errorAt} onChange={(targeting) => change({ ...draft, targeting })} />
+          <div class="panel sv-actions">
+            <button type="submit" class="button" disabled={busy || (!!survey && !dirty)}>
+              Save draft
+            </button>
+            <button type="button" class="button button-primary" disabled={busy || (!pending && survey?.status === "published")} onClick={() => void publish()}>
+              {survey?.revision ? `Publish revision ${survey.draft_revision ?? survey.revision + (dirty ? 1 : 0)}` : "Publish"}
+            </button>
+            {survey && survey.status !== "archived" && (
+              <button type="button" class="button button-quiet" disabled={busy} onClick={archive}>
+                Archive
+              </button>
+            )}
+            {dirty && <span class="field-hint">Unsaved changes</span>}
+          </div>
+        </div>
+        <div class="sv-side">
+          <Preview definition={draft} />
+        </div>
+      </form>
+      {survey && <Revisions survey={survey} />}
+    </Page>
+  );
+}
