@@ -231,9 +231,14 @@ def test_the_summary_shows_the_responses_and_the_export_downloads_batch_by_batch
 
 
 def test_the_main_navigation_fits_a_phone_and_works_by_keyboard(console: Console) -> None:
+    first = console.signed_in(viewport=PHONE)
+    site = create_site(console, first)
+    body = {"site_id": site["id"], "name": "Phone survey", "questions": QUESTIONS}
+    console.api(first, "POST", "/api/feedback/surveys", body)
     for width in (360, 375):
         page = console.signed_in(viewport={**PHONE, "width": width})
-        page.goto("/surveys")
+        page.goto(f"/surveys?site={site['id']}")
+        expect(page.get_by_role("link", name="Phone survey")).to_be_visible()
         expect(page.get_by_role("heading", level=1, name="Surveys")).to_be_visible()
         nav = page.get_by_role("navigation", name="Main")
         links = nav.get_by_role("link")

@@ -93,11 +93,11 @@ function SiteSurveys({ site }: { site: Site }) {
                   <a href={`/surveys/${survey.id}`}>{survey.name}</a>
                   <span class="sv-updated">Edited {timeAgo(survey.updated_at)}</span>
                 </th>
-                <td>
+                <td data-label="Status">
                   <StatusBadge status={survey.status} />
                 </td>
-                <td class="sv-revision-cell">{revisionText(survey)}</td>
-                <td class="num">
+                <td class="sv-revision-cell" data-label="Revision">{revisionText(survey)}</td>
+                <td class="num" data-label="Responses">
                   {survey.revision !== null ? (
                     <a href={`/surveys/${survey.id}/responses`} aria-label={`${count(survey.responses)} responses to ${survey.name}`}>
                       {count(survey.responses)}
