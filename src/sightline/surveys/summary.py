@@ -9,7 +9,7 @@ the revision's exact count; ``summarized`` says how many the figures cover.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
@@ -45,9 +45,8 @@ class _Tally:
         elif self.kind in {"single_choice", "multiple_choice"}:
             self.counts = {option["id"]: 0 for option in question["options"]}
 
-    def add(self, value: Any, response_id: int, submitted_at: Any) -> None:
-        if value is None or value == "" or value == []:
-            return
+    def add(self, value: Any, response_id: int) -> None:
+        """Count one answer (the caller skips unanswered ones)."""
         self.answered += 1
         if self.kind == "rating":
             if isinstance(value, int) and value in self.counts:
@@ -59,9 +58,7 @@ class _Tally:
                     self.counts[option] += 1
         elif len(self.texts) < LATEST_TEXTS:
             # Rows come newest first, so the first texts seen are the latest.
-            self.texts.append(
-                {"response_id": response_id, "submitted_at": _iso(submitted_at), "text": str(value)}
-            )
+            self.texts.append({"response_id": response_id, "text": str(value)})
 
     def result(self) -> dict[str, Any]:
         base = {
@@ -89,8 +86,14 @@ class _Tally:
         return {**base, "latest": self.texts}
 
 
-def _tallies(questions: Sequence[Mapping[str, Any]]) -> list[_Tally]:
-    return [_Tally(question) for question in questions]
+def _times(conn: Connection, ids: set[int]) -> dict[int, str]:
+    """The receive times of a few responses (the first, the last, the listed texts)."""
+    if not ids:
+        return {}
+    query = select(survey_responses.c.id, survey_responses.c.submitted_at).where(
+        survey_responses.c.id.in_(sorted(ids))
+    )
+    return {int(rid): _iso(at) for rid, at in conn.execute(query)}
 
 
 def summarize(conn: Connection, owner_id: int, survey_id: int, revision: int | None) -> dict[str, Any]:
@@ -104,30 +107,38 @@ def summarize(conn: Connection, owner_id: int, survey_id: int, revision: int | N
     questions = load_definition(conn, survey_id, revision)["questions"]
     scope = (survey_responses.c.survey_id == survey_id, survey_responses.c.revision == revision)
     total = conn.execute(select(func.count()).select_from(survey_responses).where(*scope)).scalar_one()
-    tallies = _tallies(questions)
+    tallies = [(str(question["id"]), _Tally(question)) for question in questions]
     summarized = 0
     first = last = None
     query = (
-        select(survey_responses.c.id, survey_responses.c.answers, survey_responses.c.submitted_at)
+        select(survey_responses.c.id, survey_responses.c.answers)
         .where(*scope)
         .order_by(survey_responses.c.id.desc())
         .limit(LIMIT)
     )
     result = conn.execution_options(yield_per=CHUNK).execute(query)
     for partition in result.partitions():
-        for row in partition:
-            answers = orjson.loads(row.answers)
-            for tally in tallies:
-                tally.add(answers.get(tally.question["id"]), int(row.id), row.submitted_at)
-            summarized += 1
-            last = last or row.submitted_at
-            first = row.submitted_at
+        for response_id, raw in partition:
+            answers = orjson.loads(raw)
+            for key, tally in tallies:
+                value = answers.get(key)
+                if value is not None and value != "" and value != []:
+                    tally.add(value, response_id)
+        summarized += len(partition)
+        last = last if last is not None else int(partition[0][0])
+        first = int(partition[-1][0])
+    wanted = {first, last} - {None}
+    wanted.update(text["response_id"] for _, tally in tallies for text in tally.texts)
+    times = _times(conn, {int(rid) for rid in wanted if rid is not None})
+    for _, tally in tallies:
+        for text in tally.texts:
+            text["submitted_at"] = times.get(text["response_id"])
     return {
         "survey_id": survey_id,
         "revision": revision,
         "responses": int(total),
         "summarized": summarized,
-        "first_submitted_at": None if first is None else _iso(first),
-        "last_submitted_at": None if last is None else _iso(last),
-        "questions": [tally.result() for tally in tallies],
+        "first_submitted_at": None if first is None else times.get(first),
+        "last_submitted_at": None if last is None else times.get(last),
+        "questions": [tally.result() for _, tally in tallies],
     }
