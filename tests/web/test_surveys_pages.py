@@ -43,7 +43,14 @@ def test_a_survey_with_each_question_type_is_built_corrected_published_and_edite
     page = console.signed_in()
     site = create_site(console, page)
     page.goto(f"/sites/{site['id']}")
-    page.get_by_role("navigation", name="This site's data").get_by_role("link", name="Surveys").click()
+    links = page.get_by_role("navigation", name="This site's data")
+    expect(links.get_by_role("link", name="Reports")).to_have_attribute(
+        "href", f"/sites/{site['id']}/reports"
+    )
+    expect(links.get_by_role("link", name="Recordings")).to_have_attribute(
+        "href", f"/recordings?site={site['id']}"
+    )
+    links.get_by_role("link", name="Surveys").click()
     expect(page.get_by_role("heading", level=1, name="Surveys")).to_be_visible()
     expect(page.get_by_text("No surveys yet.")).to_be_visible()
     page.get_by_role("link", name="New survey").click()

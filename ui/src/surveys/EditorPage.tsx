@@ -74,6 +74,14 @@ function Editor({ siteId, siteName, survey: initial }: { siteId: number; siteNam
     target?.scrollIntoView({ block: "center" });
   }, [fieldError, placed]);
 
+  useEffect(() => {
+    if (!dirty) return undefined;
+    // Leaving the page (reload, closing the tab) with unsaved changes asks first.
+    const warn = (event: BeforeUnloadEvent) => event.preventDefault();
+    window.addEventListener("beforeunload", warn);
+    return () => window.removeEventListener("beforeunload", warn);
+  }, [dirty]);
+
   const change = (next: Definition) => {
     setDraft(next);
     setDirty(true);
