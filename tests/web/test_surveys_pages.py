@@ -268,3 +268,21 @@ def test_the_main_navigation_fits_a_phone_and_works_by_keyboard(console: Console
         nav.get_by_role("link", name="Surveys").focus()
         page.keyboard.press("Enter")
         expect(page.get_by_role("heading", level=1, name="Surveys")).to_be_visible()
+
+
+def test_the_builder_and_responses_pages_fit_a_phone_in_the_dark_theme(console: Console) -> None:
+    page = console.signed_in(viewport=PHONE, scheme="dark")
+    site = create_site(console, page)
+    body = {"site_id": site["id"], "name": "Phone survey", "questions": QUESTIONS}
+    created = console.api(page, "POST", "/api/feedback/surveys", body)
+    assert isinstance(created, dict)
+    console.api(page, "POST", f"/api/feedback/surveys/{created['id']}/publish", {})
+    wide = "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
+    page.goto(f"/surveys/{created['id']}")
+    expect(preview(page)).to_contain_text("Which plan do you use?")
+    assert page.evaluate(wide) == 0
+    console.shoot(page, "survey-builder-phone-dark")
+    page.goto(f"/surveys/{created['id']}/responses")
+    expect(page.get_by_role("heading", level=2, name="Summary of revision 1")).to_be_visible()
+    assert page.evaluate(wide) == 0
+    console.shoot(page, "survey-responses-phone-dark")

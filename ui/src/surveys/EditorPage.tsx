@@ -139,6 +139,11 @@ function Editor({ siteId, siteName, survey: initial }: { siteId: number; siteNam
   };
 
   const title = survey ? survey.name || "Survey" : "New survey";
+  let publishLabel = "Publish";
+  if (survey?.revision) {
+    if (survey.draft_revision !== null || dirty) publishLabel = `Publish revision ${survey.draft_revision ?? survey.revision + 1}`;
+    else publishLabel = survey.status === "archived" ? "Publish again" : "Published";
+  }
   const pending = !survey || survey.draft_revision !== null || dirty;
   return (
     <Page
@@ -229,7 +234,7 @@ function Editor({ siteId, siteName, survey: initial }: { siteId: number; siteNam
               Save draft
             </button>
             <button type="button" class="button button-primary" disabled={busy || (!pending && survey?.status === "published")} onClick={() => void publish()}>
-              {survey?.revision ? `Publish revision ${survey.draft_revision ?? survey.revision + (dirty ? 1 : 0)}` : "Publish"}
+              {publishLabel}
             </button>
             {survey && survey.status !== "archived" && (
               <button type="button" class="button button-quiet" disabled={busy} onClick={archive}>
