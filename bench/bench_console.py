@@ -23,6 +23,7 @@ import tempfile
 from pathlib import Path
 
 from playwright.sync_api import Browser, sync_playwright
+from tests.support.browser import launch
 from tests.support.server import LiveServer, create_owner
 
 from sightline.web.pages import CONSOLE
@@ -30,8 +31,6 @@ from sightline.web.pages import CONSOLE
 EMAIL = "bench@example.com"
 PASSWORD = "benchmark password 1"
 TARGET_MS = 150.0
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking"]
 
 # Records, from the navigation's start, when the selector first matches.
 WATCH = """
@@ -117,7 +116,7 @@ def main() -> int:
                 for n in range(20):
                     client.post("/api/sites", json={"name": f"Shop {n}", "domain": f"shop{n}.example.com"})
             with sync_playwright() as pw:
-                browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+                browser = launch(pw)
                 try:
                     results = run_pages(browser, server, runs)
                 finally:

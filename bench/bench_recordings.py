@@ -26,14 +26,11 @@ from pathlib import Path
 
 import httpx
 from playwright.sync_api import Browser, Page, sync_playwright
-from tests.recordings.pages import SitePages
+from tests.recordings.pages import recorded_shop
+from tests.support.browser import DESKTOP_CHROME, launch
 from tests.support.server import LiveServer, create_owner
+from tests.support.shop import Shop
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking"]
-USER_AGENT = (
-    "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
-)
 EMAIL = "bench@example.com"
 PASSWORD = "benchmark passphrase 123"
 
@@ -98,7 +95,7 @@ def start_server(directory: Path) -> tuple[LiveServer, httpx.Client]:
     return server, owner
 
 
-def new_site(owner: httpx.Client, pages: SitePages) -> tuple[int, str]:
+def new_site(owner: httpx.Client, pages: Shop) -> tuple[int, str]:
     site = owner.post("/api/sites", json={"name": "Bench", "domain": pages.domain}).json()
     owner.patch(f"/api/sites/{site['id']}", json={"recording_enabled": True, "recording_sample_rate": 1})
     return int(site["id"]), str(site["key"])
@@ -128,12 +125,12 @@ def visit(page: Page, seconds: float) -> None:
 
 
 def bytes_per_minute(browser: Browser, server: LiveServer, owner: httpx.Client, seconds: float) -> None:
-    pages = SitePages()
+    pages = recorded_shop()
     try:
         _, key = new_site(owner, pages)
         pages.use(server.base_url, key)
         pages.pages["/"] = typical_page()
-        context = browser.new_context(user_agent=USER_AGENT, viewport={"width": 1280, "height": 800})
+        context = browser.new_context(user_agent=DESKTOP_CHROME, viewport={"width": 1280, "height": 800})
         page = context.new_page()
         page.goto(pages.url("/"))
         elements = page.evaluate("document.getElementsByTagName('*').length")
@@ -156,7 +153,7 @@ def bytes_per_minute(browser: Browser, server: LiveServer, owner: httpx.Client, 
 
 
 def start_cost(browser: Browser, server: LiveServer, owner: httpx.Client, runs: int) -> None:
-    pages = SitePages()
+    pages = recorded_shop()
     pages.head = f"<script>{TIMER}</script>"
     try:
         _, key = new_site(owner, pages)
@@ -166,7 +163,7 @@ def start_cost(browser: Browser, server: LiveServer, owner: httpx.Client, runs: 
         longest: list[float] = []
         elements = 0
         for _ in range(runs):
-            context = browser.new_context(user_agent=USER_AGENT, viewport={"width": 1280, "height": 800})
+            context = browser.new_context(user_agent=DESKTOP_CHROME, viewport={"width": 1280, "height": 800})
             page = context.new_page()
             page.goto(pages.url("/big"))
             page.wait_for_function("() => window.__recordingStart !== undefined", timeout=30000)
@@ -194,7 +191,7 @@ def main() -> int:
         server, owner = start_server(Path(directory))
         try:
             with sync_playwright() as pw:
-                browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+                browser = launch(pw)
                 try:
                     start_cost(browser, server, owner, runs)
                     bytes_per_minute(browser, server, owner, seconds)

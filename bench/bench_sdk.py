@@ -26,16 +26,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
+from tests.support.browser import DESKTOP_CHROME, launch
 
 ROOT = Path(__file__).resolve().parent.parent
 SDK = ROOT / "sdk"
 CORE = ROOT / "src" / "sightline" / "web" / "static" / "sdk" / "analytics.js"
 BUDGET = 3072
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking"]
-USER_AGENT = (
-    "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
-)
 MARK = (
     b"window.__sdkStart = performance.now();"
     b"document.addEventListener('DOMContentLoaded', () => analytics.start().then(s => {"
@@ -136,9 +132,9 @@ def time_to_ready(runs: int) -> dict[str, float]:
         to_ready: list[float] = []
         fetch_to_ready: list[float] = []
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            browser = launch(pw)
             for run in range(runs + 2):  # two warm-up runs: the server's first requests open connections
-                context = browser.new_context(user_agent=USER_AGENT)
+                context = browser.new_context(user_agent=DESKTOP_CHROME)
                 page = context.new_page()
                 page.goto(f"http://127.0.0.1:{shop.port}/")
                 page.wait_for_function("() => window.__sdkReady !== undefined")

@@ -2,44 +2,24 @@
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
 
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, sign_in
-from tests.recordings.helpers import DESKTOP_CHROME, RecordingSite, recording_site
-from tests.recordings.pages import SitePages
+from tests.recordings.helpers import RecordingSite, recording_site
+from tests.recordings.pages import recorded_shop
+from tests.support.browser import DESKTOP_CHROME, ensure_built, launch
 from tests.support.server import LiveServer, create_owner
-
-ROOT = Path(__file__).resolve().parents[2]
-STATIC = ROOT / "src" / "sightline" / "web" / "static"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking"]
-
-
-def _newest(directory: Path) -> float:
-    files = [p for p in directory.rglob("*") if p.is_file() and "node_modules" not in p.parts]
-    return max(p.stat().st_mtime for p in files)
-
-
-def build(package: str, output: Path) -> None:
-    """``npm run build`` in ``package`` when its output is missing or older than a source."""
-    source = ROOT / package
-    if output.exists() and output.stat().st_mtime >= _newest(source / "src"):
-        return
-    if not (source / "node_modules").is_dir():
-        subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=source, check=True)
-    subprocess.run(["npm", "run", "--silent", "build"], cwd=source, check=True)
+from tests.support.shop import Shop
 
 
 @pytest.fixture(scope="session")
 def built() -> None:
-    build("sdk", STATIC / "sdk" / "analytics-recording.js")
-    build("ui", STATIC / "console" / "app.js")
+    ensure_built("sdk")
+    ensure_built("ui")
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +53,7 @@ def playwright() -> Iterator[Playwright]:
 
 @pytest.fixture(scope="module")
 def browser(playwright: Playwright, built: None) -> Iterator[Browser]:
-    chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    chromium = launch(playwright)
     yield chromium
     chromium.close()
 
@@ -96,14 +76,14 @@ def page(context: BrowserContext) -> Iterator[Page]:
 
 
 @pytest.fixture
-def pages() -> Iterator[SitePages]:
-    site_pages = SitePages()
+def pages() -> Iterator[Shop]:
+    site_pages = recorded_shop()
     yield site_pages
     site_pages.close()
 
 
 @pytest.fixture
-def site(owner_client: httpx.Client, pages: SitePages, server: LiveServer) -> RecordingSite:
+def site(owner_client: httpx.Client, pages: Shop, server: LiveServer) -> RecordingSite:
     """A site for the pages' origin that records every visit; its snippet is on every page."""
     created = recording_site(owner_client, pages.domain)
     pages.use(server.base_url, created.key)

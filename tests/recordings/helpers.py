@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 import orjson
 
+from tests.support.browser import DESKTOP_CHROME
 from tests.support.server import LiveServer
 
 
@@ -124,8 +125,3 @@ def stored_texts(data_dir: Path, recording_id: str | None = None) -> Iterator[st
     """Every stored chunk (of one recording or of all), decompressed."""
     for path in stored_chunk_files(data_dir, recording_id):
         yield gzip.decompress(path.read_bytes()).decode("utf-8")
-
-
-DESKTOP_CHROME = (
-    "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
-)

@@ -10,8 +10,8 @@ import pytest
 from playwright.sync_api import Page, Request, Route
 
 from tests.recordings.helpers import RecordingSite, stored_chunk_files, stored_texts
-from tests.recordings.pages import SitePages
 from tests.support.server import LiveServer
+from tests.support.shop import Shop
 
 DNT = "Object.defineProperty(Navigator.prototype, 'doNotTrack', {get: () => '1'});"
 GPC = "Object.defineProperty(Navigator.prototype, 'globalPrivacyControl', {get: () => true});"
@@ -46,7 +46,7 @@ def open_site(page: Page, url: str) -> None:
 
 
 def test_a_recording_id_appears_only_after_the_server_acknowledged_the_full_snapshot(
-    page: Page, pages: SitePages, site: RecordingSite, server: LiveServer, owner_client: httpx.Client
+    page: Page, pages: Shop, site: RecordingSite, server: LiveServer, owner_client: httpx.Client
 ) -> None:
     held: list[Route] = []
 
@@ -89,7 +89,7 @@ def test_nothing_is_recorded_or_loaded_when_recording_is_not_allowed(
     init_script: str,
     changes: dict[str, object],
     page: Page,
-    pages: SitePages,
+    pages: Shop,
     site: RecordingSite,
     owner_client: httpx.Client,
 ) -> None:
@@ -108,7 +108,7 @@ def test_nothing_is_recorded_or_loaded_when_recording_is_not_allowed(
 
 
 def test_nothing_is_recorded_before_consent_and_recording_starts_after_it(
-    page: Page, pages: SitePages, site: RecordingSite, server: LiveServer
+    page: Page, pages: Shop, site: RecordingSite, server: LiveServer
 ) -> None:
     pages.use(server.base_url, site.key, consent="required")
     traffic = recorder_traffic(page)
@@ -134,7 +134,7 @@ PRIVATE_PAGE = """
 
 
 def test_masked_text_and_typed_input_never_reach_the_server(
-    page: Page, pages: SitePages, site: RecordingSite, server: LiveServer
+    page: Page, pages: Shop, site: RecordingSite, server: LiveServer
 ) -> None:
     pages.pages["/private"] = PRIVATE_PAGE
     open_site(page, pages.url("/private"))
@@ -169,7 +169,7 @@ def test_masked_text_and_typed_input_never_reach_the_server(
 
 
 def test_a_failed_upload_is_retried_and_the_next_page_of_the_tab_continues_the_recording(
-    page: Page, pages: SitePages, site: RecordingSite, server: LiveServer, owner_client: httpx.Client
+    page: Page, pages: Shop, site: RecordingSite, server: LiveServer, owner_client: httpx.Client
 ) -> None:
     refused: list[str] = []
 
@@ -214,7 +214,7 @@ def test_a_failed_upload_is_retried_and_the_next_page_of_the_tab_continues_the_r
 
 
 def test_a_new_visit_after_30_idle_minutes_starts_a_new_recording(
-    page: Page, pages: SitePages, site: RecordingSite, owner_client: httpx.Client
+    page: Page, pages: Shop, site: RecordingSite, owner_client: httpx.Client
 ) -> None:
     open_site(page, pages.url("/"))
     page.wait_for_function("() => analytics.getSessionContext().recordingId !== undefined", timeout=20000)

@@ -11,7 +11,6 @@ from playwright.sync_api import Browser, BrowserContext
 
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD
 from tests.recordings.helpers import (
-    DESKTOP_CHROME,
     chunk,
     moves,
     new_recording_id,
@@ -20,6 +19,7 @@ from tests.recordings.helpers import (
     recording_site,
     stored_chunk_files,
 )
+from tests.support.browser import DESKTOP_CHROME
 from tests.support.server import LiveServer
 
 NOW = int(time.time() * 1000)

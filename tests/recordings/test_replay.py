@@ -9,9 +9,10 @@ from PIL import Image, ImageChops, ImageStat
 from playwright.sync_api import Browser, Page
 
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD
-from tests.recordings.helpers import DESKTOP_CHROME, RecordingSite
-from tests.recordings.pages import SitePages
+from tests.recordings.helpers import RecordingSite
+from tests.support.browser import DESKTOP_CHROME
 from tests.support.server import LiveServer
+from tests.support.shop import Shop
 
 # Text shows in the replay only where the site unmasks it; this page unmasks all of it.
 VISUAL_PAGE = """
@@ -33,7 +34,7 @@ def difference(a: Image.Image, b: Image.Image) -> float:
 
 def test_a_replay_of_a_recorded_page_shows_that_page(
     page: Page,
-    pages: SitePages,
+    pages: Shop,
     site: RecordingSite,
     server: LiveServer,
     browser: Browser,

@@ -12,9 +12,8 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from tests.reports.helpers import wait_caught_up
-from tests.sdk.build import ensure_built
-from tests.sdk.conftest import USER_AGENT
-from tests.sdk.shop import Shop
+from tests.support.browser import DESKTOP_CHROME, ensure_built
+from tests.support.shop import Shop
 from tests.web.conftest import Console
 
 
@@ -41,7 +40,7 @@ def test_a_visit_made_with_the_real_sdk_shows_in_the_reports(
     site = created.json()
     shop.use(console.server.base_url, site["key"])
 
-    visitor = browser.new_context(user_agent=USER_AGENT)
+    visitor = browser.new_context(user_agent=DESKTOP_CHROME)
     tab = visitor.new_page()
     tab.goto(shop.url("/"))
     tab.wait_for_function("window.analytics && window.analytics.status().events === 'ready'")

@@ -12,18 +12,11 @@ from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_
 
 from sightline.storage import Database, open_database
 from tests.conftest import BACKENDS, OWNER_EMAIL, OWNER_PASSWORD, sign_in
-from tests.sdk.build import ensure_built
 from tests.sdk.helpers import Site, Store, Stored
-from tests.sdk.shop import Shop
+from tests.support.browser import DESKTOP_CHROME, ensure_built, launch, watched
 from tests.support.postgres import PostgresServer
 from tests.support.server import LiveServer, create_owner
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking"]
-# The server drops headless browsers as bots; the tests browse as the desktop Chrome a visitor runs.
-USER_AGENT = (
-    "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
-)
+from tests.support.shop import Shop
 
 
 @pytest.fixture(scope="session")
@@ -39,14 +32,14 @@ def playwright() -> Iterator[Playwright]:
 
 @pytest.fixture(scope="module")
 def browser(playwright: Playwright, sdk_built: None) -> Iterator[Browser]:
-    chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    chromium = launch(playwright)
     yield chromium
     chromium.close()
 
 
 @pytest.fixture
 def context(browser: Browser) -> Iterator[BrowserContext]:
-    ctx = browser.new_context(user_agent=USER_AGENT)
+    ctx = browser.new_context(user_agent=DESKTOP_CHROME)
     yield ctx
     ctx.close()
 
@@ -54,17 +47,8 @@ def context(browser: Browser) -> Iterator[BrowserContext]:
 @pytest.fixture
 def page(context: BrowserContext) -> Iterator[Page]:
     """A tab that records page errors and unhandled rejections; the test fails if the SDK caused any."""
-    tab = context.new_page()
-    errors: list[str] = []
-    tab.on("pageerror", lambda error: errors.append(str(error)))
-    tab.add_init_script(
-        "window.__rejections = [];"
-        "addEventListener('unhandledrejection', e => window.__rejections.push(String(e.reason)));"
-    )
-    yield tab
-    rejections = tab.evaluate("window.__rejections || []") if not tab.is_closed() else []
-    assert errors == [], f"page errors: {errors}"
-    assert rejections == [], f"unhandled rejections: {rejections}"
+    with watched(context.new_page()) as tab:
+        yield tab
 
 
 @pytest.fixture

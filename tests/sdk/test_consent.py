@@ -5,7 +5,7 @@ from __future__ import annotations
 from playwright.sync_api import BrowserContext, Page, Request
 
 from tests.sdk.helpers import Site, Stored, open_page
-from tests.sdk.shop import Shop
+from tests.support.shop import Shop
 
 STORAGE = "() => [localStorage.length, sessionStorage.length, document.cookie]"
 

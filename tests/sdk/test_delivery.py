@@ -10,7 +10,7 @@ from typing import Any
 from playwright.sync_api import Page, Request, Route
 
 from tests.sdk.helpers import Site, Stored, hide_page, open_page, wait_until
-from tests.sdk.shop import Shop
+from tests.support.shop import Shop
 
 EVENTS = "**/i/events"
 BATCH_ID = re.compile(r"^[A-Za-z0-9_-]{16,64}$")

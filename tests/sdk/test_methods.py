@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import Page
 
 from tests.sdk.helpers import Site, Stored, open_page
-from tests.sdk.shop import Shop
+from tests.support.shop import Shop
 
 ID = re.compile(r"^[a-z0-9]{21}$")
 

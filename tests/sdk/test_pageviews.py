@@ -5,7 +5,7 @@ from __future__ import annotations
 from playwright.sync_api import Page
 
 from tests.sdk.helpers import Site, Stored, hide_page, open_page
-from tests.sdk.shop import Shop
+from tests.support.shop import Shop
 
 
 def test_single_page_navigation_sends_a_pageview_per_new_address(

@@ -6,7 +6,7 @@ import pytest
 from playwright.sync_api import Page, Request, Route
 
 from tests.sdk.helpers import Site, Stored, open_page, wait_until
-from tests.sdk.shop import Shop
+from tests.support.shop import Shop
 
 SIGNALS = {
     "gpc": "Object.defineProperty(Navigator.prototype, 'globalPrivacyControl', {get: () => true});",

@@ -5,7 +5,9 @@ from __future__ import annotations
 import gzip
 import re
 
-from tests.sdk.build import OUTPUT, ensure_built
+from tests.support.browser import STATIC, ensure_built
+
+OUTPUT = STATIC / "sdk"
 
 BUDGET = 3072
 

@@ -6,7 +6,7 @@ import pytest
 from playwright.sync_api import Page
 
 from tests.sdk.helpers import Site, Stored, open_page
-from tests.sdk.shop import Shop
+from tests.support.shop import Shop
 
 THROWS = """([method, ...args]) => {
   try { analytics[method](...args); return null; }

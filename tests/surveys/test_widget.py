@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page
 
-from tests.surveys.browser import USER_AGENT, Shop, Site, open_page, wait_until
+from tests.surveys.browser import DESKTOP_CHROME, Shop, Site, open_page, wait_until
 from tests.surveys.helpers import QUESTIONS
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "surveys"
@@ -218,7 +218,7 @@ def test_an_answered_or_dismissed_revision_is_not_shown_again(page: Page, shop: 
 
 
 def test_the_widget_fills_a_small_screen(browser: Browser, shop: Shop, site: Site) -> None:
-    context = browser.new_context(user_agent=USER_AGENT, viewport={"width": 360, "height": 640})
+    context = browser.new_context(user_agent=DESKTOP_CHROME, viewport={"width": 360, "height": 640})
     try:
         page = context.new_page()
         survey_id = make_survey(site)

@@ -14,10 +14,9 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, Playwright, sync_playwright
 
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD
+from tests.support.browser import launch
 from tests.support.server import LiveServer
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking"]
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "console"
 DESKTOP = {"width": 1280, "height": 860}
 PHONE = {"width": 375, "height": 780}
@@ -31,7 +30,7 @@ def playwright() -> Iterator[Playwright]:
 
 @pytest.fixture(scope="module")
 def browser(playwright: Playwright) -> Iterator[Browser]:
-    chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    chromium = launch(playwright)
     yield chromium
     chromium.close()
 

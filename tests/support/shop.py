@@ -1,4 +1,8 @@
-"""A customer's web site on its own loopback origin: one HTML page, with the snippet, on every path."""
+"""A customer's web site on its own loopback origin: every path answers a page with the snippet.
+
+``use`` puts the Sightline snippet in the page's <head>; ``pages`` gives some paths their own body;
+``head`` adds markup before the snippet.
+"""
 
 from __future__ import annotations
 
@@ -6,26 +10,31 @@ import html
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+DEFAULT_BODY = "<h1>Shop</h1><a id='next' href='/next'>next</a>"
+
 
 class Shop:
-    """Every GET answers the shop page; ``snippet`` is the <script> tag a test put in its <head>."""
-
-    def __init__(self) -> None:
+    def __init__(self, *, style: str = "", body: str = DEFAULT_BODY) -> None:
         self.snippet = ""
+        self.style = style
+        self.head = ""
+        self.body = body
+        self.pages: dict[str, str] = {}
         shop = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
-                if self.path.startswith("/favicon"):
+                path = self.path.split("?", 1)[0]
+                if path.startswith("/favicon"):
                     self.send_error(404)
                     return
-                body = shop.page_html().encode()
+                content = shop.render(path).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "text/html; charset=utf-8")
-                self.send_header("Content-Length", str(len(body)))
+                self.send_header("Content-Length", str(len(content)))
                 self.send_header("Cache-Control", "no-store")
                 self.end_headers()
-                self.wfile.write(body)
+                self.wfile.write(content)
 
             def log_message(self, format: str, *args: object) -> None:
                 return
@@ -38,14 +47,15 @@ class Shop:
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self._thread.start()
 
-    def page_html(self) -> str:
+    def render(self, path: str) -> str:
         return (
             "<!doctype html><html><head><meta charset='utf-8'><title>Shop</title>"
-            f"{self.snippet}</head><body><h1>Shop</h1><a id='next' href='/next'>next</a></body></html>"
+            f"{f'<style>{self.style}</style>' if self.style else ''}{self.head}{self.snippet}</head>"
+            f"<body>{self.pages.get(path, self.body)}</body></html>"
         )
 
     def use(self, base_url: str, key: str, **attrs: str) -> None:
-        """Put the snippet for ``key`` on the page; ``attrs`` become data-* attributes."""
+        """Put the snippet for ``key`` on every page; ``attrs`` become data-* attributes."""
         extra = "".join(
             f' data-{name.replace("_", "-")}="{html.escape(value)}"' for name, value in attrs.items()
         )
