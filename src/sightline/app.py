@@ -1,4 +1,4 @@
-"""Builds the ASGI application: console API, pages, and (later) the SDK-facing ingest paths.
+"""Builds the ASGI application: the SDK-facing ingest paths, the console API, pages and background jobs.
 
 This is the only module that wires every surface together.
 """

@@ -2,7 +2,10 @@
 
 Batches from the SDK go through an ordered pipeline of named steps (parse, validate, authorise,
 filter_bots, enrich, buffer, commit) and are answered only once a group commit stored them.
-No sessions, no console. May import: ``sightline.sites`` (key lookup, origin matching, marking
-traffic), ``sightline.storage``, ``sightline.health``, ``sightline.settings``, ``sightline.errors``.
+The widget's survey and response endpoints (``feedback.py``) and recording chunks
+(``recordings.py``) reuse the same origin, CORS and body rules. No sessions, no console.
+May import: ``sightline.sites`` (key lookup, origin matching, marking traffic), the feature
+modules ``sightline.surveys`` and ``sightline.recordings``, ``sightline.storage``,
+``sightline.health``, ``sightline.settings``, ``sightline.errors``.
 Never imports ``sightline.console`` (nor the console it).
 """
