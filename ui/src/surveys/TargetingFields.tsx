@@ -24,7 +24,11 @@ function RuleList(props: {
     <fieldset class="sv-rules" id={inputId(at)} tabIndex={-1}>
       <legend>{list === "include" ? "Show on pages" : "Never show on pages"}</legend>
       <p class="field-hint">
-        {list === "include" ? "No rule: every page of the site." : "Pages matching any of these rules are left out."}
+        {list === "exclude"
+          ? "Pages matching any of these rules are left out."
+          : rules.length
+            ? "Pages matching any of these rules show the survey."
+            : "No rule: every page of the site."}
       </p>
       <BlockError path={at} errorAt={errorAt} />
       {rules.map((rule, r) => {
