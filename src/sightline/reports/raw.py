@@ -228,6 +228,9 @@ def _event_breakdown(
         column, where, count_name = e.path, e.name == PAGEVIEW, "pageviews"
     else:
         column, where, count_name = e.name, e.name != PAGEVIEW, "events"
+    if filters:  # the selected visits' counts per page or event, kept by the rollup job
+        ranked = hits.breakdown(conn, site_id, span, selected(site_id, span, filters), dim[0], limit)
+        return [_counted(value, count, visitors, count_name) for value, count, visitors in ranked]
     query = (
         select(column, func.count().label("n"), func.count(distinct(e.visitor_id)))
         .where(_event_rows(site_id, span, filters, where))
