@@ -8,7 +8,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from alembic import command
 from sqlalchemy import Connection, insert, select
 
 from sightline.reports import localdays, writes
@@ -22,7 +21,6 @@ from sightline.storage.schema import (
     report_daily,
     report_hourly,
     report_state,
-    report_visit_hits,
     report_visits,
     sites,
     users,
@@ -72,33 +70,7 @@ def _state(conn: Connection) -> dict[str, Any]:
             (r.site_id, r.dim, r.bucket, r.value): Sketch.load(r.visitors).count() for r in rows if r.visitors
         }
     out["visits"] = conn.execute(select(report_visits).order_by(report_visits.c.session_id)).all()
-    out["hits"] = _hits(conn)
     return out
-
-
-Hits = dict[tuple[str, str, str], tuple[int, int, int]]
-
-
-def _ms(at: datetime) -> int:
-    """Milliseconds: the precision the job reads event times with."""
-    return round(at.timestamp() * 1000)
-
-
-def _hits(conn: Connection) -> Hits:
-    """(visit, kind, value) -> (first time, last time, count) as the job keeps them."""
-    h = report_visit_hits.c
-    rows = conn.execute(select(h.session_id, h.kind, h.value, h.first_at, h.last_at, h.views))
-    return {(r.session_id, r.kind, r.value): (_ms(r.first_at), _ms(r.last_at), r.views) for r in rows}
-
-
-def _expected_hits(rows: list[helpers.Event]) -> Hits:
-    """Each visit's pages ("p") and custom events ("e"): first and last time and count, from the
-    raw events."""
-    seen: dict[tuple[str, str, str], list[datetime]] = {}
-    for e in rows:
-        key = (e.session_id, "p", e.path) if e.name == "pageview" else (e.session_id, "e", e.name)
-        seen.setdefault(key, []).append(e.time)
-    return {key: (_ms(min(times)), _ms(max(times)), len(times)) for key, times in seen.items()}
 
 
 def _seed(db: Database, site: int, visits: int = 150, seed: int = 7) -> list[helpers.Event]:
@@ -117,41 +89,13 @@ def test_folding_in_small_batches_gives_the_same_rollups_as_one_big_batch(db: Da
         by_seven = _state(conn)
     # Start over and fold everything at once.
     with db.begin() as conn:
-        for table in (report_hourly, report_daily, report_visits, report_visit_hits, report_state):
+        for table in (report_hourly, report_daily, report_visits, report_state):
             conn.execute(table.delete())
     assert RollupJob(db, batch=100_000).fold() > 0
     with db.read() as conn:
         at_once = _state(conn)
     assert by_seven == at_once
     assert by_seven["visits"]
-
-
-def test_each_visits_pages_and_events_are_kept_with_the_first_time_across_batches(db: Database) -> None:
-    owner, site = _site(db)
-    rows = _seed(db, site)
-    RollupJob(db, batch=11).fold()
-    # A restarted job (a new instance) continues from the watermark.
-    assert RollupJob(db, batch=13).catch_up() > 0
-    with db.read() as conn:
-        assert _hits(conn) == _expected_hits(rows)
-    # A late batch: a visit views a page again, earlier than the time folded so far.
-    visit = next(e for e in rows if e.name == "pageview" and e.time < NOW - timedelta(days=1))
-    earlier = helpers.Event(**{**vars(visit), "time": visit.time - timedelta(seconds=30)})
-    later = helpers.Event(**{**vars(visit), "time": visit.time + timedelta(seconds=30)})
-    helpers.insert_events(db, [earlier, later])
-    rows += [earlier, later]
-    RollupJob(db).catch_up()
-    with db.read() as conn:
-        assert _hits(conn) == _expected_hits(rows)
-        for filters in ({"page": visit.path}, {"event": "signup", "page": "/docs"}, {"event": "download"}):
-            query = parse([("range", "7d"), *filters.items()], ["range", *filters])
-            summary = Report.open(conn, db.dialect, owner, site, query).summary()
-            span = (
-                datetime.fromisoformat(summary["range"]["start"]),
-                datetime.fromisoformat(summary["range"]["end"]),
-            )
-            assert summary["current"] == helpers.expected_filtered(rows, span, **filters)
-            assert summary["current"]["visits"] > 0
 
 
 def test_the_job_is_idempotent_and_a_failed_batch_changes_nothing(
@@ -189,69 +133,6 @@ def test_the_job_is_idempotent_and_a_failed_batch_changes_nothing(
             datetime.fromisoformat(summary["range"]["end"]),
         )
     assert summary["current"] == helpers.expected_summary(rows, span)
-
-
-def test_the_upgrade_fills_the_visits_pages_and_events_the_job_had_already_folded(db: Database) -> None:
-    _, site = _site(db)
-    rows = _seed(db, site)
-    RollupJob(db, batch=60).fold()
-    with db.read() as conn:
-        mark = _watermark(db)
-        ids = conn.execute(
-            select(events.c.id, events.c.session_id, events.c.time).order_by(events.c.id)
-        ).all()
-    folded = {(sid, at) for i, sid, at in ids if i <= mark}
-    assert 0 < len(folded) < len(rows)
-    # The database as it was before the table existed, with the job part of the way through.
-    cfg = db.alembic_config()
-    with db.engine.begin() as conn:
-        cfg.attributes["connection"] = conn
-        command.downgrade(cfg, "0005")
-    db.migrate()
-    done = [e for e in rows if (e.session_id, e.time) in folded]
-    with db.read() as conn:
-        assert _hits(conn) == _expected_hits(done)
-    RollupJob(db).catch_up()
-    with db.read() as conn:
-        assert _hits(conn) == _expected_hits(rows)
-
-
-def test_filtered_pages_and_events_of_a_visit_running_past_the_period_count_only_inside_it(
-    db: Database,
-) -> None:
-    owner, site = _site(db)
-    day = (NOW - timedelta(days=3)).date()
-    late = datetime(day.year, day.month, day.day, 23, 50, tzinfo=UTC)
-    visit = helpers.Event(
-        site, late, "night-owl", "night-visit", "pageview", "/docs", "google.com",
-        None, None, None, "Firefox", "Linux", "desktop",
-    )  # fmt: skip
-    steps = [(0, "pageview", "/docs"), (5, "pageview", "/docs"), (8, "signup", "/docs"),
-             (20, "pageview", "/docs"), (25, "pageview", "/pricing"), (30, "signup", "/pricing")]  # fmt: skip
-    rows = [
-        helpers.Event(**{**vars(visit), "time": late + timedelta(minutes=m), "name": name, "path": path})
-        for m, name, path in steps
-    ]
-    helpers.insert_events(db, rows)
-    RollupJob(db, batch=2).catch_up()
-
-    def breakdown(dimension: str, **filters: str) -> list[dict[str, Any]]:
-        pairs = [("range", "custom"), ("from", day.isoformat()), ("to", day.isoformat())]
-        pairs += [("dimension", dimension), *filters.items()]
-        with db.read() as conn:
-            query = parse(pairs, [name for name, _ in pairs])
-            body = Report.open(conn, db.dialect, owner, site, query).breakdown()
-        assert body["source"] == "events"
-        rows: list[dict[str, Any]] = body["rows"]
-        return rows
-
-    # The visit's views of /docs after midnight and its visit to /pricing are outside the day.
-    assert breakdown("pages", page="/docs") == [{"value": "/docs", "visitors": 1, "pageviews": 2}]
-    assert breakdown("pages", page="/pricing") == []
-    assert breakdown("events", event="signup") == [{"value": "signup", "visitors": 1, "events": 1}]
-    assert breakdown("pages", source="google.com", event="signup") == [
-        {"value": "/docs", "visitors": 1, "pageviews": 2}
-    ]
 
 
 def _watermark(db: Database) -> int:
@@ -292,11 +173,6 @@ def test_the_servers_job_catches_up_after_a_killed_process_restarts(
         datetime.fromisoformat(summary["range"]["end"]),
     )
     assert summary["current"] == helpers.expected_summary(rows, span)
-    with db.read() as conn:
-        assert _hits(conn) == _expected_hits(rows)
-        query = parse([("range", "7d"), ("page", "/pricing")], ["range", "page"])
-        filtered = Report.open(conn, db.dialect, owner, site, query).summary()
-    assert filtered["current"] == helpers.expected_filtered(rows, span, page="/pricing")
     db.dispose()
 
 

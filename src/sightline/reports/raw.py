@@ -19,7 +19,6 @@ from typing import Any
 
 from sqlalchemy import Connection, and_, case, desc, distinct, func, literal_column, select
 
-from sightline.reports import hits
 from sightline.reports.rollup import PAGEVIEW, cut, epoch_seconds, props_of
 from sightline.storage.schema import events, report_visits
 
@@ -57,15 +56,6 @@ def selected(site_id: int, span: Span, filters: Filters) -> Any:
 
 
 def _sessions_with(site_id: int, span: Span, name: str, path: str | None = None) -> Any:
-    """Sessions with event ``name`` (on ``path``) in the span: from ``report_visit_hits`` (see
-    ``hits``), or from the events for values that table does not answer for."""
-    kind, value = ("p", path) if path is not None else ("e", name)
-    if hits.usable(value, kind):
-        return hits.sessions_with(site_id, span, kind, value)
-    return _sessions_in_events(site_id, span, name, path)
-
-
-def _sessions_in_events(site_id: int, span: Span, name: str, path: str | None = None) -> Any:
     """Sessions with event ``name`` (on ``path``) in the span; an alias, never correlated."""
     inner = events.alias("filter_events").c
     query = select(inner.session_id).where(
@@ -228,9 +218,6 @@ def _event_breakdown(
         column, where, count_name = e.path, e.name == PAGEVIEW, "pageviews"
     else:
         column, where, count_name = e.name, e.name != PAGEVIEW, "events"
-    if filters:  # the selected visits' counts per page or event, kept by the rollup job
-        ranked = hits.breakdown(conn, site_id, span, selected(site_id, span, filters), dim[0], limit)
-        return [_counted(value, count, visitors, count_name) for value, count, visitors in ranked]
     query = (
         select(column, func.count().label("n"), func.count(distinct(e.visitor_id)))
         .where(_event_rows(site_id, span, filters, where))
@@ -238,14 +225,13 @@ def _event_breakdown(
         .order_by(desc(literal_column("n")), column)
         .limit(limit + 1)
     )
-    return [_counted(value, int(n), int(visitors), count_name) for value, n, visitors in conn.execute(query)]
-
-
-def _counted(value: str, count: int, visitors: int, count_name: str) -> dict[str, Any]:
-    row = {"value": value, "visitors": visitors, "visits": 0, "pageviews": 0, "events": 0}
-    row[count_name] = count
-    row.update(bounces=0, duration=0)
-    return row
+    out = []
+    for value, count, visitors in conn.execute(query):
+        row = {"value": value, "visitors": int(visitors), "visits": 0, "pageviews": 0, "events": 0}
+        row[count_name] = int(count)
+        row.update(bounces=0, duration=0)
+        out.append(row)
+    return out
 
 
 def _prop_breakdown(

@@ -144,8 +144,7 @@ class RollupJob:
                 return 0
             totals = Totals()
             visits = self._load_visits(conn, {(r[1], r[4]) for r in rows})
-            hits: dict[tuple[int, str, str, str], list[float]] = {}
-            self._fold_events(rows, visits, totals, hits)
+            self._fold_events(rows, visits, totals)
             for (site_id, _), visit in visits.items():
                 self._visit_delta(site_id, visit, totals)
             plans = self._plan_rollups(conn, totals)
@@ -154,7 +153,6 @@ class RollupJob:
             plans.append((report_daily, writes.plan(conn, report_daily, local)))
         with self.db.begin() as conn:
             self._save_visits(conn, visits)
-            writes.save_hits(conn, hits)
             for table, plan in plans:
                 writes.apply(conn, table, *plan)
             for site_id, zone in stale.items():
@@ -183,8 +181,7 @@ class RollupJob:
         if self._analyzed and self._unanalyzed < ANALYZE_EVERY:
             return
         with self.db.begin() as conn:
-            tables = "events, report_visits, report_visit_hits, report_hourly, report_daily"
-            conn.execute(text(f"ANALYZE {tables}"))
+            conn.execute(text("ANALYZE events, report_visits, report_hourly, report_daily"))
         self._analyzed, self._unanalyzed = True, 0
 
     def catch_up(self) -> int:
@@ -201,16 +198,7 @@ class RollupJob:
             value = self._hashes[visitor_id] = visitor_hash(visitor_id)
         return value
 
-    def _fold_events(
-        self,
-        rows: Sequence[Any],
-        visits: dict[tuple[int, str], Visit],
-        totals: Totals,
-        hits: dict[tuple[int, str, str, str], list[float]],
-    ) -> None:
-        """Adds the events to their visits and to ``totals``; ``hits`` gets the first and last
-        time and the count of each visit's views of each page ("p") and of each custom event it
-        sent ("e") in the batch."""
+    def _fold_events(self, rows: Sequence[Any], visits: dict[tuple[int, str], Visit], totals: Totals) -> None:
         add = totals.add
         for _, site_id, seconds, visitor_id, session_id, name, path, *rest in rows:
             source, utm_s, utm_m, utm_c, browser, os_name, device, props = rest
@@ -244,12 +232,6 @@ class RollupJob:
             visit.started = min(visit.started, seconds)
             visit.ended = max(visit.ended, seconds)
             pv, ev = (1, 0) if pageview else (0, 1)
-            hit = (site_id, session_id, "p", page) if pageview else (site_id, session_id, "e", cut(name))
-            seen = hits.get(hit)
-            if seen is None:
-                hits[hit] = [seconds, seconds, 1]
-            else:
-                seen[0], seen[1], seen[2] = min(seen[0], seconds), max(seen[1], seconds), seen[2] + 1
             add((site_id, "total", hour, ""), pv, ev, visitor)
             for dim, value in zip(VISIT_DIMS, visit.attrs, strict=True):
                 if value:

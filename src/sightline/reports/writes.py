@@ -177,25 +177,6 @@ def apply(conn: Connection, table: Any, inserts: list[dict[str, Any]], updates: 
         )
 
 
-def save_hits(conn: Connection, hits: dict[tuple[int, str, str, str], list[float]]) -> None:
-    """Adds each (site, visit, kind, value) of the batch, or adds the batch's views to an
-    existing row and widens its first and last time (a late batch can hold older events)."""
-    if not hits:
-        return
-    stamp = _sqlite_stamp if conn.dialect.name == "sqlite" else _at
-    t = "report_visit_hits"
-    first = f"CASE WHEN excluded.first_at < {t}.first_at THEN excluded.first_at ELSE {t}.first_at END"
-    last = f"CASE WHEN excluded.last_at > {t}.last_at THEN excluded.last_at ELSE {t}.last_at END"
-    many(
-        conn,
-        f"INSERT INTO {t} (site_id, session_id, kind, value, first_at, last_at, views) "  # noqa: S608 (fixed names, bound values)
-        "VALUES ({marks}) ON CONFLICT (site_id, session_id, kind, value) DO UPDATE SET "
-        f"views = {t}.views + excluded.views, first_at = {first}, last_at = {last}",
-        ("site_id", "session_id", "kind", "value", "first_at", "last_at", "views"),
-        [(*key, stamp(first), stamp(last), int(n)) for key, (first, last, n) in hits.items()],
-    )
-
-
 def many(conn: Connection, template: str, columns: tuple[str, ...], rows: list[tuple[Any, ...]]) -> None:
     """One DBAPI executemany (no per-row SQLAlchemy work: a batch writes thousands of rows).
 

@@ -11,13 +11,7 @@ from sightline.storage.metadata import metadata
 from sightline.storage.tables.accounts import sessions, setup_tokens, users
 from sightline.storage.tables.events import event_batches, events
 from sightline.storage.tables.recordings import recording_chunks, recordings
-from sightline.storage.tables.reports import (
-    report_daily,
-    report_hourly,
-    report_state,
-    report_visit_hits,
-    report_visits,
-)
+from sightline.storage.tables.reports import report_daily, report_hourly, report_state, report_visits
 from sightline.storage.tables.sites import sites
 from sightline.storage.tables.surveys import survey_responses, survey_revisions, surveys
 
@@ -30,7 +24,6 @@ __all__ = [
     "report_daily",
     "report_hourly",
     "report_state",
-    "report_visit_hits",
     "report_visits",
     "sessions",
     "setup_tokens",

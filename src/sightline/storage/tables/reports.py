@@ -4,10 +4,7 @@
 bucket is a UTC hour or a UTC day counted from the Unix epoch. Counters add up across buckets;
 ``visitors`` is a mergeable sketch (``sightline.reports.sketch``). ``report_visits`` keeps one
 row per visit (site, session) for bounce, duration, entry and exit pages, and the filtered
-reports. ``report_visit_hits`` lists, per visit, each page it viewed and each event name it sent
-with the first and last time and how often, so a ``page`` or ``event`` filter reads an index
-range instead of the period's events. ``report_state`` holds the id of the last event the
-rollup job has folded in.
+reports. ``report_state`` holds the id of the last event the rollup job has folded in.
 """
 
 from __future__ import annotations
@@ -78,27 +75,6 @@ report_visits = Table(
     PrimaryKeyConstraint("site_id", "session_id", name="pk_report_visits"),
 )
 Index("ix_report_visits_site_started", report_visits.c.site_id, report_visits.c.started_at)
-
-report_visit_hits = Table(
-    "report_visit_hits",
-    metadata,
-    Column("site_id", Integer, ForeignKey("sites.id", ondelete="CASCADE"), nullable=False),
-    Column("session_id", String(64), nullable=False),
-    Column("kind", String(1), nullable=False),  # "p": a page it viewed, "e": an event name it sent
-    Column("value", String(VALUE_MAX), nullable=False),
-    Column("first_at", UTCDateTime, nullable=False),
-    Column("last_at", UTCDateTime, nullable=False),
-    Column("views", Integer, nullable=False),  # how many times (pageviews of the page, events)
-    PrimaryKeyConstraint("site_id", "session_id", "kind", "value", name="pk_report_visit_hits"),
-)
-Index(
-    "ix_report_visit_hits_value",
-    report_visit_hits.c.site_id,
-    report_visit_hits.c.kind,
-    report_visit_hits.c.value,
-    report_visit_hits.c.first_at,
-    report_visit_hits.c.session_id,
-)
 
 report_state = Table(
     "report_state",
