@@ -8,54 +8,17 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
+from playwright.sync_api import Page
 
 from sightline.storage import Database, open_database
 from tests.conftest import BACKENDS, OWNER_EMAIL, OWNER_PASSWORD, sign_in
 from tests.sdk.helpers import Site, Store, Stored
-from tests.support.browser import DESKTOP_CHROME, ensure_built, launch, watched
+from tests.support.fixtures import browser, context, page, shop
 from tests.support.postgres import PostgresServer
 from tests.support.server import LiveServer, create_owner
 from tests.support.shop import Shop
 
-
-@pytest.fixture(scope="session")
-def sdk_built() -> None:
-    ensure_built()
-
-
-@pytest.fixture(scope="module")
-def playwright() -> Iterator[Playwright]:
-    with sync_playwright() as pw:
-        yield pw
-
-
-@pytest.fixture(scope="module")
-def browser(playwright: Playwright, sdk_built: None) -> Iterator[Browser]:
-    chromium = launch(playwright)
-    yield chromium
-    chromium.close()
-
-
-@pytest.fixture
-def context(browser: Browser) -> Iterator[BrowserContext]:
-    ctx = browser.new_context(user_agent=DESKTOP_CHROME)
-    yield ctx
-    ctx.close()
-
-
-@pytest.fixture
-def page(context: BrowserContext) -> Iterator[Page]:
-    """A tab that records page errors and unhandled rejections; the test fails if the SDK caused any."""
-    with watched(context.new_page()) as tab:
-        yield tab
-
-
-@pytest.fixture
-def shop() -> Iterator[Shop]:
-    server = Shop()
-    yield server
-    server.close()
+__all__ = ["browser", "context", "page", "shop"]
 
 
 @pytest.fixture(scope="package", params=BACKENDS)

@@ -9,45 +9,15 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
 
 from tests.conftest import sign_in
 from tests.sdk.helpers import Site, open_page, wait_until
-from tests.support.browser import DESKTOP_CHROME, ensure_built, launch, watched
+from tests.support.browser import DESKTOP_CHROME
+from tests.support.fixtures import browser, context, page, shop
 from tests.support.server import LiveServer
 from tests.support.shop import Shop
 
-__all__ = ["DESKTOP_CHROME", "Shop", "Site", "open_page", "wait_until"]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    ensure_built()
-    with sync_playwright() as playwright:
-        chromium = launch(playwright)
-        yield chromium
-        chromium.close()
-
-
-@pytest.fixture
-def context(browser: Browser) -> Iterator[BrowserContext]:
-    ctx = browser.new_context(user_agent=DESKTOP_CHROME)
-    yield ctx
-    ctx.close()
-
-
-@pytest.fixture
-def page(context: BrowserContext) -> Iterator[Page]:
-    """A tab; the test fails if the page reported errors or unhandled rejections."""
-    with watched(context.new_page()) as tab:
-        yield tab
-
-
-@pytest.fixture
-def shop() -> Iterator[Shop]:
-    server = Shop()
-    yield server
-    server.close()
+__all__ = ["DESKTOP_CHROME", "Shop", "Site", "browser", "context", "open_page", "page", "shop", "wait_until"]
 
 
 @pytest.fixture(scope="module")

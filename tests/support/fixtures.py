@@ -1,0 +1,45 @@
+"""Browser fixtures shared by the SDK and widget tests: one Chromium per module with the SDK built,
+a fresh context browsing as desktop Chrome, a watched tab, and a customer shop on its own origin.
+
+A test package's conftest imports the ones it uses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
+
+from tests.support.browser import DESKTOP_CHROME, ensure_built, launch, watched
+from tests.support.shop import Shop
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    ensure_built("sdk")
+    with sync_playwright() as playwright:
+        chromium = launch(playwright)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def context(browser: Browser) -> Iterator[BrowserContext]:
+    ctx = browser.new_context(user_agent=DESKTOP_CHROME)
+    yield ctx
+    ctx.close()
+
+
+@pytest.fixture
+def page(context: BrowserContext) -> Iterator[Page]:
+    """A tab; the test fails if the page reported errors or unhandled rejections."""
+    with watched(context.new_page()) as tab:
+        yield tab
+
+
+@pytest.fixture
+def shop() -> Iterator[Shop]:
+    server = Shop()
+    yield server
+    server.close()
