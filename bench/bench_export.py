@@ -94,7 +94,8 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start_server(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
+def start_server(data_dir: Path, port: int, timeout: float = 30) -> subprocess.Popen[bytes]:
+    """``sightline serve`` on ``port`` with a clean environment, once it answers /healthz."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("SIGHTLINE_")}
     command = [
         sys.executable,
@@ -107,7 +108,7 @@ def start_server(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
         str(data_dir),
     ]
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError("sightline serve exited")

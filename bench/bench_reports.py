@@ -17,8 +17,6 @@ from __future__ import annotations
 import os
 import shutil
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from datetime import UTC, datetime
@@ -27,7 +25,7 @@ from pathlib import Path
 import httpx
 from sqlalchemy import func, select
 
-from bench.bench_export import free_port
+from bench.bench_export import free_port, start_server
 from bench.reports_data import insert as insert_events
 from sightline.accounts.users import create_user
 from sightline.reports.rollup import RollupJob
@@ -86,32 +84,6 @@ def prepare(data_dir: Path, count: int) -> int:
         return site_id
     finally:
         db.dispose()
-
-
-def start_server(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SIGHTLINE_")}
-    command = [
-        sys.executable,
-        "-m",
-        "sightline.cli",
-        "serve",
-        "--port",
-        str(port),
-        "--data-dir",
-        str(data_dir),
-    ]
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError("sightline serve exited")
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                return process
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    process.kill()
-    raise RuntimeError("sightline serve did not start")
 
 
 def requests_of(site_id: int, range_name: str) -> list[tuple[str, str, dict[str, str]]]:
@@ -203,7 +175,7 @@ def main() -> int:
     try:
         site_id = prepare(data_dir, count)
         port = free_port()
-        process = start_server(data_dir, port)
+        process = start_server(data_dir, port, timeout=60)
         origin = f"http://127.0.0.1:{port}"
         with httpx.Client(base_url=origin, headers={"Origin": origin}, timeout=120) as client:
             assert client.post("/api/login", json={"email": EMAIL, "password": PASSWORD}).status_code == 200
