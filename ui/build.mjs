@@ -6,11 +6,14 @@
 //   favicon.svg            copied from public/
 //   manifest.json          {"preload": [...]}: the chunks app.js imports statically, which the
 //                          server names as <link rel="modulepreload"> so they load in parallel
+//   <name>.gz              gzip -9 of each text file above (when smaller), compressed once here;
+//                          the server sends it to browsers that accept gzip (web/assets.py)
 // `node build.mjs --watch` rebuilds on change.
 import * as esbuild from "esbuild";
-import { cpSync, rmSync, writeFileSync } from "node:fs";
-import { basename } from "node:path";
+import { cpSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { basename, extname } from "node:path";
 import { fileURLToPath } from "node:url";
+import { constants, gzipSync } from "node:zlib";
 
 const outdir = fileURLToPath(new URL("../src/sightline/web/static/console/", import.meta.url));
 const watch = process.argv.includes("--watch");
@@ -64,6 +67,18 @@ const builds = [
   { ...common, entryPoints: { console: "src/styles/console.css" } },
 ];
 
+const COMPRESSIBLE = new Set([".js", ".css", ".svg"]);
+
+/** Writes <name>.gz beside each text file of the build, when gzip makes it smaller. */
+function precompress() {
+  for (const name of readdirSync(outdir)) {
+    if (!COMPRESSIBLE.has(extname(name))) continue;
+    const raw = readFileSync(`${outdir}${name}`);
+    const packed = gzipSync(raw, { level: constants.Z_BEST_COMPRESSION });
+    if (packed.length < raw.length) writeFileSync(`${outdir}${name}.gz`, packed);
+  }
+}
+
 rmSync(outdir, { recursive: true, force: true });
 cpSync(fileURLToPath(new URL("public/", import.meta.url)), outdir, { recursive: true });
 if (watch) {
@@ -71,4 +86,5 @@ if (watch) {
   console.log(`watching; writing to ${outdir}`);
 } else {
   await Promise.all(builds.map((options) => esbuild.build(options)));
+  precompress();
 }
