@@ -4,6 +4,7 @@
 // must serve the application shell at its paths too (CONSOLE_PATHS in sightline/web/pages.py).
 import type { ComponentType } from "preact";
 import lazy from "preact-iso/lazy";
+import { exec } from "preact-iso/router";
 
 import { HealthPage } from "./pages/Health";
 import { SitePage } from "./pages/Site";
@@ -12,7 +13,7 @@ import { SitesPage } from "./pages/Sites";
 export interface Section {
   /** Label in the main navigation. */
   label: string;
-  /** Where the navigation entry leads; paths under it mark the entry as current. */
+  /** Where the navigation entry leads. */
   href: string;
   routes: { path: string; component: ComponentType<any> }[];
 }
@@ -57,3 +58,16 @@ export const sections: Section[] = [
   },
   { label: "Health", href: "/health", routes: [{ path: "/health", component: HealthPage }] },
 ];
+
+/**
+ * The section the page at `path` belongs to, which the navigation marks as current: the section
+ * of the route the router shows there (the first route that matches, in the router's order), so
+ * `/sites/12/reports` is a Reports page although it lies under `/sites`. A path no route matches
+ * (the not-found page) belongs to the section whose `href` it lies under, if any.
+ */
+export function sectionOf(path: string): Section | undefined {
+  return (
+    sections.find((section) => section.routes.some((r) => exec(path, r.path) !== undefined)) ??
+    sections.find((section) => path === section.href || path.startsWith(`${section.href}/`))
+  );
+}

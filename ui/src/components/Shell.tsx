@@ -3,7 +3,7 @@ import { useLocation } from "preact-iso/router";
 import { useState } from "preact/hooks";
 
 import { ApiError, api, messageOf, type User } from "../api";
-import { sections } from "../sections";
+import { sectionOf, sections } from "../sections";
 import { Logo } from "./Logo";
 import { Notice } from "./Notice";
 import { ThemeToggle } from "./ThemeToggle";
@@ -18,6 +18,7 @@ export function Shell({ user, children }: ShellProps) {
   const { path, route } = useLocation();
   const [error, setError] = useState<string | null>(null);
   const [leaving, setLeaving] = useState(false);
+  const currentSection = sectionOf(path);
 
   const signOut = async () => {
     setLeaving(true);
@@ -51,7 +52,7 @@ export function Shell({ user, children }: ShellProps) {
           <nav class="nav" aria-label="Main">
             <ul>
               {sections.map((section) => {
-                const current = path === section.href || path.startsWith(`${section.href}/`);
+                const current = section === currentSection;
                 return (
                   <li key={section.href}>
                     <a href={section.href} aria-current={current ? "page" : undefined}>
