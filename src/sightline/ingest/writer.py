@@ -32,6 +32,11 @@ log = logging.getLogger("sightline.ingest")
 BATCH_RETENTION = timedelta(days=7)  # a retry older than this is stored again
 PRUNE_EVERY = 3600.0
 BATCH_CHUNK = 500  # batch rows per INSERT: 4 parameters each, far below every engine's limit
+# Event rows per INSERT: 256 x 19 parameters, below SQLite's (32,766) and PostgreSQL's (65,535)
+# limits. A group is stored with statements of 256, 128, ..., 1 rows: at most 9 distinct ones,
+# all in the driver's statement cache.
+EVENT_CHUNK = 256
+EVENT_WIDTH = len(EVENT_COLUMNS)
 
 
 class StorageUnavailableError(Exception):
@@ -46,7 +51,8 @@ class QueueFullError(Exception):
 class Pending:
     site_id: int
     batch_id: str
-    rows: list[tuple[Any, ...]]
+    events: int
+    values: list[Any]  # the events' column values, row after row (EVENT_COLUMNS order)
     future: asyncio.Future[bool] = field(repr=False)
 
     @property
@@ -75,13 +81,13 @@ class Store:
         dialect = db.engine.dialect
         quote = dialect.identifier_preparer.quote
         mark = "?" if db.dialect == "sqlite" else "%s"
-        # Names come from the schema, values travel as parameters: executemany without per-row
-        # SQLAlchemy processing (the hot path's biggest cost otherwise).
+        # Names come from the schema, values travel as parameters: no per-row SQLAlchemy work.
         columns = ", ".join(quote(c) for c in EVENT_COLUMNS)
-        marks = ", ".join(mark for _ in EVENT_COLUMNS)
-        self._insert_events = f"INSERT INTO {quote(events.name)} ({columns}) VALUES ({marks})"  # noqa: S608
+        self._insert_events_head = f"INSERT INTO {quote(events.name)} ({columns}) VALUES "  # noqa: S608
+        self._event_row = "(" + ", ".join(mark for _ in EVENT_COLUMNS) + ")"
         self._mark = mark
         self._batch_sql: dict[int, str] = {}
+        self._events_sql: dict[int, str] = {}
         # A server time as the driver takes it: on SQLite the UTC text SQLAlchemy's DateTime
         # stores ("2026-11-21 03:10:20.685059"), on PostgreSQL the aware datetime.
         self.time_param: Callable[[datetime], Any] = _sqlite_time if db.dialect == "sqlite" else _same
@@ -127,17 +133,43 @@ class Store:
             try:
                 for start in range(0, len(batches), BATCH_CHUNK):
                     chunk = batches[start : start + BATCH_CHUNK]
-                    params = [v for p in chunk for v in (p.site_id, p.batch_id, received, len(p.rows))]
+                    params = [v for p in chunk for v in (p.site_id, p.batch_id, received, p.events)]
                     cursor.execute(self._insert_batches(len(chunk)), params)
                     stored.update((int(row[0]), str(row[1])) for row in cursor.fetchall())
-                rows = [row for key, pending in first.items() if key in stored for row in pending.rows]
-                if rows:
-                    cursor.executemany(self._insert_events, rows)
+                self._insert_events(cursor, first, stored)
             finally:
                 cursor.close()
             due = self.marker.due(site for site, _ in stored)
             self.marker.touch(conn, due, now)
         self.marker.written(due)
+
+    def _insert_events(
+        self, cursor: Any, first: dict[tuple[int, str], Pending], stored: set[tuple[int, str]]
+    ) -> None:
+        """The new batches' events with a few multi-row INSERTs.
+
+        Not ``executemany``: Python's sqlite3 releases and retakes the interpreter lock around
+        every row's step, and each retake waits for the event loop thread to let go of it; a
+        multi-row statement is bound in one go and steps once, without the lock.
+        """
+        values: list[Any] = []
+        count = 0
+        for key, pending in first.items():
+            if key in stored:
+                values += pending.values
+                count += pending.events
+        start = 0
+        while count:
+            size = EVENT_CHUNK if count >= EVENT_CHUNK else 1 << (count.bit_length() - 1)
+            end = start + size * EVENT_WIDTH
+            cursor.execute(self._insert_events_sql(size), values[start:end])
+            start, count = end, count - size
+
+    def _insert_events_sql(self, count: int) -> str:
+        sql = self._events_sql.get(count)
+        if sql is None:
+            sql = self._events_sql[count] = self._insert_events_head + ", ".join([self._event_row] * count)
+        return sql
 
     def _connection(self) -> Connection:
         """The writer's own connection, held between groups: no pool checkout (or PostgreSQL
@@ -209,13 +241,13 @@ class GroupCommitter:
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive() and not self._stopping
 
-    def enqueue(self, site_id: int, batch_id: str, rows: list[tuple[Any, ...]]) -> Pending:
-        """Queue a batch for the next group; QueueFullError at once when it does not fit."""
-        size = len(rows)
+    def enqueue(self, site_id: int, batch_id: str, size: int, values: list[Any]) -> Pending:
+        """Queue a batch of ``size`` events (``values``: their rows' values, row after row) for
+        the next group; QueueFullError at once when it does not fit."""
         if self.queued_events + size > self.capacity or not self.running:
             raise QueueFullError
         self.queued_events += size
-        pending = Pending(site_id, batch_id, rows, asyncio.get_running_loop().create_future())
+        pending = Pending(site_id, batch_id, size, values, asyncio.get_running_loop().create_future())
         with self._ready:
             self._waiting.append(pending)
             self._ready.notify()
@@ -284,7 +316,7 @@ class GroupCommitter:
         elapsed_ms: float,
     ) -> None:
         """On the event loop: account for the group and answer its requests."""
-        self.queued_events -= sum(len(p.rows) for p in group)
+        self.queued_events -= sum(p.events for p in group)
         if outcome is None:
             self.stats.failures += 1
             self.stats.last_failure_at = time.monotonic()
@@ -333,7 +365,7 @@ class GroupCommitter:
             answered.add(pending.key)
             if new:
                 self.stats.stored_batches += 1
-                self.stats.stored_events += len(pending.rows)
+                self.stats.stored_events += pending.events
             else:
                 self.stats.duplicate_batches += 1
             pending.future.set_result(new)
