@@ -1,21 +1,17 @@
 // The recordings of one site, newest first, 50 at a time. The player opens with a full page load
 // (target="_top"): its address is served with the Content-Security-Policy the replay needs.
 import { useEffect, useState } from "preact/hooks";
-import { useLocation } from "preact-iso";
 
-import { api, messageOf, type Site } from "../api";
+import { messageOf, type Site } from "../api";
 import { Notice } from "../components/Notice";
 import { Page } from "../components/Page";
+import { SitePicker, useSiteChoice } from "../components/SitePicker";
 import { bytes, count, dateTime, timeAgo } from "../format";
-import { useResource } from "../hooks";
 import { duration, PAGE_SIZE, type Recording, recordingsApi } from "./api";
 
 export function RecordingsPage() {
-  const location = useLocation();
-  const sites = useResource(api.sites);
-  const wanted = Number.parseInt(location.query.site ?? "", 10);
+  const { sites, site } = useSiteChoice();
   const list = sites.data ?? [];
-  const site = list.find((s) => s.id === wanted) ?? list[0];
 
   return (
     <Page title="Recordings" subtitle="Replays of visits, with every input and all text masked unless the site reveals it.">
@@ -30,22 +26,7 @@ export function RecordingsPage() {
       )}
       {site && (
         <>
-          {list.length > 1 && (
-            <div class="recordings-site">
-              <label for="recordings-site">Site</label>
-              <select
-                id="recordings-site"
-                value={site.id}
-                onChange={(e) => location.route(`/recordings?site=${(e.target as HTMLSelectElement).value}`)}
-              >
-                {list.map((s) => (
-                  <option key={s.id} value={s.id}>
-                    {s.name} ({s.domain})
-                  </option>
-                ))}
-              </select>
-            </div>
-          )}
+          {list.length > 1 && <SitePicker sites={list} current={site} path="/recordings" />}
           <SiteRecordings key={site.id} site={site} />
         </>
       )}

@@ -1,20 +1,16 @@
 // The surveys of one site (chosen at the top): status, revision, responses; a new one.
-import { useLocation } from "preact-iso/router";
-
-import { api, type Site } from "../api";
+import { type Site } from "../api";
 import { Notice } from "../components/Notice";
+import { Page } from "../components/Page";
+import { SitePicker, useSiteChoice } from "../components/SitePicker";
 import { count, timeAgo } from "../format";
 import { useResource } from "../hooks";
-import { Page } from "../components/Page";
 import { surveysApi } from "./api";
 import { revisionText, StatusBadge } from "./Status";
 
 export function SurveysPage() {
-  const location = useLocation();
-  const sites = useResource(api.sites);
-  const wanted = Number.parseInt(location.query.site ?? "", 10);
+  const { sites, site } = useSiteChoice();
   const list = sites.data ?? [];
-  const site = list.find((s) => s.id === wanted) ?? list[0];
 
   return (
     <Page
@@ -39,20 +35,7 @@ export function SurveysPage() {
       )}
       {site && (
         <>
-          <div class="recordings-site sv-picker">
-            <label for="surveys-site">Site</label>
-            <select
-              id="surveys-site"
-              value={site.id}
-              onChange={(e) => location.route(`/surveys?site=${(e.target as HTMLSelectElement).value}`)}
-            >
-              {list.map((s) => (
-                <option key={s.id} value={s.id}>
-                  {s.name} ({s.domain})
-                </option>
-              ))}
-            </select>
-          </div>
+          <SitePicker sites={list} current={site} path="/surveys" />
           <SiteSurveys key={site.id} site={site} />
         </>
       )}
