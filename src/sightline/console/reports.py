@@ -1,94 +1,120 @@
 """Reports of a site: summary, time series, breakdowns and realtime visitors (thin handlers).
 
-The query parameters are declared for the OpenAPI document; ``reports.params`` checks them all
-(unknown and repeated ones too) and answers 422 naming the one at fault.
+Each handler takes one dependency, ``asked(...)``: it declares the site id and the query
+parameters the endpoint documents (for the OpenAPI document), and returns them checked by
+``reports.params``, which looks at every parameter of the request (unknown and repeated ones
+too) and answers 422 naming the one at fault. A bad site id is answered (404) before the query is
+looked at, as FastAPI validates the declared parameters before it calls the dependency.
 """
 
 from __future__ import annotations
 
+import inspect
+from dataclasses import dataclass
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Depends, Path, Query, Request
 
 from sightline.console.deps import context, owner
 from sightline.reports import params, service
 
 router = APIRouter(prefix="/api/sites/{site_id}/reports", tags=["reports"])
 
-SiteId = Annotated[int, Path(ge=1, le=2**62, description="The site's id.")]
 ERRORS: dict[int | str, dict[str, Any]] = {404: {}, 422: {}}
-Range = Annotated[str | None, Query(description="today, 7d (default), 30d or custom")]
-From = Annotated[str | None, Query(alias="from", description="First day (YYYY-MM-DD), range=custom")]
-To = Annotated[str | None, Query(alias="to", description="Last day (YYYY-MM-DD), range=custom")]
-Compare = Annotated[str | None, Query(description="true: also the previous period")]
-Page = Annotated[str | None, Query(description="Filter: visits that viewed this path")]
-Source = Annotated[str | None, Query(description="Filter: visits from this source")]
-Event = Annotated[str | None, Query(description="Filter: visits that sent this custom event")]
 
 
-def _report(request: Request, site_id: int, kind: str, extra: tuple[str, ...] = ()) -> dict[str, Any]:
-    query = params.parse(request.query_params.multi_items(), params.COMMON + extra)
+def _optional(description: str, alias: str | None = None) -> Any:
+    return Annotated[str | None, Query(alias=alias, description=description)]
+
+
+# Every query parameter of the reports API: its name in the URL -> (argument name, declaration).
+PARAMETERS: dict[str, tuple[str, Any]] = {
+    "dimension": ("dimension", _optional("pages, entry_pages, sources, ... (docs/reports.md)")),
+    "limit": ("limit", _optional("Rows, 1 to 100 (default 10)")),
+    "name": ("name", _optional("The custom event, with dimension=props")),
+    "range": ("range", _optional("today, 7d (default), 30d or custom")),
+    "from": ("date_from", _optional("First day (YYYY-MM-DD), range=custom", alias="from")),
+    "to": ("date_to", _optional("Last day (YYYY-MM-DD), range=custom", alias="to")),
+    "compare": ("compare", _optional("true: also the previous period")),
+    "page": ("page", _optional("Filter: visits that viewed this path")),
+    "source": ("source", _optional("Filter: visits from this source")),
+    "event": ("event", _optional("Filter: visits that sent this custom event")),
+}
+SITE_ID = inspect.Parameter(
+    "site_id",
+    inspect.Parameter.POSITIONAL_OR_KEYWORD,
+    annotation=Annotated[int, Path(ge=1, le=2**62, description="The site's id.")],
+)
+REQUEST = inspect.Parameter("request", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Request)
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What a reports request asks for: the site and its checked query parameters."""
+
+    site_id: int
+    query: params.Query
+
+
+def asked(documented: tuple[str, ...], allowed: tuple[str, ...] | None = None) -> Any:
+    """The dependency of a reports endpoint: the ``documented`` query parameters appear in the
+    OpenAPI document in that order; the request may carry those in ``allowed`` (default: the
+    documented ones), each at most once."""
+    accepted = documented if allowed is None else allowed
+
+    def dependency(request: Request, site_id: int, **_: str | None) -> Asked:
+        return Asked(site_id, params.parse(request.query_params.multi_items(), accepted))
+
+    arguments = [
+        inspect.Parameter(
+            PARAMETERS[name][0], inspect.Parameter.KEYWORD_ONLY, default=None, annotation=PARAMETERS[name][1]
+        )
+        for name in documented
+    ]
+    dependency.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [REQUEST, SITE_ID, *arguments], return_annotation=Asked
+    )
+    return Depends(dependency)
+
+
+def _report(request: Request, report: Asked, kind: str) -> dict[str, Any]:
     ctx = context(request)
     with ctx.db.read() as conn:
-        report = service.Report.open(conn, ctx.db.dialect, owner(request).id, site_id, query)
-        result: dict[str, Any] = getattr(report, kind)()
+        opened = service.Report.open(
+            conn, ctx.db.dialect, owner(request).id, report.site_id, report.query, columns=ctx.columns
+        )
+        result: dict[str, Any] = getattr(opened, kind)()
     return result
+
+
+PERIOD = asked(params.COMMON)
+# The breakdown documents no `compare` (it has no previous period) but accepts one, as it always has.
+BREAKDOWN_OF = asked(
+    ("dimension", "limit", "name", "range", "from", "to", "page", "source", "event"),
+    allowed=(*params.COMMON, "dimension", "limit", "name"),
+)
+NOTHING = asked(())
 
 
 @router.get(
     "/summary", summary="Visitors, visits, pageviews, bounce rate and visit duration", responses=ERRORS
 )
-def summary(
-    site_id: SiteId,
-    request: Request,
-    range: Range = None,
-    date_from: From = None,
-    date_to: To = None,
-    compare: Compare = None,
-    page: Page = None,
-    source: Source = None,
-    event: Event = None,
-) -> dict[str, Any]:
-    return _report(request, site_id, "summary")
+def summary(request: Request, report: Annotated[Asked, PERIOD]) -> dict[str, Any]:
+    return _report(request, report, "summary")
 
 
 @router.get("/timeseries", summary="The figures hour by hour or day by day", responses=ERRORS)
-def timeseries(
-    site_id: SiteId,
-    request: Request,
-    range: Range = None,
-    date_from: From = None,
-    date_to: To = None,
-    compare: Compare = None,
-    page: Page = None,
-    source: Source = None,
-    event: Event = None,
-) -> dict[str, Any]:
-    return _report(request, site_id, "timeseries")
+def timeseries(request: Request, report: Annotated[Asked, PERIOD]) -> dict[str, Any]:
+    return _report(request, report, "timeseries")
 
 
 @router.get("/breakdown", summary="Top values of one dimension", responses=ERRORS)
-def breakdown(
-    site_id: SiteId,
-    request: Request,
-    dimension: Annotated[
-        str | None, Query(description="pages, entry_pages, sources, ... (docs/reports.md)")
-    ] = None,
-    limit: Annotated[str | None, Query(description="Rows, 1 to 100 (default 10)")] = None,
-    name: Annotated[str | None, Query(description="The custom event, with dimension=props")] = None,
-    range: Range = None,
-    date_from: From = None,
-    date_to: To = None,
-    page: Page = None,
-    source: Source = None,
-    event: Event = None,
-) -> dict[str, Any]:
-    return _report(request, site_id, "breakdown", ("dimension", "limit", "name"))
+def breakdown(request: Request, report: Annotated[Asked, BREAKDOWN_OF]) -> dict[str, Any]:
+    return _report(request, report, "breakdown")
 
 
-@router.get("/realtime", summary="Visitors in the last 5 minutes", responses={404: {}, 422: {}})
-def realtime(site_id: SiteId, request: Request) -> dict[str, Any]:
-    params.parse(request.query_params.multi_items(), ())
+@router.get("/realtime", summary="Visitors in the last 5 minutes", responses=ERRORS)
+def realtime(request: Request, report: Annotated[Asked, NOTHING]) -> dict[str, Any]:
     ctx = context(request)
     with ctx.db.read() as conn:
-        return service.realtime(conn, owner(request).id, site_id)
+        return service.realtime(conn, owner(request).id, report.site_id)
