@@ -26,6 +26,7 @@ from sightline.ingest import recordings as ingest_recordings
 from sightline.ingest.service import Ingest, is_sdk_path
 from sightline.recordings import feature as recordings_feature
 from sightline.recordings import retention
+from sightline.reports.columns.store import ColumnStore
 from sightline.reports.worker import RollupWorker
 from sightline.settings import Settings
 from sightline.storage import Database, open_database
@@ -66,7 +67,10 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
     ctx.health.register("database", database_probe(database), critical=True)
     ctx.health.register("disk", disk_probe(settings.data_path))
     ingest = Ingest(settings, database, ctx.health)
-    rollup = RollupWorker(database, float(settings.report_rollup_seconds))
+    ctx.columns = ColumnStore(
+        settings.data_path, int(settings.report_columns_memory_mb), bool(settings.report_columns)
+    )
+    rollup = RollupWorker(database, float(settings.report_rollup_seconds), ctx.columns)
     ctx.health.register("reports", rollup.probe)
     recordings = recordings_feature.build(settings, database)
     recordings_feature.register_health(recordings, ctx.health)

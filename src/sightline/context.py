@@ -11,6 +11,7 @@ from datetime import timedelta
 from sightline.accounts.sessions import Lifetimes
 from sightline.accounts.throttle import LoginThrottle
 from sightline.health import HealthRegistry
+from sightline.reports.columns.store import ColumnStore
 from sightline.settings import Settings
 from sightline.sites.check import ConnectionChecker
 from sightline.storage import Database
@@ -23,6 +24,7 @@ class Context:
     throttle: LoginThrottle
     checker: ConnectionChecker
     health: HealthRegistry
+    columns: ColumnStore | None = None  # the reports' column store (filtered reports)
 
     @property
     def lifetimes(self) -> Lifetimes:

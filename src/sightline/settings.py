@@ -226,6 +226,23 @@ REGISTRY: tuple[Setting, ...] = (
         "20000 and runs again at once while more are waiting.",
         _positive_int,
     ),
+    Setting(
+        "report_columns",
+        "boolean",
+        True,
+        "Keep a columnar copy of the visits and events (DATA_DIR/reports.duckdb) for filtered "
+        "reports and half-hour time zones; off, those reports read the database (slower on "
+        "large sites). The copy is rebuilt from the database when missing.",
+        _bool,
+    ),
+    Setting(
+        "report_columns_memory_mb",
+        "integer",
+        1024,
+        "Memory the column store may use for its queries and cache, in MiB; larger queries "
+        "spill to disk under DATA_DIR.",
+        _positive_int,
+    ),
 )
 
 BY_NAME: dict[str, Setting] = {s.name: s for s in REGISTRY}

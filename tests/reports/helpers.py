@@ -20,7 +20,7 @@ import httpx
 from sqlalchemy import insert
 
 from sightline.storage import Database
-from sightline.storage.schema import events
+from sightline.storage.schema import events, sites, users
 
 PAGES = ["/", "/pricing", "/docs", "/blog/hello", "/signup"]
 SOURCES = [None, None, "google.com", "news.ycombinator.com", "twitter.com"]
@@ -108,12 +108,41 @@ def insert_events(db: Database, rows: Iterable[Event]) -> None:
         conn.execute(insert(events), [e.row() for e in rows])
 
 
+def create_site(db: Database, domain: str = "job.example.com") -> tuple[int, int]:
+    """An owner and a site straight in the database: (owner id, site id)."""
+    with db.begin() as conn:
+        owner = conn.execute(
+            insert(users)
+            .values(email=f"owner@{domain}", password_hash="unused", created_at=datetime.now(UTC))
+            .returning(users.c.id)
+        ).scalar_one()
+        site = conn.execute(
+            insert(sites)
+            .values(
+                owner_id=owner,
+                name=domain,
+                domain=domain,
+                key=domain[:16].ljust(16, "k"),
+                collection_enabled=True,
+                recording_enabled=False,
+                recording_sample_rate=1.0,
+                created_at=datetime.now(UTC),
+                connection_state="pending",
+            )
+            .returning(sites.c.id)
+        ).scalar_one()
+    return owner, site
+
+
 def wait_caught_up(owner: httpx.Client, timeout: float = 60) -> None:
-    """Until the rollup job has folded in every stored event."""
+    """Until the rollup job has folded in every stored event, and the column store copied them."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         figures = owner.get("/api/health").json()["services"]["reports"]
-        if figures["pending_events"] == 0:
+        copied = figures["columns"] == "off" or (
+            figures["columns"] == "ready" and figures["columns_pending_events"] == 0
+        )
+        if figures["pending_events"] == 0 and copied:
             return
         time.sleep(0.2)
     raise AssertionError("the rollup job did not catch up")

@@ -76,7 +76,7 @@ def test_summary_of_a_custom_range_matches_the_raw_events_in_the_sites_zone(
     assert body["range"]["start"] == span[0].isoformat()
     assert body["current"] == helpers.expected_summary(seeded.rows[zone], span)
     assert body["current"]["visits"] > 0
-    assert body["source"] == ("events" if zone == "Asia/Kolkata" else "rollups")
+    assert body["source"] == ("columns" if zone == "Asia/Kolkata" else "rollups")
 
 
 @pytest.mark.parametrize("zone", ZONES)
@@ -201,7 +201,7 @@ def test_filters_select_visits_and_combine(seeded: Seeded, zone: str, filters: d
     dates = {"from": day_from.isoformat(), "to": day_to.isoformat()}
     span = helpers.span_of(day_from, day_to, zone)
     body = seeded.get(zone, "summary", range="custom", **dates, **filters)
-    assert body["source"] == "events"
+    assert body["source"] == "columns"
     assert body["filters"] == filters
     expected = helpers.expected_filtered(rows, span, **filters)
     assert body["current"] == expected

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import Connection, insert, select
+from sqlalchemy import Connection, select
 
 from sightline.reports import localdays, writes
 from sightline.reports.params import parse
@@ -23,7 +23,6 @@ from sightline.storage.schema import (
     report_state,
     report_visits,
     sites,
-    users,
 )
 from tests.conftest import StartServer
 from tests.reports import helpers
@@ -31,29 +30,7 @@ from tests.reports import helpers
 NOW = datetime.now(UTC)
 
 
-def _site(db: Database, domain: str = "job.example.com") -> tuple[int, int]:
-    with db.begin() as conn:
-        owner = conn.execute(
-            insert(users)
-            .values(email=f"owner@{domain}", password_hash="unused", created_at=NOW)
-            .returning(users.c.id)
-        ).scalar_one()
-        site = conn.execute(
-            insert(sites)
-            .values(
-                owner_id=owner,
-                name=domain,
-                domain=domain,
-                key=domain[:16].ljust(16, "k"),
-                collection_enabled=True,
-                recording_enabled=False,
-                recording_sample_rate=1.0,
-                created_at=NOW,
-                connection_state="pending",
-            )
-            .returning(sites.c.id)
-        ).scalar_one()
-    return owner, site
+_site = helpers.create_site
 
 
 def _state(conn: Connection) -> dict[str, Any]:

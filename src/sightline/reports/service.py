@@ -1,8 +1,9 @@
 """The reports of one site: summary, time series, breakdowns and realtime, as the console API shows them.
 
 Each report picks its source: the rollups (the default dashboard: no filters, a span on whole
-UTC hours) or the raw visits and events (filters, or a zone with a half-hour offset). The answer
-says which one it used in ``"source"``.
+UTC hours); else the column store (filters, or a zone with a half-hour offset) once it has caught
+up; else the raw visits and events, which give the same figures more slowly. The answer says
+which one it used in ``"source"``: ``rollups``, ``columns`` or ``events``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import Connection
 
 from sightline.reports import localdays, raw, rollups
+from sightline.reports.columns import queries as columnar
+from sightline.reports.columns.store import ColumnStore
 from sightline.reports.params import DIMENSIONS, Query
 from sightline.reports.period import Period, local_midnight, period_of
 from sightline.sites.service import get_site
@@ -25,8 +28,17 @@ REALTIME_WINDOW = timedelta(minutes=5)
 class Report:
     """One request's site, period and filters."""
 
-    def __init__(self, conn: Connection, dialect: str, site: Any, query: Query, now: datetime) -> None:
+    def __init__(
+        self,
+        conn: Connection,
+        dialect: str,
+        site: Any,
+        query: Query,
+        now: datetime,
+        columns: ColumnStore | None = None,
+    ) -> None:
         self.conn = conn
+        self.columns = columns if columns is not None and columns.ready else None
         self.dialect = dialect
         self.site = site
         self.query = query
@@ -42,8 +54,10 @@ class Report:
         site_id: int,
         query: Query,
         now: datetime | None = None,
+        columns: ColumnStore | None = None,
     ) -> Report:
-        return cls(conn, dialect, get_site(conn, owner_id, site_id), query, now or utcnow())
+        site = get_site(conn, owner_id, site_id)
+        return cls(conn, dialect, site, query, now or utcnow(), columns)
 
     @property
     def site_id(self) -> int:
@@ -55,13 +69,18 @@ class Report:
         moments = [period.start, period.end] + [a for a, _ in period.buckets()]
         return rollups.aligned(*moments)
 
+    def source(self, period: Period) -> str:
+        if self.from_rollups(period):
+            return "rollups"
+        return "events" if self.columns is None else "columns"
+
     def meta(self, period: Period) -> dict[str, Any]:
         out: dict[str, Any] = {
             "site_id": self.site_id,
             "timezone": self.site["timezone"],
             "range": {"name": self.query.range, **period.describe()},
             "filters": self.query.filters.describe(),
-            "source": "rollups" if self.from_rollups(period) else "events",
+            "source": self.source(period),
         }
         if self.query.compare:
             out["previous_range"] = period.previous().describe()
@@ -71,6 +90,9 @@ class Report:
         span = (period.start, period.end)
         if self.from_rollups(period):
             return rollups.totals(self.conn, self.site_id, span)
+        if self.columns is not None:
+            with self.columns.reader() as cur:
+                return columnar.totals(cur, self.site_id, span, self.query.filters)
         return raw.totals(self.conn, self.site_id, span, self.query.filters)
 
     def summary(self) -> dict[str, Any]:
@@ -85,6 +107,9 @@ class Report:
         if self.from_rollups(period):
             days = [self._whole_day(a, b) for a, b in spans] if period.interval == "day" else None
             figures = rollups.series(self.conn, self.site_id, spans, days, self.site["timezone"])
+        elif self.columns is not None:
+            with self.columns.reader() as cur:
+                figures = columnar.series(cur, self.site_id, spans, self.query.filters)
         else:
             figures = raw.series(self.conn, self.site_id, spans, self.query.filters, self.dialect)
         return [{"time": period.label(a), **present(f)} for (a, _), f in zip(spans, figures, strict=True)]
@@ -113,6 +138,18 @@ class Report:
             rows, more = rollups.breakdown(
                 self.conn, self.site_id, span, dimension.dim, dimension.order, self.query.limit, prefix
             )
+        elif self.columns is not None:
+            with self.columns.reader() as cur:
+                rows, more = columnar.breakdown(
+                    cur,
+                    self.site_id,
+                    span,
+                    self.query.filters,
+                    dimension.dim,
+                    dimension.order,
+                    self.query.limit,
+                    prefix,
+                )
         else:
             rows, more = raw.breakdown(
                 self.conn,
