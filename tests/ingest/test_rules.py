@@ -149,14 +149,14 @@ def test_server_times_are_stored_on_sqlite_as_sqlalchemy_writes_them(microsecond
 
     from sqlalchemy.dialects.sqlite import DATETIME, dialect
 
-    from sightline.ingest.times import SqliteTimes, aware_time, epoch_us
+    from sightline.ingest.times import aware_time, epoch_us, sqlite_times
     from sightline.ingest.writer import _sqlite_time
 
     moment = datetime(2026, 11, 21, 3, 10, 20, microsecond, tzinfo=UTC)
     processor = DATETIME().bind_processor(dialect())  # type: ignore[no-untyped-call]
     assert processor is not None
     assert _sqlite_time(moment) == processor(moment.replace(tzinfo=None))
-    times = SqliteTimes()
+    times = sqlite_times()
     assert times(epoch_us(moment)) == processor(moment.replace(tzinfo=None))
     assert times(epoch_us(moment) - 1_000_001) == processor(
         moment.replace(tzinfo=None) - timedelta(seconds=1, microseconds=1)

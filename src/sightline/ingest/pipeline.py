@@ -171,38 +171,23 @@ class Pipeline:
         newest = job.batch.sent_at
         if newest is None:
             newest = max((e.ts for e in events if e.ts is not None), default=None)
-        host_of_url, utm_tags, referrer_source = (
-            sources.host_of_url,
-            sources.utm_tags,
-            sources.referrer_source,
-        )
-        clean_referrer, screen_class, dumps = sources.clean_referrer, sources.screen_class, orjson.dumps
+        place, place_with_utm = sources.place, sources.place_with_utm
+        screen_class, dumps = sources.screen_class, orjson.dumps
         extend = job.values.extend
         for event in events:
             ts = event.ts
             if newest is None or ts is None or ts >= newest:
                 when = now_param
             else:  # ordered within the batch by the client's clock, at most a day back
-                when = time_param(received - round(min(newest - ts, MAX_AGE_MS) * 1000))
-            url, referrer = event.url, event.referrer
-            utm = utm_tags(event.utm, url)
-            extend(
-                (
-                    site_id,
-                    when,
-                    event.visitor_id,
-                    event.session_id,
-                    event.name,
-                    event.path,
-                    referrer_source(referrer, host_of_url(url) if url else None, site_host) or utm[0],
-                    clean_referrer(referrer),
-                    *utm,
-                    *agent,
-                    screen_class(event.screen),
-                    dumps(event.props).decode() if event.props else None,
-                    batch_id,
-                )
-            )
+                when = time_param(received - int(min(newest - ts, MAX_AGE_MS) * 1000 + 0.5))
+            extend((site_id, when, event.visitor_id, event.session_id, event.name, event.path))
+            if event.utm is None:
+                extend(place(event.url, event.referrer, site_host))
+            else:
+                extend(place_with_utm(event.url, event.referrer, site_host, event.utm))
+            extend(agent)
+            props = event.props
+            extend((screen_class(event.screen), dumps(props).decode() if props else None, batch_id))
 
     def buffer(self, job: Job) -> None:
         assert job.site is not None

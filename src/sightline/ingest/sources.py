@@ -128,6 +128,27 @@ def _utm_from_url(url: str) -> tuple[str | None, ...]:
     return tuple((query.get(f"utm_{f}") or "").replace("\x00", "")[:UTM_MAX] or None for f in UTM_FIELDS)
 
 
+Place = tuple[str | None, ...]  # (referrer source, referrer, utm source, medium, campaign, term, content)
+
+
+@lru_cache(maxsize=8192)
+def place(url: str, referrer: str, site_host: str) -> Place:
+    """The referrer and UTM columns of an event that has no ``utm`` object, in table order.
+
+    One cached lookup per event: a site's events repeat the same few pages and referrers.
+    """
+    utm = _utm_from_url(url) if "utm_" in url else NO_UTM
+    source = referrer_source(referrer, host_of_url(url) if url else None, site_host) or utm[0]
+    return (source, clean_referrer(referrer), *utm)
+
+
+def place_with_utm(url: str, referrer: str, site_host: str, utm: Utm) -> Place:
+    """As ``place``, for an event whose ``utm`` object (the SDK's) names the campaign."""
+    tags = utm_tags(utm, url)
+    source = referrer_source(referrer, host_of_url(url) if url else None, site_host) or tags[0]
+    return (source, clean_referrer(referrer), *tags)
+
+
 def screen_class(width: int | None) -> str | None:
     """Plausible's classes by CSS pixel width: mobile < 576 <= tablet < 992 <= laptop < 1440 <= desktop."""
     if width is None or width <= 0:

@@ -31,24 +31,24 @@ def epoch_us(moment: datetime) -> int:
     return (moment - EPOCH) // ONE_MICROSECOND
 
 
-class SqliteTimes:
+def sqlite_times() -> TimeParam:
     """``us -> "YYYY-MM-DD HH:MM:SS.ffffff"`` (UTC), as SQLAlchemy writes DateTime on SQLite.
 
-    Used by the event loop only (enrichment), so the cache needs no lock.
+    A closure over its own cache of second prefixes, used by the event loop only (no lock).
     """
+    prefixes: dict[int, str] = {}
 
-    def __init__(self) -> None:
-        self._prefixes: dict[int, str] = {}
-
-    def __call__(self, us: int) -> str:
+    def text(us: int) -> str:
         seconds, micro = divmod(us, 1_000_000)
-        prefix = self._prefixes.get(seconds)
+        prefix = prefixes.get(seconds)
         if prefix is None:
-            if len(self._prefixes) >= PREFIX_CACHE:
-                self._prefixes.clear()
+            if len(prefixes) >= PREFIX_CACHE:
+                prefixes.clear()
             moment = (EPOCH + timedelta(seconds=seconds)).replace(tzinfo=None)
-            prefix = self._prefixes[seconds] = moment.isoformat(" ")
-        return f"{prefix}.{micro:06d}"
+            prefix = prefixes[seconds] = moment.isoformat(" ") + "."
+        return prefix + str(1_000_000 + micro)[1:]
+
+    return text
 
 
 def aware_time(us: int) -> datetime:
@@ -57,4 +57,4 @@ def aware_time(us: int) -> datetime:
 
 
 def time_param_for(dialect: str) -> TimeParam:
-    return SqliteTimes() if dialect == "sqlite" else aware_time
+    return sqlite_times() if dialect == "sqlite" else aware_time
