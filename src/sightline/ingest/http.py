@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -95,6 +96,20 @@ async def answer(send: Send, status: int, payload: Any, headers: Iterable[tuple[
     await send({"type": "http.response.body", "body": body})
 
 
+@lru_cache(maxsize=1024)
+def _accepted_headers(origin: str | None) -> Headers:
+    return [*BASE_HEADERS, *cors(origin)]
+
+
+async def accepted(send: Send, count: int, batch_id: str, origin: str | None) -> None:
+    """The 202 of a stored batch: the hot path's answer, its headers built once per origin."""
+    # batch_id matches ^[A-Za-z0-9_-]{16,64}$ (batch.py): nothing in it needs JSON escaping.
+    body = b'{"accepted":%d,"batch_id":"%s"}' % (count, batch_id.encode())
+    headers = [*_accepted_headers(origin), (b"content-length", b"%d" % len(body))]
+    await send({"type": "http.response.start", "status": 202, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
 def error_payload(code: str, message: str, field: str | None = None) -> dict[str, Any]:
     error = {"code": code, "message": message}
     if field is not None:
@@ -148,12 +163,7 @@ class EventsEndpoint:
             await self.refuse(send, job, drop)
             return
         assert job.batch is not None
-        await answer(
-            send,
-            202,
-            {"accepted": len(job.batch.events), "batch_id": job.batch.batch_id},
-            cors(origin),
-        )
+        await accepted(send, len(job.batch.events), job.batch.batch_id, origin)
 
     async def refuse(self, send: Send, job: Job, drop: DropError) -> None:
         allowed = await self.allowed_origin(job)
