@@ -227,9 +227,9 @@ def selected(
             continue
         if source is not None and v.source != source:
             continue
-        if page is not None and not any(e.path == page and _within(e.time, span) for e in v.pageviews):
+        if page is not None and not any(e.path == page for e in v.pageviews):
             continue
-        if event is not None and not any(e.name == event and _within(e.time, span) for e in v.events):
+        if event is not None and not any(e.name == event for e in v.events):
             continue
         out.append(v)
     return out

@@ -4,22 +4,28 @@ left off (reports read the database) when another process holds it or the settin
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 
 from sightline.reports import raw
 from sightline.reports.columns import queries as columnar
 from sightline.reports.columns import sync as copying
-from sightline.reports.columns.store import READY, ColumnStore
+from sightline.reports.columns.store import BUILDING, FILE_NAME, OFF, READY, ColumnStore
 from sightline.reports.params import DIMENSIONS
 from sightline.reports.raw import Filters, Span
 from sightline.reports.rollup import RollupJob
 from sightline.storage import Database
+from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, StartServer, sign_in
 from tests.reports import helpers
+from tests.support.server import create_owner
 
 NOW = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
 FILTERS = [
@@ -105,3 +111,123 @@ def test_the_column_store_answers_every_report_as_the_database_does(
                 assert more == (len(ours) > 2)
         chosen = columnar.totals(cur, site, whole, filters)["visits"]
     assert (chosen > 0) == (filters.page != "/nowhere")
+
+
+def _copied_events(store: ColumnStore) -> int:
+    with store.reader() as cur:
+        row = cur.execute("SELECT count(*) FROM hits").fetchone()
+    return int(row[0]) if row else 0
+
+
+def test_a_batch_that_fails_halfway_copies_nothing_and_the_next_try_copies_it_once(
+    db: Database, seeded: tuple[int, list[helpers.Event]], store: ColumnStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, rows = seeded
+    assert copying.sync(db, store, 500) == 500
+    real = copying.MERGED
+    monkeypatch.setattr(copying, "MERGED", "SELECT error('the process died here')")
+    with pytest.raises(duckdb.Error):
+        copying.sync(db, store, 500)
+    assert (store.watermark, _copied_events(store)) == (500, 500)  # the hits of the batch rolled back
+    monkeypatch.setattr(copying, "MERGED", real)
+    assert _copy_all(db, store) == len(rows) - 500
+    assert _copied_events(store) == len(rows)
+    with store.reader() as cur:
+        visits = cur.execute(
+            "SELECT count(*), count(DISTINCT sk), sum(list_sum(page_views)) FROM visits"
+        ).fetchone()
+    assert visits == (
+        len({e.session_id for e in rows}),
+        len({e.session_id for e in rows}),
+        sum(1 for e in rows if e.name == "pageview"),
+    )
+
+
+def test_a_damaged_copy_is_rebuilt_from_the_database(
+    db: Database, seeded: tuple[int, list[helpers.Event]], tmp_path: Path
+) -> None:
+    _, rows = seeded
+    first = ColumnStore(tmp_path, 256)
+    first.open()
+    _copy_all(db, first, 5000)
+    first.close()
+    (tmp_path / FILE_NAME).write_bytes(b"not a database file" * 1000)
+    again = ColumnStore(tmp_path, 256)
+    again.open()
+    try:
+        assert (again.state, again.watermark) == (BUILDING, 0)
+        assert _copy_all(db, again, 5000) == len(rows)
+        assert again.state == READY
+    finally:
+        again.close()
+
+
+def test_a_copy_of_another_layout_or_engine_version_is_rebuilt(
+    db: Database, seeded: tuple[int, list[helpers.Event]], tmp_path: Path
+) -> None:
+    _, rows = seeded
+    first = ColumnStore(tmp_path, 256)
+    first.open()
+    _copy_all(db, first, 5000)
+    with first.writer() as cur:
+        cur.execute("UPDATE meta SET engine = '0.0.1'")
+    first.close()
+    again = ColumnStore(tmp_path, 256)
+    again.open()
+    try:
+        assert (again.state, again.watermark, _copied_events(again)) == (BUILDING, 0, 0)
+        assert _copy_all(db, again, 5000) == len(rows)
+    finally:
+        again.close()
+
+
+def test_a_copy_held_by_another_process_stays_off(tmp_path: Path) -> None:
+    path = tmp_path / FILE_NAME
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"import duckdb, sys; c = duckdb.connect({str(path)!r}); "
+            "print('held', flush=True); sys.stdin.read()",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline().strip() == "held"
+        store = ColumnStore(tmp_path, 256)
+        store.open()
+        assert store.state == OFF
+        assert path.exists()  # left alone: it is not ours to rebuild
+    finally:
+        holder.communicate("", timeout=30)
+
+
+def _filtered_source(start_server: StartServer, env: dict[str, str]) -> tuple[str, dict[str, Any]]:
+    server = start_server(env=env)
+    create_owner(server, OWNER_EMAIL, OWNER_PASSWORD)
+    owner = sign_in(server)
+    site = owner.post("/api/sites", json={"name": "Shop", "domain": "shop.example.com"}).json()["id"]
+    deadline = time.monotonic() + 30
+    while True:
+        health = owner.get("/api/health").json()["services"]["reports"]
+        if health["columns"] != BUILDING or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    body = owner.get(f"/api/sites/{site}/reports/summary", params={"source": "google.com"}).json()
+    owner.close()
+    return body["source"], health
+
+
+def test_filtered_reports_read_the_column_store_once_it_is_ready(start_server: StartServer) -> None:
+    source, health = _filtered_source(start_server, {})
+    assert (source, health["columns"], health["columns_pending_events"]) == ("columns", READY, 0)
+
+
+def test_with_the_column_store_switched_off_filtered_reports_read_the_database(
+    start_server: StartServer,
+) -> None:
+    source, health = _filtered_source(start_server, {"SIGHTLINE_REPORT_COLUMNS": "false"})
+    assert (source, health["columns"], health["columns_pending_events"]) == ("events", OFF, None)

@@ -1,12 +1,14 @@
 """Reports the rollups cannot answer: filtered reports, and zones with a half-hour offset.
 
 Filters select visits. The selected visits are those that started in the span and match every
-filter (AND): ``source`` is the visit's source, ``page`` means the visit viewed that page during
-the span, ``event`` means it sent that custom event during the span. Visit figures (visitors,
-visits, pageviews, bounces, duration) are those of the selected visits, counted at their start;
-the pages, events and props tables count the selected visits' events inside the span. Without
-filters every visit that started in the span is selected, so this path also serves spans that
-do not start on a whole UTC hour.
+filter (AND): ``source`` is the visit's source, ``page`` means the visit viewed that page,
+``event`` means it sent that custom event. A filtered report is about those visits, whole, each
+counted at its start: visit figures (visitors, visits, pageviews, bounces, duration) and the
+pages, events and props tables all count the selected visits' events (a visit's events all
+come at or after its start, so they are read from the span's start on). Without filters every
+visit that started in the span is selected and the tables count the events inside the span, so
+this path also serves spans that do not start on a whole UTC hour. The column store
+(``sightline.reports.columns``) answers the same, faster; this path serves until it is ready.
 """
 
 from __future__ import annotations
@@ -56,10 +58,11 @@ def selected(site_id: int, span: Span, filters: Filters) -> Any:
 
 
 def _sessions_with(site_id: int, span: Span, name: str, path: str | None = None) -> Any:
-    """Sessions with event ``name`` (on ``path``) in the span; an alias, never correlated."""
+    """Sessions with event ``name`` (on ``path``) from the span's start on; an alias, never
+    correlated. Only visits that started in the span are kept, and their events are all later."""
     inner = events.alias("filter_events").c
     query = select(inner.session_id).where(
-        inner.site_id == site_id, inner.name == name, inner.time >= span[0], inner.time < span[1]
+        inner.site_id == site_id, inner.name == name, inner.time >= span[0]
     )
     return query.where(inner.path == path) if path is not None else query
 
@@ -202,10 +205,12 @@ def _visit_breakdown(
 
 
 def _event_rows(site_id: int, span: Span, filters: Filters, *where: Any) -> Any:
+    """Without filters the events in the span; with them every event of the selected visits."""
     if not filters:
         return and_(_in_span(site_id, span), *where)
     return and_(
-        _in_span(site_id, span),
+        e.site_id == site_id,
+        e.time >= span[0],
         e.session_id.in_(select(v.session_id).where(selected(site_id, span, filters))),
         *where,
     )

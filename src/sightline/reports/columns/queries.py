@@ -1,8 +1,9 @@
 """The reports ``sightline.reports.raw`` answers (same definitions, same figures), from the copy.
 
-Visits are selected as raw.py says: started in the span and matching every filter. Ranked
-tables count rows first and count distinct visitors only for the rows shown, which keeps a
-period of millions of events in tens of milliseconds.
+Visits are selected as raw.py says: started in the span and matching every filter, which the
+copy answers from each visit's row alone (its pages and custom events are lists in it).
+Filtered pages and events tables unnest those lists of the selected visits; unfiltered ones
+count the span's events and count distinct visitors only for the rows shown.
 """
 
 # ruff: noqa: S608  (SQL made of fixed fragments; every value is a bound parameter)
@@ -43,23 +44,17 @@ class Where:
         if filters.source is not None:
             parts.append(f"source = {self.bind('source', filters.source)}")
         if filters.page is not None:
-            page = self.bind("page", filters.page)
-            parts.append(f"sk IN ({_hits_sk(f'name = {PAGEVIEW!r} AND path = {page}')})")
+            parts.append(f"list_contains(pages, {self.bind('page', filters.page)})")
         if filters.event is not None:
-            event = self.bind("event", filters.event)
-            parts.append(f"sk IN ({_hits_sk(f'name = {event}')})")
+            parts.append(f"list_contains(events, {self.bind('event', filters.event)})")
         return " AND ".join(parts)
 
     def events(self, filters: Filters, *extra: str) -> str:
-        """The period's events, of the selected visits when filtered."""
-        parts = ["site_id = $site", "t >= $a", "t < $b", *extra]
-        if filters:
-            parts.append(f"sk IN (SELECT sk FROM visits WHERE {self.selected(filters)})")
-        return " AND ".join(parts)
-
-
-def _hits_sk(condition: str) -> str:
-    return f"SELECT sk FROM hits WHERE site_id = $site AND t >= $a AND t < $b AND {condition}"
+        """The span's events; with filters every event of the selected visits (all after ``a``)."""
+        if not filters:
+            return " AND ".join(["site_id = $site", "t >= $a", "t < $b", *extra])
+        chosen = f"sk IN (SELECT sk FROM visits WHERE {self.selected(filters)})"
+        return " AND ".join(["site_id = $site", "t >= $a", chosen, *extra])
 
 
 def _figures(row: Sequence[Any]) -> dict[str, int]:
@@ -132,6 +127,8 @@ def breakdown(
         rows = _visit_breakdown(cur, site_id, span, filters, dim, order, limit)
     elif dim == "prop":
         rows = _ranked(cur, Where(site_id, span), filters, "props", "value", prefix or "", limit)
+    elif filters:
+        rows = _listed(cur, Where(site_id, span), filters, dim, limit)
     elif dim == "page":
         rows = _ranked(cur, Where(site_id, span), filters, "hits", "path", None, limit)
     else:
@@ -161,6 +158,26 @@ def _visit_breakdown(
         if dim == "exit":
             row["bounces"] = row["duration"] = 0
         out.append({"value": value, **row})
+    return out
+
+
+def _listed(cur: Cursor, where: Where, filters: Filters, dim: str, limit: int) -> list[dict[str, Any]]:
+    """Pages or custom events of the selected visits, from the lists in their rows."""
+    values, counts, count_name = (
+        ("pages", "page_views", "pageviews") if dim == "page" else ("events", "event_counts", "events")
+    )
+    query = (
+        f"SELECT value, sum(n) AS total, count(DISTINCT vk) FROM ("
+        f"SELECT vk, unnest({values}) AS value, unnest({counts}) AS n "
+        f"FROM visits WHERE {where.selected(filters)}) "
+        f"GROUP BY value ORDER BY total DESC, value LIMIT {int(limit) + 1}"
+    )
+    out = []
+    for value, total, visitors in cur.execute(query, where.params).fetchall():
+        row = {"value": value, "visitors": int(visitors), "visits": 0, "pageviews": 0, "events": 0}
+        row.update(bounces=0, duration=0)
+        row[count_name] = int(total)
+        out.append(row)
     return out
 
 

@@ -103,6 +103,44 @@ def _columns(rows: Sequence[Sequence[Any]], names: Sequence[str]) -> dict[str, n
     return {name: np.array(values, dtype=object) for name, values in zip(names, columns, strict=True)}
 
 
+# The touched visits' rows as report_visits holds them now, with their pages and events lists:
+# the lists already copied (old row) plus this batch's events, summed per page and per event.
+MERGED = f"""
+CREATE OR REPLACE TEMP TABLE merged AS
+WITH touched AS (
+    SELECT CAST(site_id AS INTEGER) AS site_id, hash(CAST(session AS VARCHAR)) AS sk,
+           hash(CAST(visitor AS VARCHAR)) AS vk, CAST(started AS BIGINT) AS started,
+           CAST(pageviews AS INTEGER) AS pageviews, CAST(duration AS INTEGER) AS duration,
+           CAST(entry AS VARCHAR) AS entry, CAST(exit AS VARCHAR) AS exit,
+           {", ".join(f"CAST({dim} AS VARCHAR) AS {dim}" for dim in VISIT_DIMS)}
+    FROM new_visits
+),
+old AS (SELECT v.* FROM visits v SEMI JOIN touched t ON v.site_id = t.site_id AND v.sk = t.sk),
+counts AS (
+    SELECT site_id, sk, pageview, value, sum(n) AS n FROM (
+        SELECT site_id, sk, true AS pageview, unnest(pages) AS value, unnest(page_views) AS n FROM old
+        UNION ALL
+        SELECT site_id, sk, false, unnest(events), unnest(event_counts) FROM old
+        UNION ALL
+        SELECT CAST(site_id AS INTEGER), hash(CAST(session AS VARCHAR)), name = '{PAGEVIEW}',
+               CAST(CASE WHEN name = '{PAGEVIEW}' THEN path ELSE name END AS VARCHAR), 1
+        FROM new_hits
+    ) GROUP BY ALL
+),
+lists AS (
+    SELECT site_id, sk,
+           list(value ORDER BY value) FILTER (WHERE pageview) AS pages,
+           list(CAST(n AS INTEGER) ORDER BY value) FILTER (WHERE pageview) AS page_views,
+           list(value ORDER BY value) FILTER (WHERE NOT pageview) AS events,
+           list(CAST(n AS INTEGER) ORDER BY value) FILTER (WHERE NOT pageview) AS event_counts
+    FROM counts GROUP BY site_id, sk
+)
+SELECT t.*, coalesce(l.pages, []), coalesce(l.page_views, []),
+       coalesce(l.events, []), coalesce(l.event_counts, [])
+FROM touched t LEFT JOIN lists l ON l.site_id = t.site_id AND l.sk = t.sk
+"""  # noqa: S608 (fixed names and constants only)
+
+
 def _write(store: ColumnStore, rows: Sequence[Any], visits: list[Sequence[Any]], newest: int) -> None:
     hits = [(r[1], int(r[2]), r[3], r[4], r[5], r[6]) for r in rows]
     props = [
@@ -112,14 +150,13 @@ def _write(store: ColumnStore, rows: Sequence[Any], visits: list[Sequence[Any]],
         for key, text in props_of(raw)
     ]
     with store.writer() as cur:
+        cur.register("new_hits", _columns(hits, ("site_id", "t", "visitor", "session", "name", "path")))
         if hits:
-            cur.register("new_hits", _columns(hits, ("site_id", "t", "visitor", "session", "name", "path")))
             cur.execute(
                 "INSERT INTO hits SELECT CAST(site_id AS INTEGER), CAST(t AS BIGINT), "
                 "hash(CAST(visitor AS VARCHAR)), hash(CAST(session AS VARCHAR)), "
                 "CAST(name AS VARCHAR), CAST(path AS VARCHAR) FROM new_hits"
             )
-            cur.unregister("new_hits")
         if props:
             cur.register(
                 "new_props", _columns(props, ("site_id", "t", "visitor", "session", "name", "value"))
@@ -131,20 +168,15 @@ def _write(store: ColumnStore, rows: Sequence[Any], visits: list[Sequence[Any]],
             )
             cur.unregister("new_props")
         if visits:
-            names = ("site_id", "session", "visitor", "started", "pageviews", "duration", "entry", "exit")
-            cur.register("new_visits", _columns(visits, names + VISIT_DIMS))
+            columns = ("site_id", "session", "visitor", "started", "pageviews", "duration", "entry", "exit")
+            cur.register("new_visits", _columns(visits, columns + VISIT_DIMS))
+            cur.execute(MERGED)
             cur.execute(
-                "DELETE FROM visits USING new_visits n "
-                "WHERE visits.site_id = CAST(n.site_id AS INTEGER) "
-                "AND visits.sk = hash(CAST(n.session AS VARCHAR))"
+                "DELETE FROM visits USING merged m WHERE visits.site_id = m.site_id AND visits.sk = m.sk"
             )
-            text = ", ".join(f"CAST({dim} AS VARCHAR)" for dim in VISIT_DIMS)
-            cur.execute(
-                "INSERT INTO visits SELECT CAST(site_id AS INTEGER), hash(CAST(session AS VARCHAR)), "  # noqa: S608 (fixed names)
-                "hash(CAST(visitor AS VARCHAR)), CAST(started AS BIGINT), CAST(pageviews AS INTEGER), "
-                "CAST(duration AS INTEGER), CAST(entry AS VARCHAR), CAST(exit AS VARCHAR), "
-                f"{text} FROM new_visits"
-            )
+            cur.execute("INSERT INTO visits SELECT * FROM merged")
+            cur.execute("DROP TABLE merged")
             cur.unregister("new_visits")
+        cur.unregister("new_hits")
         cur.execute("UPDATE meta SET watermark = ? WHERE id = 1", [newest])
     store.watermark = newest
