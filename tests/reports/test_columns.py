@@ -231,3 +231,17 @@ def test_with_the_column_store_switched_off_filtered_reports_read_the_database(
 ) -> None:
     source, health = _filtered_source(start_server, {"SIGHTLINE_REPORT_COLUMNS": "false"})
     assert (source, health["columns"], health["columns_pending_events"]) == ("events", OFF, None)
+
+
+def test_a_time_series_too_long_for_a_lookup_list_searches_the_edges_with_the_same_figures(
+    db: Database, seeded: tuple[int, list[helpers.Event]], store: ColumnStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site, _ = seeded
+    _copy_all(db, store, 5000)
+    monkeypatch.setattr(columnar, "MAX_QUANTA", 3)
+    spans = _spans()
+    with db.read() as conn, store.reader() as cur:
+        for filters in (Filters(), Filters(page="/pricing")):
+            assert columnar.series(cur, site, spans, filters) == raw.series(
+                conn, site, spans, filters, db.dialect
+            )

@@ -9,6 +9,8 @@ count the span's events and count distinct visitors only for the rows shown.
 # ruff: noqa: S608  (SQL made of fixed fragments; every value is a bound parameter)
 from __future__ import annotations
 
+import bisect
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,6 +27,7 @@ VISIT_SUMS = (
     "coalesce(sum(duration), 0) AS duration"
 )
 FIGURES = ("visitors", "visits", "pageviews", "bounces", "duration")
+MAX_QUANTA = 100_000  # longest lookup list of a time series (a year in quarter hours is 35,040)
 COLUMN_NAMES = {dim: dim for dim in VISIT_COLUMNS}  # the copy names its visit columns by dimension
 
 
@@ -44,10 +47,14 @@ class Where:
         if filters.source is not None:
             parts.append(f"source = {self.bind('source', filters.source)}")
         if filters.page is not None:
-            parts.append(f"list_contains(pages, {self.bind('page', filters.page)})")
+            parts.append(f"list_contains(pages, {self._term('page', filters.page)})")
         if filters.event is not None:
-            parts.append(f"list_contains(events, {self.bind('event', filters.event)})")
+            parts.append(f"list_contains(events, {self._term('event', filters.event)})")
         return " AND ".join(parts)
+
+    def _term(self, name: str, text: str) -> str:
+        """The number of a page path or event name (NULL when never seen: nothing matches)."""
+        return f"(SELECT id FROM terms WHERE text = {self.bind(name, text)})"
 
     def events(self, filters: Filters, *extra: str) -> str:
         """The span's events; with filters every event of the selected visits (all after ``a``)."""
@@ -79,10 +86,22 @@ def totals(cur: Cursor, site_id: int, span: Span, filters: Filters) -> dict[str,
     return figures
 
 
-def _buckets(where: Where, spans: Sequence[Span]) -> str:
-    where.bind("lo", [micros(a) for a, _ in spans])
-    where.bind("hi", [micros(b) for _, b in spans])
-    return "(SELECT unnest($lo) AS lo, unnest($hi) AS hi, generate_subscripts($lo, 1) AS i)"
+def _buckets(where: Where, spans: Sequence[Span], column: str) -> str:
+    """The 1-based index of the span ``column`` falls in, as SQL: a lookup in a list of quanta
+    (the spans' edges share a step, an hour or a quarter of it), else a search of the edges."""
+    edges = [micros(a) for a, _ in spans] + [micros(spans[-1][1])]
+    step = 0
+    for edge in edges:
+        step = math.gcd(step, edge - edges[0])
+    if step and (edges[-1] - edges[0]) // step <= MAX_QUANTA:
+        index = [
+            bisect.bisect_right(edges, edges[0] + q * step) for q in range((edges[-1] - edges[0]) // step)
+        ]
+        where.bind("quanta", index)
+        where.bind("step", step)
+        return f"list_extract($quanta, CAST(({column} - $a) // $step AS INTEGER) + 1)"
+    where.bind("edges", edges)
+    return f"(SELECT count(*) FROM (SELECT unnest($edges) AS edge) WHERE edge <= {column})"
 
 
 def series(cur: Cursor, site_id: int, spans: Sequence[Span], filters: Filters) -> list[dict[str, int]]:
@@ -90,23 +109,19 @@ def series(cur: Cursor, site_id: int, spans: Sequence[Span], filters: Filters) -
     if not spans:
         return []
     where = Where(site_id, (spans[0][0], spans[-1][1]))
-    buckets = _buckets(where, spans)
+    bucket = _buckets(where, spans, "started")
     points = [_figures((0, 0, 0, 0, 0)) for _ in spans]
-    query = (
-        f"SELECT b.i, {VISIT_SUMS} FROM (SELECT * FROM visits WHERE {where.selected(filters)}) v "
-        f"JOIN {buckets} b ON v.started >= b.lo AND v.started < b.hi GROUP BY b.i"
-    )
+    query = f"SELECT {bucket} AS i, {VISIT_SUMS} FROM visits WHERE {where.selected(filters)} GROUP BY i"
     for i, *row in cur.execute(query, where.params).fetchall():
         points[int(i) - 1] = _figures(row)
     if not filters:  # visitors and pageviews of the events in each span
         for point in points:
             point["visitors"] = point["pageviews"] = 0
         plain = Where(site_id, (spans[0][0], spans[-1][1]))
-        buckets = _buckets(plain, spans)
+        bucket = _buckets(plain, spans, "t")
         query = (
-            f"SELECT b.i, count(DISTINCT h.vk), count(*) FILTER (WHERE h.name = '{PAGEVIEW}') "
-            f"FROM (SELECT vk, t, name FROM hits WHERE {plain.events(filters)}) h "
-            f"JOIN {buckets} b ON h.t >= b.lo AND h.t < b.hi GROUP BY b.i"
+            f"SELECT {bucket} AS i, count(DISTINCT vk), count(*) FILTER (WHERE name = '{PAGEVIEW}') "
+            f"FROM hits WHERE {plain.events(filters)} GROUP BY i"
         )
         for i, visitors, pageviews in cur.execute(query, plain.params).fetchall():
             points[int(i) - 1].update(visitors=int(visitors), pageviews=int(pageviews))
@@ -167,18 +182,24 @@ def _listed(cur: Cursor, where: Where, filters: Filters, dim: str, limit: int) -
         ("pages", "page_views", "pageviews") if dim == "page" else ("events", "event_counts", "events")
     )
     query = (
-        f"SELECT value, sum(n) AS total, count(DISTINCT vk) FROM ("
+        f"SELECT terms.text, ranked.total, ranked.visitors FROM ("
+        f"SELECT value, sum(n) AS total, count(DISTINCT vk) AS visitors FROM ("
         f"SELECT vk, unnest({values}) AS value, unnest({counts}) AS n "
-        f"FROM visits WHERE {where.selected(filters)}) "
-        f"GROUP BY value ORDER BY total DESC, value LIMIT {int(limit) + 1}"
+        f"FROM visits WHERE {where.selected(filters)}) GROUP BY value) AS ranked "
+        f"JOIN terms ON terms.id = ranked.value "
+        f"ORDER BY ranked.total DESC, terms.text LIMIT {int(limit) + 1}"
     )
-    out = []
-    for value, total, visitors in cur.execute(query, where.params).fetchall():
-        row = {"value": value, "visitors": int(visitors), "visits": 0, "pageviews": 0, "events": 0}
-        row.update(bounces=0, duration=0)
-        row[count_name] = int(total)
-        out.append(row)
-    return out
+    return [
+        _event_row(value, int(visitors), count_name, total)
+        for value, total, visitors in cur.execute(query, where.params).fetchall()
+    ]
+
+
+def _event_row(value: str, visitors: int, count_name: str, count: int) -> dict[str, Any]:
+    row = {"value": value, "visitors": visitors, "visits": 0, "pageviews": 0, "events": 0}
+    row.update(bounces=0, duration=0)
+    row[count_name] = int(count)
+    return row
 
 
 def _ranked(
@@ -204,14 +225,8 @@ def _ranked(
     visitors = dict(
         cur.execute(
             f"SELECT {column}, count(DISTINCT vk) FROM {table} "
-            f"WHERE {condition} AND list_contains({shown}, {column}) GROUP BY {column}",
+            f"WHERE {condition} AND {column} IN (SELECT unnest({shown})) GROUP BY {column}",
             where.params,
         ).fetchall()
     )
-    out = []
-    for value, count in top:
-        row = {"value": value, "visitors": int(visitors.get(value, 0)), "visits": 0, "pageviews": 0}
-        row.update(events=0, bounces=0, duration=0)
-        row[count_name] = int(count)
-        out.append(row)
-    return out
+    return [_event_row(value, int(visitors.get(value, 0)), count_name, count) for value, count in top]

@@ -20,7 +20,7 @@ import duckdb
 
 log = logging.getLogger("sightline.reports")
 
-FORMAT = 2  # bump when the tables below change: the copy is then rebuilt
+FORMAT = 3  # bump when the tables below change: the copy is then rebuilt
 FILE_NAME = "reports.duckdb"
 
 OFF, BUILDING, READY = "off", "building", "ready"
@@ -34,15 +34,17 @@ SCHEMA = (
     # One row per (custom event, prop): value is "name\x1fkey\x1fvalue" as the rollups cut it.
     "CREATE TABLE IF NOT EXISTS props (site_id INTEGER NOT NULL, t BIGINT NOT NULL, "
     "vk UBIGINT NOT NULL, sk UBIGINT NOT NULL, name VARCHAR NOT NULL, value VARCHAR NOT NULL)",
+    # The page paths and custom event names the visits' lists refer to, by number.
+    "CREATE TABLE IF NOT EXISTS terms (id INTEGER PRIMARY KEY, text VARCHAR NOT NULL UNIQUE)",
     # One row per visit, as report_visits holds it, plus the pages it viewed and the custom
-    # events it sent, with how many times (parallel lists): filters and filtered tables read them.
+    # events it sent (term ids) with how many times (parallel lists): filters read them.
     "CREATE TABLE IF NOT EXISTS visits (site_id INTEGER NOT NULL, sk UBIGINT NOT NULL, "
     "vk UBIGINT NOT NULL, started BIGINT NOT NULL, pageviews INTEGER NOT NULL, "
     "duration INTEGER NOT NULL, entry VARCHAR, exit VARCHAR, source VARCHAR NOT NULL, "
     "utm_source VARCHAR NOT NULL, utm_medium VARCHAR NOT NULL, utm_campaign VARCHAR NOT NULL, "
     "browser VARCHAR NOT NULL, os VARCHAR NOT NULL, device VARCHAR NOT NULL, "
-    "pages VARCHAR[] NOT NULL, page_views INTEGER[] NOT NULL, "
-    "events VARCHAR[] NOT NULL, event_counts INTEGER[] NOT NULL)",
+    "pages INTEGER[] NOT NULL, page_views INTEGER[] NOT NULL, "
+    "events INTEGER[] NOT NULL, event_counts INTEGER[] NOT NULL)",
 )
 
 

@@ -103,6 +103,16 @@ def _columns(rows: Sequence[Sequence[Any]], names: Sequence[str]) -> dict[str, n
     return {name: np.array(values, dtype=object) for name, values in zip(names, columns, strict=True)}
 
 
+TERM = f"CAST(CASE WHEN name = '{PAGEVIEW}' THEN path ELSE name END AS VARCHAR)"
+
+# Numbers for the batch's new page paths and custom event names.
+NEW_TERMS = f"""
+INSERT INTO terms
+SELECT (SELECT coalesce(max(id), 0) FROM terms) + row_number() OVER (ORDER BY text), text
+FROM (SELECT DISTINCT {TERM} AS text FROM new_hits) AS batch
+WHERE NOT EXISTS (SELECT 1 FROM terms WHERE terms.text = batch.text)
+"""  # noqa: S608 (fixed names and constants only)
+
 # The touched visits' rows as report_visits holds them now, with their pages and events lists:
 # the lists already copied (old row) plus this batch's events, summed per page and per event.
 MERGED = f"""
@@ -122,9 +132,8 @@ counts AS (
         UNION ALL
         SELECT site_id, sk, false, unnest(events), unnest(event_counts) FROM old
         UNION ALL
-        SELECT CAST(site_id AS INTEGER), hash(CAST(session AS VARCHAR)), name = '{PAGEVIEW}',
-               CAST(CASE WHEN name = '{PAGEVIEW}' THEN path ELSE name END AS VARCHAR), 1
-        FROM new_hits
+        SELECT CAST(site_id AS INTEGER), hash(CAST(session AS VARCHAR)), name = '{PAGEVIEW}', terms.id, 1
+        FROM new_hits JOIN terms ON terms.text = {TERM}
     ) GROUP BY ALL
 ),
 lists AS (
@@ -170,6 +179,7 @@ def _write(store: ColumnStore, rows: Sequence[Any], visits: list[Sequence[Any]],
         if visits:
             columns = ("site_id", "session", "visitor", "started", "pageviews", "duration", "entry", "exit")
             cur.register("new_visits", _columns(visits, columns + VISIT_DIMS))
+            cur.execute(NEW_TERMS)
             cur.execute(MERGED)
             cur.execute(
                 "DELETE FROM visits USING merged m WHERE visits.site_id = m.site_id AND visits.sk = m.sk"
