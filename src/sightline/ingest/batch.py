@@ -42,7 +42,7 @@ class Event(Struct, frozen=True, gc=False):
     name: Annotated[str, Meta(min_length=1, max_length=NAME_MAX)]
     visitor_id: Annotated[str, Meta(min_length=1, max_length=200)]
     session_id: Annotated[str, Meta(min_length=1, max_length=64)]
-    path: Annotated[str, Meta(min_length=1, max_length=2000, pattern="^/")]
+    path: Annotated[str, Meta(min_length=1, max_length=2000)]  # starts with "/": decode checks
     ts: Annotated[float, Meta(ge=0, le=1e15)] | None = None
     url: Annotated[str, Meta(max_length=2000)] = ""
     referrer: Annotated[str, Meta(max_length=2000)] = ""
@@ -83,6 +83,13 @@ def decode(body: bytes) -> Batch:
         raise _invalid(str(exc)) from None
     except (msgspec.DecodeError, UnicodeDecodeError):
         raise BatchError(400, "malformed_json", "The body is not valid JSON.") from None
+    # A pattern constraint on the struct would run a regular expression per event (8 us for 20).
+    for index, event in enumerate(batch.events):
+        if event.path[0] != "/":
+            field = f"events.{index}.path"
+            raise BatchError(
+                422, "invalid_field", f"The field {field} is invalid: it must start with /.", field
+            )
     return batch
 
 
