@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import duckdb
+import numpy as np
 
 from sightline.reports.columns.sync import micros
 from sightline.reports.raw import VISIT_COLUMNS, Filters, Span
@@ -177,22 +178,48 @@ def _visit_breakdown(
 
 
 def _listed(cur: Cursor, where: Where, filters: Filters, dim: str, limit: int) -> list[dict[str, Any]]:
-    """Pages or custom events of the selected visits, from the lists in their rows."""
+    """Pages or custom events of the selected visits, from the lists in their rows.
+
+    The (term, count, visitor) rows are fetched as numpy arrays: counts per term are one
+    ``bincount``, and the distinct visitors of each term shown one bitmap over visitor numbers,
+    exact and several times cheaper than a distinct count per group in SQL.
+    """
     values, counts, count_name = (
         ("pages", "page_views", "pageviews") if dim == "page" else ("events", "event_counts", "events")
     )
-    query = (
-        f"SELECT terms.text, ranked.total, ranked.visitors FROM ("
-        f"SELECT value, sum(n) AS total, count(DISTINCT vk) AS visitors FROM ("
-        f"SELECT vk, unnest({values}) AS value, unnest({counts}) AS n "
-        f"FROM visits WHERE {where.selected(filters)}) GROUP BY value) AS ranked "
-        f"JOIN terms ON terms.id = ranked.value "
-        f"ORDER BY ranked.total DESC, terms.text LIMIT {int(limit) + 1}"
+    arrays = cur.execute(
+        f"SELECT unnest({values}) AS term, unnest({counts}) AS n, vid "
+        f"FROM visits WHERE {where.selected(filters)}",
+        where.params,
+    ).fetchnumpy()
+    terms = np.asarray(arrays["term"], dtype=np.int64)
+    if terms.size == 0:
+        return []
+    totals = np.bincount(terms, weights=np.asarray(arrays["n"], dtype=np.float64))
+    ranked = _top_terms(cur, totals, limit + 1)
+    visitor_ids = np.asarray(arrays["vid"], dtype=np.int64)
+    seen = np.zeros(int(visitor_ids.max()) + 1, dtype=np.bool_)
+    out = []
+    for term, text in ranked:
+        seen[:] = False
+        seen[visitor_ids[terms == term]] = True
+        out.append(_event_row(text, int(np.count_nonzero(seen)), count_name, int(totals[term])))
+    return out
+
+
+def _top_terms(cur: Cursor, totals: np.ndarray, count: int) -> list[tuple[int, str]]:
+    """The ``count`` terms with the highest totals, ties by text (as ORDER BY total DESC, text)."""
+    present = np.flatnonzero(totals)
+    if present.size > count:
+        threshold = np.partition(totals[present], present.size - count)[present.size - count]
+        present = present[totals[present] >= threshold]  # every tie at the edge
+    texts = dict(
+        cur.execute(
+            "SELECT id, text FROM terms WHERE id IN (SELECT unnest($ids))", {"ids": present.tolist()}
+        ).fetchall()
     )
-    return [
-        _event_row(value, int(visitors), count_name, total)
-        for value, total, visitors in cur.execute(query, where.params).fetchall()
-    ]
+    order = sorted(present.tolist(), key=lambda term: (-totals[term], texts[term]))
+    return [(term, texts[term]) for term in order[:count]]
 
 
 def _event_row(value: str, visitors: int, count_name: str, count: int) -> dict[str, Any]:

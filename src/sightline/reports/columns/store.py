@@ -20,7 +20,7 @@ import duckdb
 
 log = logging.getLogger("sightline.reports")
 
-FORMAT = 3  # bump when the tables below change: the copy is then rebuilt
+FORMAT = 4  # bump when the tables below change: the copy is then rebuilt
 FILE_NAME = "reports.duckdb"
 
 OFF, BUILDING, READY = "off", "building", "ready"
@@ -34,6 +34,8 @@ SCHEMA = (
     # One row per (custom event, prop): value is "name\x1fkey\x1fvalue" as the rollups cut it.
     "CREATE TABLE IF NOT EXISTS props (site_id INTEGER NOT NULL, t BIGINT NOT NULL, "
     "vk UBIGINT NOT NULL, sk UBIGINT NOT NULL, name VARCHAR NOT NULL, value VARCHAR NOT NULL)",
+    # Visitors by number (dense, from 1): exact distinct counts of many visits are bitmaps.
+    "CREATE TABLE IF NOT EXISTS visitors (vk UBIGINT PRIMARY KEY, vid INTEGER NOT NULL)",
     # The page paths and custom event names the visits' lists refer to, by number.
     "CREATE TABLE IF NOT EXISTS terms (id INTEGER PRIMARY KEY, text VARCHAR NOT NULL UNIQUE)",
     # One row per visit, as report_visits holds it, plus the pages it viewed and the custom
@@ -44,7 +46,7 @@ SCHEMA = (
     "utm_source VARCHAR NOT NULL, utm_medium VARCHAR NOT NULL, utm_campaign VARCHAR NOT NULL, "
     "browser VARCHAR NOT NULL, os VARCHAR NOT NULL, device VARCHAR NOT NULL, "
     "pages INTEGER[] NOT NULL, page_views INTEGER[] NOT NULL, "
-    "events INTEGER[] NOT NULL, event_counts INTEGER[] NOT NULL)",
+    "events INTEGER[] NOT NULL, event_counts INTEGER[] NOT NULL, vid INTEGER NOT NULL)",
 )
 
 

@@ -113,6 +113,14 @@ FROM (SELECT DISTINCT {TERM} AS text FROM new_hits) AS batch
 WHERE NOT EXISTS (SELECT 1 FROM terms WHERE terms.text = batch.text)
 """  # noqa: S608 (fixed names and constants only)
 
+# Numbers for the batch's new visitors.
+NEW_VISITORS = """
+INSERT INTO visitors
+SELECT vk, (SELECT coalesce(max(vid), 0) FROM visitors) + row_number() OVER (ORDER BY vk)
+FROM (SELECT DISTINCT hash(CAST(visitor AS VARCHAR)) AS vk FROM new_visits) AS batch
+WHERE NOT EXISTS (SELECT 1 FROM visitors WHERE visitors.vk = batch.vk)
+"""
+
 # The touched visits' rows as report_visits holds them now, with their pages and events lists:
 # the lists already copied (old row) plus this batch's events, summed per page and per event.
 MERGED = f"""
@@ -145,8 +153,9 @@ lists AS (
     FROM counts GROUP BY site_id, sk
 )
 SELECT t.*, coalesce(l.pages, []), coalesce(l.page_views, []),
-       coalesce(l.events, []), coalesce(l.event_counts, [])
+       coalesce(l.events, []), coalesce(l.event_counts, []), visitors.vid
 FROM touched t LEFT JOIN lists l ON l.site_id = t.site_id AND l.sk = t.sk
+JOIN visitors ON visitors.vk = t.vk
 """  # noqa: S608 (fixed names and constants only)
 
 
@@ -180,6 +189,7 @@ def _write(store: ColumnStore, rows: Sequence[Any], visits: list[Sequence[Any]],
             columns = ("site_id", "session", "visitor", "started", "pageviews", "duration", "entry", "exit")
             cur.register("new_visits", _columns(visits, columns + VISIT_DIMS))
             cur.execute(NEW_TERMS)
+            cur.execute(NEW_VISITORS)
             cur.execute(MERGED)
             cur.execute(
                 "DELETE FROM visits USING merged m WHERE visits.site_id = m.site_id AND visits.sk = m.sk"
