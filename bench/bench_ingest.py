@@ -70,6 +70,7 @@ class Result:
     requests: int
     non_2xx: int
     errors: int
+    load: float  # the machine's 1-minute load average at the end of the run
 
 
 def free_port() -> int:
@@ -126,8 +127,9 @@ def run_wrk(label: str, base_url: str, script: Path, seconds: int) -> Result:
     output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))  # type: ignore[union-attr]
     total = int(re.search(r"(\d+) requests in", output).group(1))  # type: ignore[union-attr]
-    p50 = _ms(re.search(r"50%\s+(\S+)", output).group(1))  # type: ignore[union-attr]
-    p99 = _ms(re.search(r"99%\s+(\S+)", output).group(1))  # type: ignore[union-attr]
+    # Anchored: the "+/- Stdev" column of the thread stats (e.g. "85.50%") also ends in 50% or 99%.
+    p50 = _ms(re.search(r"^\s*50%\s+(\S+)", output, re.M).group(1))  # type: ignore[union-attr]
+    p99 = _ms(re.search(r"^\s*99%\s+(\S+)", output, re.M).group(1))  # type: ignore[union-attr]
     non_2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
     errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", output)
     return Result(
@@ -138,6 +140,7 @@ def run_wrk(label: str, base_url: str, script: Path, seconds: int) -> Result:
         total,
         int(non_2xx.group(1)) if non_2xx else 0,
         sum(int(g) for g in errors.groups()) if errors else 0,
+        os.getloadavg()[0],
     )
 
 
@@ -179,10 +182,14 @@ def main() -> int:
             for per in (1, 20):
                 warm = lua_script(work, key, per, f"warm-{name}-{per}")
                 run_wrk(f"{name}-{per}", f"http://127.0.0.1:{port}", warm, 2)
-        # Rounds alternate the two servers, so both see the same machine (others share it).
+        # Rounds alternate the two servers, so both see the same machine (others share it), and
+        # which goes first alternates too: back-to-back runs favour the second one a little.
         for number in range(rounds):
+            pair = [("ceiling", ceiling_port), ("ingest", ingest_port)]
+            if number % 2:
+                pair.reverse()
             for per in (1, 20):
-                for name, port in (("ceiling", ceiling_port), ("ingest", ingest_port)):
+                for name, port in pair:
                     label = f"{name}-{per}"
                     script = lua_script(work, key, per, f"{label}-r{number}")
                     results.append(run_wrk(label, f"http://127.0.0.1:{port}", script, seconds))
@@ -207,6 +214,7 @@ def median_of(results: list[Result], label: str) -> Result:
         sum(r.requests for r in runs),
         sum(r.non_2xx for r in runs),
         sum(r.errors for r in runs),
+        statistics.median(r.load for r in runs),
     )
 
 
@@ -216,17 +224,21 @@ def report(results: list[Result], rows: int) -> int:
     print(f"wrk -t{THREADS} -c{CONNECTIONS}, {os.cpu_count()} cores, SQLite WAL synchronous=FULL, ", end="")
     print(f"medians of {rounds} alternating rounds; load average {os.getloadavg()[0]:.1f}")
     print(
-        f"{'run':<12} {'req/s':>10} {'events/s':>10} {'p50 ms':>8} {'p99 ms':>8} {'non-2xx':>8} {'errors':>7}"
+        f"{'run':<12} {'req/s':>10} {'events/s':>10} {'p50 ms':>8} {'p99 ms':>8} {'non-2xx':>8} "
+        f"{'errors':>7} {'load':>5}"
     )
     by = {label: median_of(results, label) for label in labels}
     for r in by.values():
         per = 20 if r.label.endswith("-20") else 1
         print(
             f"{r.label:<12} {r.requests_per_s:>10.0f} {r.requests_per_s * per:>10.0f} {r.p50_ms:>8.2f} "
-            f"{r.p99_ms:>8.2f} {r.non_2xx:>8} {r.errors:>7}"
+            f"{r.p99_ms:>8.2f} {r.non_2xx:>8} {r.errors:>7} {r.load:>5.1f}"
         )
     for r in results:
-        print(f"  round run {r.label:<12} {r.requests_per_s:>8.0f} req/s  p99 {r.p99_ms:.1f} ms")
+        print(
+            f"  round run {r.label:<12} {r.requests_per_s:>8.0f} req/s  p50 {r.p50_ms:.1f} ms  "
+            f"p99 {r.p99_ms:.1f} ms  load {r.load:.1f}"
+        )
     failures = 0
     for per in (1, 20):
         ingest, ceiling = by[f"ingest-{per}"], by[f"ceiling-{per}"]
