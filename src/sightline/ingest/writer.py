@@ -252,7 +252,9 @@ class GroupCommitter:
         if self.queued_events + size > self.capacity or not self.running:
             raise QueueFullError
         self.queued_events += size
-        pending = Pending(site_id, batch_id, size, values, asyncio.get_running_loop().create_future())
+        assert self._loop is not None  # running
+        # The loop kept by start(): asyncio.get_running_loop() costs a getpid() system call.
+        pending = Pending(site_id, batch_id, size, values, self._loop.create_future())
         self._queue.put(pending)
         return pending
 
