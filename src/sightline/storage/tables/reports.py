@@ -22,7 +22,6 @@ from sqlalchemy import (
 )
 
 from sightline.storage.metadata import metadata
-from sightline.storage.tables.events import events
 from sightline.storage.types import UTCDateTime
 
 VALUE_MAX = 500  # longer values (paths, prop values) are cut to this many characters
@@ -83,6 +82,3 @@ report_state = Table(
     Column("last_event_id", BigInteger, nullable=False),
     Column("updated_at", UTCDateTime, nullable=False),
 )
-
-# Filtered reports find the visits with a given custom event through this index on events.
-Index("ix_events_site_name_time", events.c.site_id, events.c.name, events.c.time)
