@@ -35,7 +35,7 @@ interface Meta {
   range: RangeInfo;
   previous_range?: RangeInfo;
   filters: Partial<Record<FilterName, string>>;
-  source: "rollups" | "events";
+  source: "rollups" | "columns" | "events";
 }
 
 export interface Summary extends Meta {
