@@ -29,7 +29,6 @@ VISIT_SUMS = (
 )
 FIGURES = ("visitors", "visits", "pageviews", "bounces", "duration")
 MAX_QUANTA = 100_000  # longest lookup list of a time series (a year in quarter hours is 35,040)
-COLUMN_NAMES = {dim: dim for dim in VISIT_COLUMNS}  # the copy names its visit columns by dimension
 
 
 class Where:
@@ -155,7 +154,7 @@ def breakdown(
 def _visit_breakdown(
     cur: Cursor, site_id: int, span: Span, filters: Filters, dim: str, order: str, limit: int
 ) -> list[dict[str, Any]]:
-    column = COLUMN_NAMES[dim]
+    column = dim  # the copy names its visit columns by dimension (``raw.VISIT_COLUMNS``' keys)
     if order not in FIGURES:
         raise ValueError(f"unknown order {order!r}")
     where = Where(site_id, span)
