@@ -7,7 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -92,9 +92,7 @@ def test_the_column_store_answers_every_report_as_the_database_does(
     with db.read() as conn, store.reader() as cur:
         for span in [*spans, whole, odd]:
             assert columnar.totals(cur, site, span, filters) == raw.totals(conn, site, span, filters)
-        assert columnar.series(cur, site, spans, filters) == raw.series(
-            conn, site, spans, filters, db.dialect
-        )
+        assert columnar.series(cur, site, spans, filters) == raw.series(conn, site, spans, filters)
         for name, dimension in DIMENSIONS.items():
             names = CUSTOM_EVENTS if name == "props" else (None,)
             for event in names:
@@ -143,40 +141,41 @@ def test_a_batch_that_fails_halfway_copies_nothing_and_the_next_try_copies_it_on
     )
 
 
-def test_a_damaged_copy_is_rebuilt_from_the_database(
-    db: Database, seeded: tuple[int, list[helpers.Event]], tmp_path: Path
-) -> None:
-    _, rows = seeded
-    first = ColumnStore(tmp_path, 256)
+def _reopened_after(db: Database, directory: Path, change: Callable[[ColumnStore], None]) -> ColumnStore:
+    """A store copied in full, closed, changed by ``change``, and opened again."""
+    first = ColumnStore(directory, 256)
     first.open()
     _copy_all(db, first, 5000)
+    change(first)
     first.close()
-    (tmp_path / FILE_NAME).write_bytes(b"not a database file" * 1000)
-    again = ColumnStore(tmp_path, 256)
+    again = ColumnStore(directory, 256)
     again.open()
-    try:
-        assert (again.state, again.watermark) == (BUILDING, 0)
-        assert _copy_all(db, again, 5000) == len(rows)
-        assert again.state == READY
-    finally:
-        again.close()
+    return again
 
 
-def test_a_copy_of_another_layout_or_engine_version_is_rebuilt(
-    db: Database, seeded: tuple[int, list[helpers.Event]], tmp_path: Path
-) -> None:
-    _, rows = seeded
-    first = ColumnStore(tmp_path, 256)
-    first.open()
-    _copy_all(db, first, 5000)
-    with first.writer() as cur:
+def _damage(store: ColumnStore) -> None:
+    store.close()
+    store.path.write_bytes(b"not a database file" * 1000)
+
+
+def _from_another_engine(store: ColumnStore) -> None:
+    with store.writer() as cur:
         cur.execute("UPDATE meta SET engine = '0.0.1'")
-    first.close()
-    again = ColumnStore(tmp_path, 256)
-    again.open()
+
+
+@pytest.mark.parametrize("change", [_damage, _from_another_engine], ids=["damaged", "another-engine"])
+def test_a_damaged_copy_or_one_of_another_engine_version_is_rebuilt_from_the_database(
+    db: Database,
+    seeded: tuple[int, list[helpers.Event]],
+    tmp_path: Path,
+    change: Callable[[ColumnStore], None],
+) -> None:
+    _, rows = seeded
+    again = _reopened_after(db, tmp_path, change)
     try:
         assert (again.state, again.watermark, _copied_events(again)) == (BUILDING, 0, 0)
         assert _copy_all(db, again, 5000) == len(rows)
+        assert again.state == READY
     finally:
         again.close()
 
@@ -242,6 +241,4 @@ def test_a_time_series_too_long_for_a_lookup_list_searches_the_edges_with_the_sa
     spans = _spans()
     with db.read() as conn, store.reader() as cur:
         for filters in (Filters(), Filters(page="/pricing")):
-            assert columnar.series(cur, site, spans, filters) == raw.series(
-                conn, site, spans, filters, db.dialect
-            )
+            assert columnar.series(cur, site, spans, filters) == raw.series(conn, site, spans, filters)

@@ -104,7 +104,7 @@ def test_the_job_is_idempotent_and_a_failed_batch_changes_nothing(
     with db.read() as conn:
         assert _state(conn) == after
         query = parse([("range", "7d")], ["range"])
-        summary = Report.open(conn, db.dialect, owner, site, query).summary()
+        summary = Report.open(conn, owner, site, query).summary()
         span = (
             datetime.fromisoformat(summary["range"]["start"]),
             datetime.fromisoformat(summary["range"]["end"]),
@@ -144,7 +144,7 @@ def test_the_servers_job_catches_up_after_a_killed_process_restarts(
     _wait_for(db, _newest(db))
     with db.read() as conn:
         query = parse([("range", "7d")], ["range"])
-        summary = Report.open(conn, db.dialect, owner, site, query).summary()
+        summary = Report.open(conn, owner, site, query).summary()
     span = (
         datetime.fromisoformat(summary["range"]["start"]),
         datetime.fromisoformat(summary["range"]["end"]),
@@ -156,9 +156,7 @@ def test_the_servers_job_catches_up_after_a_killed_process_restarts(
 def _daily(db: Database, owner: int, site: int, first: str, last: str) -> list[dict[str, Any]]:
     with db.read() as conn:
         query = parse([("range", "custom"), ("from", first), ("to", last)], ["range", "from", "to"])
-        points: list[dict[str, Any]] = Report.open(conn, db.dialect, owner, site, query).timeseries()[
-            "points"
-        ]
+        points: list[dict[str, Any]] = Report.open(conn, owner, site, query).timeseries()["points"]
     return points
 
 

@@ -81,7 +81,7 @@ def _report(request: Request, report: Asked, kind: str) -> dict[str, Any]:
     ctx = context(request)
     with ctx.db.read() as conn:
         opened = service.Report.open(
-            conn, ctx.db.dialect, owner(request).id, report.site_id, report.query, columns=ctx.columns
+            conn, owner(request).id, report.site_id, report.query, columns=ctx.columns
         )
         result: dict[str, Any] = getattr(opened, kind)()
     return result

@@ -107,10 +107,9 @@ def totals(conn: Connection, site_id: int, span: Span, filters: Filters) -> dict
     return figures
 
 
-def series(
-    conn: Connection, site_id: int, spans: Sequence[Span], filters: Filters, dialect: str
-) -> list[dict[str, int]]:
+def series(conn: Connection, site_id: int, spans: Sequence[Span], filters: Filters) -> list[dict[str, int]]:
     """Figures per span: the selected visits grouped by the span their start falls in."""
+    dialect = conn.dialect.name
     if not spans:
         return []
     whole = (spans[0][0], spans[-1][1])

@@ -8,6 +8,7 @@ which one it used in ``"source"``: ``rollups``, ``columns`` or ``events``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -31,7 +32,6 @@ class Report:
     def __init__(
         self,
         conn: Connection,
-        dialect: str,
         site: Any,
         query: Query,
         now: datetime,
@@ -39,7 +39,6 @@ class Report:
     ) -> None:
         self.conn = conn
         self.columns = columns if columns is not None and columns.ready else None
-        self.dialect = dialect
         self.site = site
         self.query = query
         self.zone = ZoneInfo(site["timezone"])
@@ -49,7 +48,6 @@ class Report:
     def open(
         cls,
         conn: Connection,
-        dialect: str,
         owner_id: int,
         site_id: int,
         query: Query,
@@ -57,7 +55,7 @@ class Report:
         columns: ColumnStore | None = None,
     ) -> Report:
         site = get_site(conn, owner_id, site_id)
-        return cls(conn, dialect, site, query, now or utcnow(), columns)
+        return cls(conn, site, query, now or utcnow(), columns)
 
     @property
     def site_id(self) -> int:
@@ -90,10 +88,17 @@ class Report:
         span = (period.start, period.end)
         if self.from_rollups(period):
             return rollups.totals(self.conn, self.site_id, span)
+        figures: dict[str, int] = self._visits(columnar.totals, raw.totals, span)
+        return figures
+
+    def _visits(self, from_columns: Callable[..., Any], from_database: Callable[..., Any], *args: Any) -> Any:
+        """A report the rollups cannot answer: from the column store once it is ready, else from
+        the database (same figures). Both take (site_id, span or spans, filters, *rest)."""
+        site_and_span, rest = (self.site_id, args[0], self.query.filters), args[1:]
         if self.columns is not None:
             with self.columns.reader() as cur:
-                return columnar.totals(cur, self.site_id, span, self.query.filters)
-        return raw.totals(self.conn, self.site_id, span, self.query.filters)
+                return from_columns(cur, *site_and_span, *rest)
+        return from_database(self.conn, *site_and_span, *rest)
 
     def summary(self) -> dict[str, Any]:
         period = self.period
@@ -107,11 +112,8 @@ class Report:
         if self.from_rollups(period):
             days = [self._whole_day(a, b) for a, b in spans] if period.interval == "day" else None
             figures = rollups.series(self.conn, self.site_id, spans, days, self.site["timezone"])
-        elif self.columns is not None:
-            with self.columns.reader() as cur:
-                figures = columnar.series(cur, self.site_id, spans, self.query.filters)
         else:
-            figures = raw.series(self.conn, self.site_id, spans, self.query.filters, self.dialect)
+            figures = self._visits(columnar.series, raw.series, spans)
         return [{"time": period.label(a), **present(f)} for (a, _), f in zip(spans, figures, strict=True)]
 
     def _whole_day(self, start: datetime, end: datetime) -> int | None:
@@ -138,29 +140,9 @@ class Report:
             rows, more = rollups.breakdown(
                 self.conn, self.site_id, span, dimension.dim, dimension.order, self.query.limit, prefix
             )
-        elif self.columns is not None:
-            with self.columns.reader() as cur:
-                rows, more = columnar.breakdown(
-                    cur,
-                    self.site_id,
-                    span,
-                    self.query.filters,
-                    dimension.dim,
-                    dimension.order,
-                    self.query.limit,
-                    prefix,
-                )
         else:
-            rows, more = raw.breakdown(
-                self.conn,
-                self.site_id,
-                span,
-                self.query.filters,
-                dimension.dim,
-                dimension.order,
-                self.query.limit,
-                prefix,
-            )
+            args = (dimension.dim, dimension.order, self.query.limit, prefix)
+            rows, more = self._visits(columnar.breakdown, raw.breakdown, span, *args)
         out = self.meta(self.period)
         out["dimension"] = self.query.dimension
         if self.query.name is not None:
