@@ -12,19 +12,23 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
 
-import orjson
 from anyio import to_thread
 
-from sightline.ingest import agents, batch, sources
+from sightline.ingest import agents, batch
 from sightline.ingest.batch import Batch, BatchError
-from sightline.ingest.times import TimeParam, now_us
-from sightline.ingest.writer import GroupCommitter, Pending, QueueFullError, StorageUnavailableError
+from sightline.ingest.protocol import Submit
+from sightline.ingest.times import now_us
+from sightline.ingest.writer import (
+    GroupCommitter,
+    Pending,
+    QueueFullError,
+    StorageUnavailableError,
+    WriterDownError,
+)
 from sightline.sites.domains import host_of
 from sightline.sites.lookup import MISS, SiteDirectory, SiteInfo
 
-MAX_AGE_MS = 24 * 3600 * 1000
 RETRY_AFTER_SECONDS = 2
 
 # Every reason a batch can be dropped for, with its answer (status, error code); None = 202.
@@ -65,7 +69,7 @@ class Job:
     batch: Batch | None = None
     site: SiteInfo | None = None
     client: agents.Client | None = None
-    values: list[Any] = field(default_factory=list)  # the rows to store, one after the other
+    submit: Submit | None = None  # the batch as the writer process takes it
     pending: Pending | None = None
     stored: bool = False
 
@@ -82,12 +86,10 @@ class Pipeline:
         writer: GroupCommitter,
         *,
         accept_headless: bool,
-        time_param: TimeParam,
     ) -> None:
         self.directory = directory
         self.writer = writer
         self.accept_headless = accept_headless
-        self.time_param = time_param
         self.dropped: Counter[str] = Counter({reason: 0 for reason in DROP_REASONS})
         self.steps: tuple[tuple[str, Step], ...] = (
             ("parse", self.parse),
@@ -157,47 +159,36 @@ class Pipeline:
             raise DropError("bot")
 
     def enrich(self, job: Job) -> None:
-        """One row of values per event: server time, user agent, referrer source, UTM tags, screen class."""
-        assert job.batch is not None
+        """What is the same for the whole batch: site, user agent fields, arrival.
+
+        The per-event part (event times, referrer source, UTM tags, screen class) is done by
+        the writer process as it turns the batch into rows (``rows.py``), off this event loop.
+        """
         assert job.site is not None
         assert job.client is not None
-        site, client, events = job.site, job.client, job.batch.events
-        site_id, site_host, batch_id = site.id, host_of(site.domain), job.batch.batch_id
-        agent = (client.browser, client.os, client.device_type)
-        received, time_param = job.received_us, self.time_param
-        now_param = time_param(received)
-        # An event's age is measured against the moment its batch left the client (sent_at), or,
-        # from clients that do not send it, against the batch's newest event.
-        newest = job.batch.sent_at
-        if newest is None:
-            newest = max((e.ts for e in events if e.ts is not None), default=None)
-        place, place_with_utm = sources.place, sources.place_with_utm
-        screen_class, dumps = sources.screen_class, orjson.dumps
-        extend = job.values.extend
-        for event in events:
-            ts = event.ts
-            if newest is None or ts is None or ts >= newest:
-                when = now_param
-            else:  # ordered within the batch by the client's clock, at most a day back
-                when = time_param(received - int(min(newest - ts, MAX_AGE_MS) * 1000 + 0.5))
-            extend((site_id, when, event.visitor_id, event.session_id, event.name, event.path))
-            if event.utm is None:
-                extend(place(event.url, event.referrer, site_host))
-            else:
-                extend(place_with_utm(event.url, event.referrer, site_host, event.utm))
-            extend(agent)
-            props = event.props
-            extend((screen_class(event.screen), dumps(props).decode() if props else None, batch_id))
+        site, client = job.site, job.client
+        job.submit = Submit(
+            0,
+            site.id,
+            host_of(site.domain),
+            client.browser,
+            client.os,
+            client.device_type,
+            job.received_us,
+            job.body,
+        )
 
     def buffer(self, job: Job) -> None:
-        assert job.site is not None
+        assert job.submit is not None
         assert job.batch is not None
         try:
-            job.pending = self.writer.enqueue(
-                job.site.id, job.batch.batch_id, len(job.batch.events), job.values
-            )
+            job.pending = self.writer.enqueue(job.submit, len(job.batch.events))
         except QueueFullError:
             raise DropError("overloaded", "The server is busy; send this batch again shortly.") from None
+        except WriterDownError:
+            raise DropError(
+                "storage_unavailable", "The events cannot be stored right now; send them again."
+            ) from None
 
     async def commit(self, job: Job) -> None:
         assert job.pending is not None

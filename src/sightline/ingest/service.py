@@ -20,11 +20,9 @@ from sightline.ingest import agents
 from sightline.ingest.http import ConfigEndpoint, EventsEndpoint, answer, error_payload
 from sightline.ingest.pipeline import Pipeline
 from sightline.ingest.script import ScriptEndpoint, ScriptFiles, is_script_path
-from sightline.ingest.times import time_param_for
-from sightline.ingest.writer import GroupCommitter, Store
+from sightline.ingest.writer import GroupCommitter
 from sightline.settings import Settings
 from sightline.sites.lookup import SiteDirectory
-from sightline.sites.traffic import TrafficMarker
 from sightline.storage import Database
 
 log = logging.getLogger("sightline.ingest")
@@ -42,13 +40,11 @@ def is_sdk_path(path: str) -> bool:
 class Ingest:
     def __init__(self, settings: Settings, db: Database, health: HealthRegistry) -> None:
         self.directory = SiteDirectory(db)
-        self.store = Store(db, TrafficMarker())
-        self.writer = GroupCommitter(self.store, capacity=int(settings.ingest_queue_events))
+        self.writer = GroupCommitter(
+            db.url, capacity=int(settings.ingest_queue_events), log_level=str(settings.log_level)
+        )
         self.pipeline = Pipeline(
-            self.directory,
-            self.writer,
-            accept_headless=bool(settings.ingest_accept_headless),
-            time_param=time_param_for(db.dialect),
+            self.directory, self.writer, accept_headless=bool(settings.ingest_accept_headless)
         )
         sdk_dir = settings.values.get("sdk_dir")
         self.scripts = ScriptFiles(Path(sdk_dir).resolve() if sdk_dir else BUILT_SDK)
@@ -83,9 +79,9 @@ class Ingest:
     async def running(self) -> AsyncIterator[None]:
         """The writer runs while the server does; at shutdown it commits what is waiting."""
         await to_thread.run_sync(agents.warm_up)
-        # The writer thread and the event loop hand the interpreter lock to each other several
-        # times per group commit; with Python's default 5 ms switch interval each handoff can
-        # stall the loop that long under load. A short interval keeps requests flowing.
+        # Background threads (site lookups, the reports' rollup job) and the event loop hand the
+        # interpreter lock to each other; with Python's default 5 ms switch interval each handoff
+        # can stall the loop that long under load. A short interval keeps requests flowing.
         previous = sys.getswitchinterval()
         sys.setswitchinterval(SWITCH_INTERVAL)
         # Everything built so far (application, ua-parser's rules, SQLAlchemy's caches) lives as
@@ -93,7 +89,7 @@ class Ingest:
         # walk it all and stalled requests by tens of milliseconds (p99 57-107 ms -> 19 ms).
         gc.collect()
         gc.freeze()
-        self.writer.start()
+        await self.writer.start()
         try:
             yield
         finally:
@@ -126,6 +122,8 @@ class Ingest:
                 "failed_commits": stats.failures,
                 "last_commit_ms": stats.last_commit_ms,
                 "last_group_batches": stats.last_group_batches,
+                "writer_pid": stats.writer_pid,
+                "writer_starts": stats.writer_starts,
             },
         )
 

@@ -1,65 +1,69 @@
-"""Group commit: one writer drains every waiting batch, stores them in ONE transaction, answers all.
+"""Group commit, the server's half: a bounded queue in front of the writer process.
 
-There is no waiting window: while a commit runs, new batches queue up and form the next group,
-so the group size follows the load by itself. A request is answered only after the transaction
-holding its events committed (SQLite WAL with synchronous=FULL, or PostgreSQL), so an
-acknowledged event survives a killed process. The queue is bounded in events; a batch that does
-not fit is refused (429) before anything is promised.
+Batches go to the writer process (``writer_process.py``) through a pipe; it stores whatever is
+waiting in one transaction and answers with one ``Outcome`` per group, on which the event loop
+answers every request of the group. There is no waiting window, so the group size follows the
+load by itself. A request is answered only after the transaction holding its events committed
+(SQLite WAL with synchronous=FULL, or PostgreSQL), so an acknowledged event survives a killed
+process. The queue is bounded in events: a batch that does not fit is refused (429) before
+anything is promised.
+
+The writer process is supervised: if it dies, the batches it held are answered 503 (nothing of
+them was acknowledged; the SDK sends them again, and their batch ids store them once), and a new
+one starts after a short pause that grows while starts keep failing.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import fcntl
 import logging
-import queue
-import sqlite3
-import threading
+import os
+import subprocess
+import sys
 import time
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
-from typing import Any
 
-from sqlalchemy import Connection, delete
-from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+import msgspec
 
-from sightline.ingest.checkpoint import WRITER_AUTOCHECKPOINT, WalCheckpointer
-from sightline.sites.traffic import TrafficMarker
-from sightline.storage import Database
-from sightline.storage.tables.events import EVENT_COLUMNS, event_batches, events
-from sightline.storage.types import utcnow
+from sightline.ingest.protocol import (
+    FAILED,
+    REFUSED,
+    STORED,
+    Frames,
+    Hello,
+    Outcome,
+    ProtocolError,
+    Ready,
+    Submit,
+    frame,
+)
 
 log = logging.getLogger("sightline.ingest")
 
-BATCH_RETENTION = timedelta(days=7)  # a retry older than this is stored again
-PRUNE_EVERY = 3600.0
-BATCH_CHUNK = 500  # batch rows per INSERT: 4 parameters each, far below every engine's limit
-# Event rows per INSERT: 256 x 19 parameters, below SQLite's (32,766) and PostgreSQL's (65,535)
-# limits. A group is stored with statements of 256, 128, ..., 1 rows: at most 9 distinct ones,
-# all in the driver's statement cache.
-EVENT_CHUNK = 256
-EVENT_WIDTH = len(EVENT_COLUMNS)
+PIPE_SIZE = 1 << 20  # bytes a pipe holds (F_SETPIPE_SZ, Linux): a busy group's worth of batches
+START_TIMEOUT = 60.0  # seconds for a new writer process to open the database and say Ready
+STOP_TIMEOUT = 60.0  # seconds for the writer to commit what is waiting at shutdown
+RESTART_PAUSES = (0.2, 0.5, 1.0, 2.0, 5.0)  # before each restart in a row; the last one repeats
 
 
 class StorageUnavailableError(Exception):
-    """The group's transaction failed; none of its batches was stored."""
+    """The batch's transaction failed or the writer stopped; nothing of the batch was stored."""
 
 
 class QueueFullError(Exception):
     """The bounded queue has no room for the batch."""
 
 
+class WriterDownError(Exception):
+    """No writer process is ready to take batches (starting, restarting or stopping)."""
+
+
 @dataclass(slots=True)
 class Pending:
-    site_id: int
-    batch_id: str
     events: int
-    values: list[Any]  # the events' column values, row after row (EVENT_COLUMNS order)
     future: asyncio.Future[bool] = field(repr=False)
-
-    @property
-    def key(self) -> tuple[int, str]:
-        return (self.site_id, self.batch_id)
 
 
 @dataclass
@@ -72,348 +76,241 @@ class CommitStats:
     stored_events: int = 0
     stored_batches: int = 0
     duplicate_batches: int = 0
-
-
-class Store:
-    """The blocking half, run on the writer thread: one transaction per group."""
-
-    def __init__(self, db: Database, marker: TrafficMarker) -> None:
-        self.db = db
-        self.marker = marker
-        dialect = db.engine.dialect
-        quote = dialect.identifier_preparer.quote
-        mark = "?" if db.dialect == "sqlite" else "%s"
-        # Names come from the schema, values travel as parameters: no per-row SQLAlchemy work.
-        columns = ", ".join(quote(c) for c in EVENT_COLUMNS)
-        self._insert_events_head = f"INSERT INTO {quote(events.name)} ({columns}) VALUES "  # noqa: S608
-        self._event_row = "(" + ", ".join(mark for _ in EVENT_COLUMNS) + ")"
-        self._mark = mark
-        self._batch_sql: dict[int, str] = {}
-        self._events_sql: dict[int, str] = {}
-        # A server time as the driver takes it: on SQLite the UTC text SQLAlchemy's DateTime
-        # stores ("2026-11-21 03:10:20.685059"), on PostgreSQL the aware datetime.
-        self.time_param: Callable[[datetime], Any] = _sqlite_time if db.dialect == "sqlite" else _same
-        if db.dialect == "sqlite":
-            _bind_none_fast()
-        self._last_prune = float("-inf")
-        self._held: Connection | None = None
-        driver = db.engine.dialect.loaded_dbapi
-        # (database unreachable or busy, database refused the data): SQLAlchemy's and the driver's.
-        self.errors: tuple[tuple[type[Exception], ...], tuple[type[Exception], ...]] = (
-            (OperationalError, InterfaceError, driver.OperationalError, driver.InterfaceError),
-            (DBAPIError, driver.Error),
-        )
-
-    def commit(self, group: Sequence[Pending]) -> set[tuple[int, str]]:
-        """Store the group's new batches; returns the (site_id, batch_id) keys stored now."""
-        now = utcnow()
-        first: dict[tuple[int, str], Pending] = {}
-        for pending in group:
-            first.setdefault(pending.key, pending)
-        received = self.time_param(now)
-        batches = list(first.values())
-        stored: set[tuple[int, str]] = set()
-        conn = self._connection()
-        try:
-            self._store(conn, first, batches, received, stored, now)
-        except Exception:
-            self.release()  # the next group starts on a fresh connection
-            raise
-        return stored
-
-    def _store(
-        self,
-        conn: Connection,
-        first: dict[tuple[int, str], Pending],
-        batches: list[Pending],
-        received: Any,
-        stored: set[tuple[int, str]],
-        now: datetime,
-    ) -> None:
-        with conn.begin():
-            # The driver's own cursor, in SQLAlchemy's transaction: no per-statement framework work
-            # while this thread holds the interpreter lock the request handlers need.
-            cursor = conn.connection.cursor()
-            try:
-                for start in range(0, len(batches), BATCH_CHUNK):
-                    chunk = batches[start : start + BATCH_CHUNK]
-                    params = [v for p in chunk for v in (p.site_id, p.batch_id, received, p.events)]
-                    cursor.execute(self._insert_batches(len(chunk)), params)
-                    stored.update((int(row[0]), str(row[1])) for row in cursor.fetchall())
-                self._insert_events(cursor, first, stored)
-            finally:
-                cursor.close()
-            due = self.marker.due(site for site, _ in stored)
-            self.marker.touch(conn, due, now)
-        self.marker.written(due)
-
-    def _insert_events(
-        self, cursor: Any, first: dict[tuple[int, str], Pending], stored: set[tuple[int, str]]
-    ) -> None:
-        """The new batches' events with a few multi-row INSERTs.
-
-        Not ``executemany``: Python's sqlite3 releases and retakes the interpreter lock around
-        every row's step, and each retake waits for the event loop thread to let go of it; a
-        multi-row statement is bound in one go and steps once, without the lock.
-        """
-        values: list[Any] = []
-        count = 0
-        for key, pending in first.items():
-            if key in stored:
-                values += pending.values
-                count += pending.events
-        start = 0
-        while count:
-            size = EVENT_CHUNK if count >= EVENT_CHUNK else 1 << (count.bit_length() - 1)
-            end = start + size * EVENT_WIDTH
-            cursor.execute(self._insert_events_sql(size), values[start:end])
-            start, count = end, count - size
-
-    def _insert_events_sql(self, count: int) -> str:
-        sql = self._events_sql.get(count)
-        if sql is None:
-            sql = self._events_sql[count] = self._insert_events_head + ", ".join([self._event_row] * count)
-        return sql
-
-    def _connection(self) -> Connection:
-        """The writer's own connection, held between groups: no pool checkout (or PostgreSQL
-        pre-ping round trip) per group, and on SQLite its own checkpoint threshold."""
-        if self._held is None:
-            conn = self.db.engine.connect()
-            if self.db.dialect == "sqlite":
-                conn.exec_driver_sql(f"PRAGMA wal_autocheckpoint={WRITER_AUTOCHECKPOINT}")
-            conn.commit()
-            self._held = conn
-        return self._held
-
-    def release(self) -> None:
-        """Give the held connection back (after a failure, and at shutdown)."""
-        if self._held is not None:
-            held, self._held = self._held, None
-            try:
-                held.close()
-            except Exception:
-                log.warning("ingest: closing the writer's connection failed", exc_info=True)
-
-    def _insert_batches(self, count: int) -> str:
-        """INSERT of ``count`` batch rows that skips stored ones and returns the new ones' keys."""
-        sql = self._batch_sql.get(count)
-        if sql is None:
-            row = "(" + ", ".join([self._mark] * 4) + ")"
-            sql = (
-                "INSERT INTO event_batches (site_id, batch_id, received_at, events) "  # noqa: S608
-                f"VALUES {', '.join([row] * count)} "
-                "ON CONFLICT (site_id, batch_id) DO NOTHING RETURNING site_id, batch_id"
-            )
-            self._batch_sql[count] = sql
-        return sql
-
-    def prune_due(self) -> bool:
-        return time.monotonic() - self._last_prune >= PRUNE_EVERY
-
-    def prune(self) -> int:
-        """Forget batch ids older than BATCH_RETENTION."""
-        self._last_prune = time.monotonic()
-        with self.db.engine.begin() as conn:
-            result = conn.execute(
-                delete(event_batches).where(event_batches.c.received_at < utcnow() - BATCH_RETENTION)
-            )
-        return int(result.rowcount or 0)
+    writer_starts: int = 0
+    writer_pid: int | None = None
 
 
 class GroupCommitter:
-    """The bounded queue and the writer thread that feeds ``Store``.
-
-    The writer is a thread of its own that goes from one group straight to the next while
-    batches wait: the event loop only queues batches and receives the outcome of each group, so
-    no round trip through the loop sits between two commits.
-    """
-
-    def __init__(self, store: Store, capacity: int) -> None:
-        self.store = store
-        self.checkpointer = WalCheckpointer(store.db) if store.db.dialect == "sqlite" else None
+    def __init__(self, database_url: str, capacity: int, log_level: str = "info") -> None:
+        self.database_url = database_url
+        self.log_level = log_level
         self.capacity = capacity
         self.stats = CommitStats()
         self.queued_events = 0  # waiting or being committed; changed on the event loop only
-        # Batches waiting for the writer, then None when it should stop. A C queue: putting a
-        # batch costs the event loop well under a microsecond (a Condition cost several).
-        self._queue: queue.SimpleQueue[Pending | None] = queue.SimpleQueue()
+        self._waiting: dict[int, Pending] = {}
+        self._seq = 0
+        self._out = bytearray()  # frames for the writer, written once per loop iteration
+        self._encoder = msgspec.msgpack.Encoder()
+        self._process: subprocess.Popen[bytes] | None = None
+        self._pipe: asyncio.WriteTransport | None = None
+        self._ready = False
         self._stopping = False
-        self._thread: threading.Thread | None = None
+        self._exited: asyncio.Event | None = None
+        self._restart: asyncio.Task[None] | None = None
+        self._spawning = False
+        self._failed_starts = 0
         self._loop: asyncio.AbstractEventLoop | None = None
 
     @property
     def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive() and not self._stopping
+        """A writer process is up and taking batches."""
+        return self._ready and not self._stopping
 
-    def enqueue(self, site_id: int, batch_id: str, size: int, values: list[Any]) -> Pending:
-        """Queue a batch of ``size`` events (``values``: their rows' values, row after row) for
-        the next group; QueueFullError at once when it does not fit."""
-        if self.queued_events + size > self.capacity or not self.running:
+    def enqueue(self, submit: Submit, size: int) -> Pending:
+        """Send a batch of ``size`` events to the writer; QueueFullError or WriterDownError at once
+        when it cannot be taken."""
+        if not self.running:
+            raise WriterDownError
+        if self.queued_events + size > self.capacity:
             raise QueueFullError
-        self.queued_events += size
         assert self._loop is not None  # running
+        self.queued_events += size
+        self._seq += 1
+        submit.seq = self._seq
         # The loop kept by start(): asyncio.get_running_loop() costs a getpid() system call.
-        pending = Pending(site_id, batch_id, size, values, self._loop.create_future())
-        self._queue.put(pending)
+        pending = self._waiting[self._seq] = Pending(size, self._loop.create_future())
+        if not self._out:
+            self._loop.call_soon(self._flush)  # every batch of this loop iteration in one write
+        self._out += frame(self._encoder, submit)
         return pending
 
     @staticmethod
     async def committed(pending: Pending) -> bool:
         """Wait for the batch's transaction: True when stored now, False when it was stored before.
 
-        Raises StorageUnavailableError when the transaction failed (nothing of it was stored).
+        Raises StorageUnavailableError when it was not stored (nothing of it was).
         """
         return await pending.future
 
-    def start(self) -> None:
-        if self._thread is None:
-            self._loop = asyncio.get_running_loop()
-            self._thread = threading.Thread(target=self._work, name="ingest-writer", daemon=True)
-            self._thread.start()
+    async def start(self) -> None:
+        """Start the writer process and wait until it is ready (or schedule another try)."""
+        self._loop = asyncio.get_running_loop()
+        self._stopping = False
+        await self._spawn()
 
     async def stop(self) -> None:
-        """Commit what is waiting, then stop the writer."""
-        if self._thread is not None:
-            self._stopping = True
-            self._queue.put(None)
-            await asyncio.to_thread(self._thread.join)
-            self._thread = None
-        if self.checkpointer is not None:
-            self.checkpointer.close()
-
-    def _work(self) -> None:
-        """The writer thread: take every waiting batch, commit them, hand the outcome to the loop."""
-        assert self._loop is not None
-        try:
-            stopping = False
-            while not stopping:
-                group, stopping = self._take()
-                if not group:
-                    continue
-                started = time.perf_counter()
-                try:
-                    stored, refused = self._commit(group)
-                except Exception:
-                    log.exception("ingest: a group of %d batches was not stored", len(group))
-                    outcome: tuple[set[tuple[int, str]], set[tuple[int, str]]] | None = None
-                else:
-                    outcome = (stored, refused)
-                elapsed = (time.perf_counter() - started) * 1000
-                try:
-                    self._loop.call_soon_threadsafe(self._finish, group, outcome, elapsed)
-                except RuntimeError:  # the loop is gone: the process is ending
-                    return
-                if self.checkpointer is not None:
-                    self.checkpointer.poke()
-                if self.store.prune_due():
-                    self._prune()
-        finally:
-            self.store.release()
-
-    def _take(self) -> tuple[list[Pending], bool]:
-        """Wait for a batch, then take every batch waiting: (the group, whether to stop after it)."""
-        item = self._queue.get()
-        group: list[Pending] = []
-        take = self._queue.get_nowait
-        while item is not None:
-            group.append(item)
+        """Let the writer commit and answer what it was sent, then stop it."""
+        self._stopping = True
+        if self._restart is not None:
+            if not self._spawning:  # a pause before the next start: no need to wait it out
+                self._restart.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._restart
+            self._restart = None
+        if self._pipe is not None:
+            self._flush()
+            self._pipe.close()  # the writer sees the end of its input, commits, answers, exits
+        if self._exited is not None:
             try:
-                item = take()
-            except queue.Empty:
-                return group, False
-        return group, True
+                await asyncio.wait_for(self._exited.wait(), STOP_TIMEOUT)
+            except TimeoutError:
+                log.error("ingest: the writer did not stop within %.0f s; killing it", STOP_TIMEOUT)
+                if self._process is not None:
+                    self._process.kill()
+                await self._exited.wait()
+        self._fail_waiting()
 
-    def _finish(
-        self,
-        group: list[Pending],
-        outcome: tuple[set[tuple[int, str]], set[tuple[int, str]]] | None,
-        elapsed_ms: float,
-    ) -> None:
+    async def _spawn(self) -> None:
+        assert self._loop is not None
+        from_server, to_writer = os.pipe()  # (read end, write end)
+        from_writer, to_server = os.pipe()
+        for fd in (to_writer, from_writer):
+            with contextlib.suppress(OSError):  # Linux only; the default 64 KiB works, slower
+                fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_SIZE)
+        command = [sys.executable, "-m", "sightline.ingest.writer_process", str(from_server), str(to_server)]
+        try:
+            process = subprocess.Popen(command, pass_fds=(from_server, to_server), stdin=subprocess.DEVNULL)
+        except OSError:
+            log.exception("ingest: the writer process could not be started")
+            os.close(to_writer)
+            os.close(from_writer)
+            self._schedule_restart()
+            return
+        finally:  # the writer's ends, now its own
+            os.close(from_server)
+            os.close(to_server)
+        self._process = process
+        self.stats.writer_starts += 1
+        exited = self._exited = asyncio.Event()
+        ready = asyncio.Event()
+        self._pipe, _ = await self._loop.connect_write_pipe(
+            asyncio.Protocol, os.fdopen(to_writer, "wb", buffering=0)
+        )
+        await self._loop.connect_read_pipe(
+            lambda: _Outcomes(self, ready, exited), os.fdopen(from_writer, "rb", buffering=0)
+        )
+        self._pipe.write(frame(self._encoder, Hello(self.database_url, self.log_level)))
+        try:
+            await asyncio.wait_for(ready.wait(), START_TIMEOUT)
+        except TimeoutError:
+            log.error("ingest: the writer process was not ready within %.0f s", START_TIMEOUT)
+            process.kill()
+            return  # its exit schedules the next try
+        if not exited.is_set():
+            self._ready = True
+            self.stats.writer_pid = process.pid
+
+    def _flush(self) -> None:
+        if self._out and self._pipe is not None and not self._pipe.is_closing():
+            self._pipe.write(bytes(self._out))
+        self._out.clear()
+
+    def _settle(self, outcome: Outcome) -> None:
         """On the event loop: account for the group and answer its requests."""
-        self.queued_events -= sum(p.events for p in group)
-        if outcome is None:
-            self.stats.failures += 1
-            self.stats.last_failure_at = time.monotonic()
-            for pending in group:
+        self._failed_starts = 0
+        self.stats.commits += 1
+        self.stats.last_commit_ms = outcome.commit_ms
+        self.stats.last_group_batches = len(outcome.seqs)
+        failed = False
+        for seq, code in zip(outcome.seqs, outcome.codes, strict=True):
+            pending = self._waiting.pop(seq, None)
+            if pending is None:
+                continue
+            self.queued_events -= pending.events
+            if code in (REFUSED, FAILED):
+                failed = True
                 if not pending.future.done():
                     pending.future.set_exception(StorageUnavailableError())
-            return
-        self.stats.commits += 1
-        self.stats.last_commit_ms = round(elapsed_ms, 3)
-        self.stats.last_group_batches = len(group)
-        self._answer(group, *outcome)
-
-    def _commit(self, group: list[Pending]) -> tuple[set[tuple[int, str]], set[tuple[int, str]]]:
-        """(stored keys, refused keys) of the group."""
-        unavailable, refused_data = self.store.errors
-        try:
-            return self.store.commit(group), set()
-        except unavailable:
-            raise
-        except refused_data:
-            if len(group) == 1:
-                raise
-        # One batch the database refuses must not sink the others: store them one by one.
-        log.warning("ingest: retrying a refused group of %d batches one by one", len(group))
-        stored: set[tuple[int, str]] = set()
-        refused: set[tuple[int, str]] = set()
-        for pending in group:
-            try:
-                stored |= self.store.commit([pending])
-            except refused_data:
-                log.exception("ingest: the database refused batch %s", pending.batch_id)
-                refused.add(pending.key)
-        return stored, refused
-
-    def _answer(
-        self, group: list[Pending], stored: set[tuple[int, str]], refused: set[tuple[int, str]]
-    ) -> None:
-        answered: set[tuple[int, str]] = set()
-        for pending in group:
-            if pending.future.done():
                 continue
-            if pending.key in refused:
-                pending.future.set_exception(StorageUnavailableError())
-                continue
-            new = pending.key in stored and pending.key not in answered
-            answered.add(pending.key)
-            if new:
+            if code == STORED:
                 self.stats.stored_batches += 1
                 self.stats.stored_events += pending.events
             else:
                 self.stats.duplicate_batches += 1
-            pending.future.set_result(new)
+            if not pending.future.done():
+                pending.future.set_result(code == STORED)
+        if failed:
+            self.stats.failures += 1
+            self.stats.last_failure_at = time.monotonic()
 
-    def _prune(self) -> None:
-        try:
-            removed = self.store.prune()
-        except Exception:
-            log.exception("ingest: pruning old batch ids failed")
+    def _writer_exited(self) -> None:
+        """The writer's output closed: it exited (or was killed). Answer what it held."""
+        self._ready = False
+        self._pipe = None
+        self._out.clear()
+        process, self._process = self._process, None
+        self.stats.writer_pid = None
+        code = _reap(process) if process is not None else None
+        if self._waiting:
+            self.stats.failures += 1
+            self.stats.last_failure_at = time.monotonic()
+        self._fail_waiting()
+        if not self._stopping:
+            log.error("ingest: the writer process stopped (exit code %s); starting a new one", code)
+            self._schedule_restart()
+
+    def _fail_waiting(self) -> None:
+        waiting, self._waiting = self._waiting, {}
+        for pending in waiting.values():
+            self.queued_events -= pending.events
+            if not pending.future.done():
+                pending.future.set_exception(StorageUnavailableError())
+
+    def _schedule_restart(self) -> None:
+        if self._stopping or self._loop is None:
             return
-        if removed:
-            log.info("ingest: forgot %d batch ids older than %s", removed, BATCH_RETENTION)
+        pause = RESTART_PAUSES[min(self._failed_starts, len(RESTART_PAUSES) - 1)]
+        self._failed_starts += 1
+        self._restart = self._loop.create_task(self._restart_after(pause))
+
+    async def _restart_after(self, pause: float) -> None:
+        await asyncio.sleep(pause)
+        if not self._stopping:
+            self._spawning = True
+            try:
+                await self._spawn()
+            finally:
+                self._spawning = False
 
 
-def _bind_none_fast() -> None:
-    """Make Python's sqlite3 bind None without its slow adaptation lookup.
-
-    sqlite3 (3.11) looks every parameter that is not an int, float or str up in its adapter
-    registry and then, finding none, probes ``__adapt__`` and ``__conform__`` (about 0.2 µs per
-    None; an event row has 4-6 of them). With an adapter registered for ``NoneType`` the lookup
-    ends at once, and the adapter, ``{}.get``, a C function, returns None unchanged: still
-    stored as NULL (a 256-row INSERT: 2.9 -> 2.2 µs per row). Process-wide, and harmless for
-    every other use of sqlite3: None is bound as NULL either way.
-    """
-    none: dict[None, None] = {}
-    sqlite3.register_adapter(type(None), none.get)
+def _reap(process: subprocess.Popen[bytes]) -> int | None:
+    """The exit code of a writer whose output closed (it is exiting)."""
+    try:
+        return process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        return process.wait()
 
 
-def _same(value: datetime) -> datetime:
-    return value
+class _Outcomes(asyncio.Protocol):
+    """The writer's output pipe: Ready once, then one Outcome per group."""
 
+    def __init__(self, committer: GroupCommitter, ready: asyncio.Event, exited: asyncio.Event) -> None:
+        self.committer = committer
+        self.ready = ready
+        self.exited = exited
+        self.frames = Frames()
+        self.decoder = msgspec.msgpack.Decoder(Outcome | Ready)
+        self.transport: asyncio.BaseTransport | None = None
 
-def _sqlite_time(value: datetime) -> str:
-    if value.tzinfo is not UTC:
-        value = value.astimezone(UTC)
-    return value.replace(tzinfo=None).isoformat(" ", "microseconds")
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        try:
+            for payload in self.frames.feed(data):
+                message = self.decoder.decode(payload)
+                if isinstance(message, Outcome):
+                    self.committer._settle(message)
+                else:
+                    self.ready.set()
+        except (ProtocolError, msgspec.DecodeError):
+            log.exception("ingest: the writer process wrote something unreadable; stopping it")
+            process = self.committer._process
+            if process is not None:
+                process.kill()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.committer._writer_exited()
+        self.ready.set()
+        self.exited.set()

@@ -1,0 +1,60 @@
+"""A validated batch as rows of the ``events`` table: the per-event part of enrichment.
+
+Runs in the writer process, once per event, so it is kept to cached lookups and a few
+operations: the event's server time (the batch's arrival minus the event's age within the
+batch, ``times.py``), the referrer and UTM columns (one cached lookup per (page, referrer)),
+the screen class and the props as JSON text. What is the same for the whole batch (site, user
+agent fields, arrival) the server worked out before handing the batch over.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from sightline.ingest import sources
+from sightline.ingest.batch import Batch
+from sightline.ingest.times import TimeParam
+
+MAX_AGE_MS = 24 * 3600 * 1000  # an event's age within its batch is capped at one day
+
+
+def event_rows(
+    batch: Batch,
+    site_id: int,
+    site_host: str,
+    agent: tuple[str | None, str | None, str | None],
+    received_us: int,
+    time_param: TimeParam,
+) -> list[Any]:
+    """The batch's events' column values, row after row, in ``EVENT_COLUMNS`` order.
+
+    ``agent`` is (browser, os, device type); ``received_us`` the batch's arrival (epoch µs).
+    """
+    events, batch_id = batch.events, batch.batch_id
+    now_param = time_param(received_us)
+    # An event's age is measured against the moment its batch left the client (sent_at), or,
+    # from clients that do not send it, against the batch's newest event.
+    newest = batch.sent_at
+    if newest is None:
+        newest = max((e.ts for e in events if e.ts is not None), default=None)
+    place, place_with_utm = sources.place, sources.place_with_utm
+    screen_class, dumps = sources.screen_class, orjson.dumps
+    values: list[Any] = []
+    extend = values.extend
+    for event in events:
+        ts = event.ts
+        if newest is None or ts is None or ts >= newest:
+            when = now_param
+        else:  # ordered within the batch by the client's clock, at most a day back
+            when = time_param(received_us - int(min(newest - ts, MAX_AGE_MS) * 1000 + 0.5))
+        extend((site_id, when, event.visitor_id, event.session_id, event.name, event.path))
+        if event.utm is None:
+            extend(place(event.url, event.referrer, site_host))
+        else:
+            extend(place_with_utm(event.url, event.referrer, site_host, event.utm))
+        extend(agent)
+        props = event.props
+        extend((screen_class(event.screen), dumps(props).decode() if props else None, batch_id))
+    return values

@@ -1,0 +1,210 @@
+"""The writer process: the group commit's storing half, in a process of its own.
+
+Started by the server (``writer.GroupCommitter``) as ``python -m sightline.ingest.writer_process
+READ_FD WRITE_FD``; it talks to the server only through those two pipes (``protocol.py``).
+It reads whatever batches are waiting in its pipe, expands each into rows (``rows.py``: the
+per-event part of enrichment), stores them all in one transaction (``store.Store``), and then
+sends one ``Outcome`` that settles every batch of the group. There is no waiting window: while
+it commits, the next batches collect in the pipe and form the next group.
+
+Why a process: storing costs several microseconds of interpreter time per event (enrichment,
+binding 19 values); in the server's process that time competed with the event loop for the
+interpreter lock. Here it runs on the other core, and the server's loop only parses, validates
+and answers.
+
+It stops when its input pipe closes, after committing and answering every whole batch it read:
+at a graceful shutdown the server closes the pipe and waits; when the server dies (even by
+SIGKILL) the pipe closes too, so the writer never outlives it by more than a commit. SIGINT and
+SIGTERM sent to the whole process group are ignored for that reason: the server decides.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+import time
+
+import msgspec
+
+from sightline.ingest import batch
+from sightline.ingest.checkpoint import WalCheckpointer
+from sightline.ingest.protocol import (
+    DUPLICATE,
+    FAILED,
+    REFUSED,
+    STORED,
+    Frames,
+    Hello,
+    Outcome,
+    Ready,
+    Submit,
+    frame,
+)
+from sightline.ingest.rows import event_rows
+from sightline.ingest.store import Rows, Store
+from sightline.ingest.times import time_param_for
+from sightline.sites.traffic import TrafficMarker
+from sightline.storage import Database
+
+log = logging.getLogger("sightline.ingest")
+
+READ_SIZE = 1 << 20  # bytes per read: a pipe holds at most this much (F_SETPIPE_SZ)
+
+
+class Writer:
+    def __init__(self, db: Database, out_fd: int) -> None:
+        self.db = db
+        self.out_fd = out_fd
+        self.store = Store(db, TrafficMarker())
+        self.checkpointer = WalCheckpointer(db) if db.dialect == "sqlite" else None
+        self.time_param = time_param_for(db.dialect)
+        self._submits = msgspec.msgpack.Decoder(Submit)
+        self._encoder = msgspec.msgpack.Encoder()
+
+    def run(self, in_fd: int, frames: Frames, first: list[bytes]) -> None:
+        """Group after group until the input pipe closes (``first``: batches read already)."""
+        try:
+            if first:
+                self.commit_group([self._submits.decode(p) for p in first])
+            while True:
+                data = os.read(in_fd, READ_SIZE)
+                if not data:
+                    if frames.pending:
+                        log.warning("ingest writer: input closed in the middle of a batch (never answered)")
+                    return
+                payloads = frames.feed(data)
+                if payloads:
+                    self.commit_group([self._submits.decode(p) for p in payloads])
+        finally:
+            if self.checkpointer is not None:
+                self.checkpointer.close()
+            self.store.release()
+
+    def commit_group(self, submits: list[Submit]) -> None:
+        started = time.perf_counter()
+        codes: dict[int, int] = {}
+        group: list[tuple[int, Rows]] = []
+        for submit in submits:
+            rows = self._rows(submit)
+            if rows is None:
+                codes[submit.seq] = REFUSED
+            else:
+                group.append((submit.seq, rows))
+        codes.update(self._commit(group))
+        elapsed = (time.perf_counter() - started) * 1000
+        seqs = [s.seq for s in submits]
+        self._send(Outcome(seqs, [codes[s] for s in seqs], round(elapsed, 3)))
+        if self.checkpointer is not None:
+            self.checkpointer.poke()
+        if self.store.prune_due():
+            self._prune()
+
+    def _rows(self, submit: Submit) -> Rows | None:
+        """The batch's rows; None (logged) if its body does not decode, which the server's own
+        validation of the same bytes rules out."""
+        try:
+            decoded = batch.check_numbers(batch.decode(submit.body))
+        except batch.BatchError as exc:
+            log.error("ingest writer: batch %d does not decode here: %s", submit.seq, exc.message)
+            return None
+        agent = (submit.browser, submit.os, submit.device_type)
+        values = event_rows(
+            decoded, submit.site_id, submit.site_host, agent, submit.received_us, self.time_param
+        )
+        return Rows(submit.site_id, decoded.batch_id, len(decoded.events), values)
+
+    def _commit(self, group: list[tuple[int, Rows]]) -> dict[int, int]:
+        """Each batch's code: one transaction for the group; when the database refuses the data
+        of one batch, the others are stored one by one so that it cannot sink its neighbours."""
+        if not group:
+            return {}
+        unavailable, refused_data = self.store.errors
+        try:
+            stored = self.store.commit([rows for _, rows in group])
+        except unavailable:
+            log.exception("ingest writer: a group of %d batches was not stored", len(group))
+            return dict.fromkeys((seq for seq, _ in group), FAILED)
+        except refused_data:
+            if len(group) == 1:
+                log.exception("ingest writer: the database refused batch %s", group[0][1].batch_id)
+                return {group[0][0]: REFUSED}
+            log.warning("ingest writer: retrying a refused group of %d batches one by one", len(group))
+            return self._one_by_one(group)
+        except Exception:
+            log.exception("ingest writer: a group of %d batches was not stored", len(group))
+            return dict.fromkeys((seq for seq, _ in group), FAILED)
+        return _codes(group, stored)
+
+    def _one_by_one(self, group: list[tuple[int, Rows]]) -> dict[int, int]:
+        codes: dict[int, int] = {}
+        for seq, rows in group:
+            try:
+                codes.update(_codes([(seq, rows)], self.store.commit([rows])))
+            except Exception:
+                log.exception("ingest writer: the database refused batch %s", rows.batch_id)
+                codes[seq] = REFUSED
+        return codes
+
+    def _send(self, message: Outcome | Ready) -> None:
+        data = memoryview(frame(self._encoder, message))
+        while data:
+            written = os.write(self.out_fd, data)
+            data = data[written:]
+
+    def _prune(self) -> None:
+        try:
+            removed = self.store.prune()
+        except Exception:
+            log.exception("ingest writer: pruning old batch ids failed")
+            return
+        if removed:
+            log.info("ingest writer: forgot %d batch ids older than the retention", removed)
+
+
+def _codes(group: list[tuple[int, Rows]], stored: set[tuple[int, str]]) -> dict[int, int]:
+    """STORED for the first of the group's batches with a newly stored id, DUPLICATE otherwise
+    (stored before, or a second copy of a batch within the group)."""
+    codes: dict[int, int] = {}
+    answered: set[tuple[int, str]] = set()
+    for seq, rows in group:
+        key = rows.key
+        codes[seq] = STORED if key in stored and key not in answered else DUPLICATE
+        answered.add(key)
+    return codes
+
+
+def read_hello(in_fd: int, frames: Frames) -> tuple[Hello, list[bytes]]:
+    """The server's Hello, and any frames that came with it."""
+    while True:
+        data = os.read(in_fd, READ_SIZE)
+        if not data:
+            raise SystemExit(0)  # the server went away before saying anything
+        payloads = frames.feed(data)
+        if payloads:
+            return msgspec.msgpack.decode(payloads[0], type=Hello), payloads[1:]
+
+
+def main(argv: list[str]) -> int:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    in_fd, out_fd = int(argv[1]), int(argv[2])
+    frames = Frames()
+    hello, first = read_hello(in_fd, frames)
+    logging.basicConfig(
+        level=hello.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    writer = Writer(Database(hello.database_url), out_fd)
+    writer._send(Ready(os.getpid()))
+    try:
+        writer.run(in_fd, frames, first)
+    except BrokenPipeError:
+        log.warning("ingest writer: the server stopped listening; stopping")
+    finally:
+        writer.db.dispose()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv))
