@@ -5,6 +5,8 @@ single-event requests and 20-event batches, each against ``sightline serve`` (SQ
 synchronous=FULL: every 202 is on disk) and against a trivial Starlette endpoint that only parses
 JSON (``bench/ceiling_app.py``, same uvicorn settings). Afterwards it checks that the database
 holds every event wrk got a 202 for. Target: ingest >= 60 % of the ceiling's requests/s, p99 < 25 ms.
+Each run also reports the CPU time per request of the server's process and of its child processes
+(ingest's writer process, which stores the events; the ceiling has none), read from /proc.
 
 Environment: ``BENCH_SECONDS`` (default 5) per run, ``BENCH_ROUNDS`` (default 3) alternating rounds;
 the figures are the medians.
@@ -71,6 +73,8 @@ class Result:
     non_2xx: int
     errors: int
     load: float  # the machine's 1-minute load average at the end of the run
+    cpu_us: float = float("nan")  # CPU of the server's process per request (µs)
+    writer_cpu_us: float = float("nan")  # CPU of its child processes (ingest's writer) per request
 
 
 def free_port() -> int:
@@ -111,7 +115,21 @@ def _ms(text: str) -> float:
     return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
 
 
-def run_wrk(label: str, base_url: str, script: Path, seconds: int) -> Result:
+def cpu_ticks(pid: int) -> tuple[int, int]:
+    """(the process's, its children's) user + system CPU in clock ticks, from /proc (Linux)."""
+
+    def ticks(p: int) -> int:
+        fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])  # utime, stime
+
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        return ticks(pid), sum(ticks(int(c)) for c in children)
+    except (OSError, ValueError):
+        return 0, 0
+
+
+def run_wrk(label: str, base_url: str, script: Path, seconds: int, pid: int | None = None) -> Result:
     command = [
         "wrk",
         f"-t{THREADS}",
@@ -124,7 +142,9 @@ def run_wrk(label: str, base_url: str, script: Path, seconds: int) -> Result:
         str(script),
         base_url,
     ]
+    before = cpu_ticks(pid) if pid else (0, 0)
     output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    after = cpu_ticks(pid) if pid else (0, 0)
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))  # type: ignore[union-attr]
     total = int(re.search(r"(\d+) requests in", output).group(1))  # type: ignore[union-attr]
     # Anchored: the "+/- Stdev" column of the thread stats (e.g. "85.50%") also ends in 50% or 99%.
@@ -132,6 +152,7 @@ def run_wrk(label: str, base_url: str, script: Path, seconds: int) -> Result:
     p99 = _ms(re.search(r"^\s*99%\s+(\S+)", output, re.M).group(1))  # type: ignore[union-attr]
     non_2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
     errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", output)
+    tick_us = 1e6 / os.sysconf("SC_CLK_TCK")
     return Result(
         label,
         rps,
@@ -141,6 +162,8 @@ def run_wrk(label: str, base_url: str, script: Path, seconds: int) -> Result:
         int(non_2xx.group(1)) if non_2xx else 0,
         sum(int(g) for g in errors.groups()) if errors else 0,
         os.getloadavg()[0],
+        (after[0] - before[0]) * tick_us / total if pid and total else float("nan"),
+        (after[1] - before[1]) * tick_us / total if pid and total else float("nan"),
     )
 
 
@@ -178,6 +201,7 @@ def main() -> int:
     try:
         wait_up(f"http://127.0.0.1:{ingest_port}/healthz", ingest)
         wait_up(f"http://127.0.0.1:{ceiling_port}/", ceiling)
+        pids = {"ceiling": ceiling.pid, "ingest": ingest.pid}
         for name, port in (("ceiling", ceiling_port), ("ingest", ingest_port)):
             for per in (1, 20):
                 warm = lua_script(work, key, per, f"warm-{name}-{per}")
@@ -192,7 +216,7 @@ def main() -> int:
                 for name, port in pair:
                     label = f"{name}-{per}"
                     script = lua_script(work, key, per, f"{label}-r{number}")
-                    results.append(run_wrk(label, f"http://127.0.0.1:{port}", script, seconds))
+                    results.append(run_wrk(label, f"http://127.0.0.1:{port}", script, seconds, pids[name]))
     finally:
         for process in (ingest, ceiling):
             process.terminate()
@@ -215,6 +239,8 @@ def median_of(results: list[Result], label: str) -> Result:
         sum(r.non_2xx for r in runs),
         sum(r.errors for r in runs),
         statistics.median(r.load for r in runs),
+        statistics.median(r.cpu_us for r in runs),
+        statistics.median(r.writer_cpu_us for r in runs),
     )
 
 
@@ -225,14 +251,15 @@ def report(results: list[Result], rows: int) -> int:
     print(f"medians of {rounds} alternating rounds; load average {os.getloadavg()[0]:.1f}")
     print(
         f"{'run':<12} {'req/s':>10} {'events/s':>10} {'p50 ms':>8} {'p99 ms':>8} {'non-2xx':>8} "
-        f"{'errors':>7} {'load':>5}"
+        f"{'errors':>7} {'load':>5} {'cpu us/req':>11} {'writer us/req':>13}"
     )
     by = {label: median_of(results, label) for label in labels}
     for r in by.values():
         per = 20 if r.label.endswith("-20") else 1
         print(
             f"{r.label:<12} {r.requests_per_s:>10.0f} {r.requests_per_s * per:>10.0f} {r.p50_ms:>8.2f} "
-            f"{r.p99_ms:>8.2f} {r.non_2xx:>8} {r.errors:>7} {r.load:>5.1f}"
+            f"{r.p99_ms:>8.2f} {r.non_2xx:>8} {r.errors:>7} {r.load:>5.1f} {r.cpu_us:>11.1f} "
+            f"{r.writer_cpu_us:>13.1f}"
         )
     for r in results:
         print(
