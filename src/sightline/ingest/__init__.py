@@ -2,6 +2,8 @@
 
 Batches from the SDK go through an ordered pipeline of named steps (parse, validate, authorise,
 filter_bots, enrich, buffer, commit) and are answered only once a group commit stored them.
+The group commit's storing half runs in a writer process of its own (``writer_process.py``),
+which the server starts and supervises (``writer.py``) and talks to over pipes (``protocol.py``).
 The widget's survey and response endpoints (``feedback.py``) and recording chunks
 (``recordings.py``) reuse the same origin, CORS and body rules. No sessions, no console.
 May import: ``sightline.sites`` (key lookup, origin matching, marking traffic), the feature
