@@ -62,6 +62,20 @@ def test_a_stored_event_carries_the_fields_reports_need(visitor: Visitor, ingest
     assert before - timedelta(seconds=1) <= row.time <= datetime.now(UTC) + timedelta(seconds=1)
 
 
+def test_absent_values_are_stored_as_sql_null(visitor: Visitor, ingest_db: Database) -> None:
+    bare = event("pageview", url="", referrer="", props={}, screen=None)
+    assert visitor.send(batch(visitor.site, bare)).status_code == 202
+    absent = ["referrer_source", "referrer", "utm_source", "utm_medium", "utm_campaign", "utm_term"]
+    absent += ["utm_content", "screen_class", "props"]
+    (row,) = stored(ingest_db, visitor.site)
+    assert all(getattr(row, column) is None for column in absent), row
+    # NULL, not a number or a text that reads back as None: filters with IS NULL find them.
+    columns = ", ".join(f"{c} IS NULL" for c in absent)
+    with ingest_db.read() as conn:
+        flags = conn.exec_driver_sql(f"SELECT {columns} FROM events WHERE id = {row.id}").one()
+    assert all(flags), dict(zip(absent, flags, strict=True))
+
+
 def test_a_phone_is_a_mobile_device_and_utm_tags_come_from_the_url_when_not_sent(
     ingest_server: LiveServer, site: Site, ingest_db: Database
 ) -> None:

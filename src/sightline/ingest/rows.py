@@ -28,10 +28,12 @@ def event_rows(
     agent: tuple[str | None, str | None, str | None],
     received_us: int,
     time_param: TimeParam,
+    null: Any = None,
 ) -> list[Any]:
     """The batch's events' column values, row after row, in ``EVENT_COLUMNS`` order.
 
-    ``agent`` is (browser, os, device type); ``received_us`` the batch's arrival (epoch µs).
+    ``agent`` is (browser, os, device type); ``received_us`` the batch's arrival (epoch µs);
+    ``null`` what stands for NULL (``store.null_for``: None, or NaN on SQLite).
     """
     events, batch_id = batch.events, batch.batch_id
     now_param = time_param(received_us)
@@ -42,6 +44,7 @@ def event_rows(
         newest = max((e.ts for e in events if e.ts is not None), default=None)
     place, place_with_utm = sources.place, sources.place_with_utm
     screen_class, dumps = sources.screen_class, orjson.dumps
+    tail = tuple(null if v is None else v for v in agent)
     values: list[Any] = []  # grown with += (in place, no call per piece)
     for event in events:
         ts = event.ts
@@ -53,9 +56,9 @@ def event_rows(
         utm, props = event.utm, event.props
         values += (site_id, when, event.visitor_id, event.session_id, event.name, event.path)
         if utm is None:
-            values += place(event.url, event.referrer, site_host)
+            values += place(event.url, event.referrer, site_host, null)
         else:
-            values += place_with_utm(event.url, event.referrer, site_host, utm)
-        values += agent
-        values += (screen_class(event.screen), dumps(props).decode() if props else None, batch_id)
+            values += place_with_utm(event.url, event.referrer, site_host, utm, null)
+        values += tail
+        values += (screen_class(event.screen) or null, dumps(props).decode() if props else null, batch_id)
     return values

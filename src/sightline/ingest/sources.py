@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from sightline.ingest.batch import Utm
@@ -128,25 +129,30 @@ def _utm_from_url(url: str) -> tuple[str | None, ...]:
     return tuple((query.get(f"utm_{f}") or "").replace("\x00", "")[:UTM_MAX] or None for f in UTM_FIELDS)
 
 
-Place = tuple[str | None, ...]  # (referrer source, referrer, utm source, medium, campaign, term, content)
+Place = tuple[Any, ...]  # (referrer source, referrer, utm source, medium, campaign, term, content)
 
 
 @lru_cache(maxsize=8192)
-def place(url: str, referrer: str, site_host: str) -> Place:
-    """The referrer and UTM columns of an event that has no ``utm`` object, in table order.
+def place(url: str, referrer: str, site_host: str, null: Any = None) -> Place:
+    """The referrer and UTM columns of an event that has no ``utm`` object, in table order, with
+    ``null`` for each absent value (the writer's stand-in for NULL, ``store.null_for``).
 
     One cached lookup per event: a site's events repeat the same few pages and referrers.
     """
     utm = _utm_from_url(url) if "utm_" in url else NO_UTM
     source = referrer_source(referrer, host_of_url(url) if url else None, site_host) or utm[0]
-    return (source, clean_referrer(referrer), *utm)
+    return _nulled((source, clean_referrer(referrer), *utm), null)
 
 
-def place_with_utm(url: str, referrer: str, site_host: str, utm: Utm) -> Place:
+def place_with_utm(url: str, referrer: str, site_host: str, utm: Utm, null: Any = None) -> Place:
     """As ``place``, for an event whose ``utm`` object (the SDK's) names the campaign."""
     tags = utm_tags(utm, url)
     source = referrer_source(referrer, host_of_url(url) if url else None, site_host) or tags[0]
-    return (source, clean_referrer(referrer), *tags)
+    return _nulled((source, clean_referrer(referrer), *tags), null)
+
+
+def _nulled(values: tuple[str | None, ...], null: Any) -> Place:
+    return values if null is None else tuple(null if v is None else v for v in values)
 
 
 def screen_class(width: int | None) -> str | None:

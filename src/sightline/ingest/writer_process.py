@@ -43,7 +43,7 @@ from sightline.ingest.protocol import (
     frame,
 )
 from sightline.ingest.rows import event_rows
-from sightline.ingest.store import Rows, Store
+from sightline.ingest.store import Rows, Store, null_for
 from sightline.ingest.times import time_param_for
 from sightline.sites.traffic import TrafficMarker
 from sightline.storage import Database
@@ -60,6 +60,7 @@ class Writer:
         self.store = Store(db, TrafficMarker())
         self.checkpointer = WalCheckpointer(db) if db.dialect == "sqlite" else None
         self.time_param = time_param_for(db.dialect)
+        self.null = null_for(db.dialect)
         self._submits = msgspec.msgpack.Decoder(Submit)
         self._encoder = msgspec.msgpack.Encoder()
 
@@ -111,7 +112,13 @@ class Writer:
             return None
         agent = (submit.browser, submit.os, submit.device_type)
         values = event_rows(
-            decoded, submit.site_id, submit.site_host, agent, submit.received_us, self.time_param
+            decoded,
+            submit.site_id,
+            submit.site_host,
+            agent,
+            submit.received_us,
+            self.time_param,
+            self.null,
         )
         return Rows(submit.site_id, decoded.batch_id, len(decoded.events), values)
 
