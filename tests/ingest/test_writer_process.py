@@ -1,0 +1,295 @@
+"""The writer process: killed, stopped with the server, orphaned by a killed server; and its wire."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import msgspec
+import orjson
+import pytest
+from sqlalchemy import select
+
+from sightline.accounts.users import create_user
+from sightline.ingest.protocol import HEAD, MAX_FRAME, Frames, ProtocolError, Submit, frame
+from sightline.sites.service import create_site
+from sightline.storage import Database, open_database
+from sightline.storage.schema import events
+from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, StartServer, sign_in
+from tests.ingest.helpers import CHROME, batch_id, event, wait_until
+from tests.ingest.test_backpressure import writes_blocked
+from tests.support.server import LiveServer
+
+EVENTS_PER_BATCH = 5
+DOMAIN = "localhost:9999"
+HEADERS = {"Origin": "http://localhost:9999", "User-Agent": CHROME, "Content-Type": "text/plain"}
+
+
+@dataclass
+class Answer:
+    bid: str
+    body: bytes
+    status: int | None  # None: the connection failed (the server is gone)
+    code: str | None = None  # the error code of an answer other than 202
+    retry_after: str | None = None
+
+
+class Load:
+    """Six clients posting 5-event batches as fast as they are answered, recording every answer."""
+
+    def __init__(self, server: LiveServer, key: str) -> None:
+        self.server, self.key, self.answers = server, key, list[Answer]()
+        self._stop = threading.Event()
+        self._threads = [threading.Thread(target=self._client, args=(n,)) for n in range(6)]
+
+    def __enter__(self) -> Load:
+        for thread in self._threads:
+            thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(timeout=30)
+
+    def _client(self, number: int) -> None:
+        with httpx.Client(base_url=self.server.base_url, headers=HEADERS, timeout=30) as http:
+            while not self._stop.is_set():
+                bid = batch_id()
+                evts = [event(f"c{number}", props={"i": i}) for i in range(EVENTS_PER_BATCH)]
+                body = orjson.dumps({"key": self.key, "batch_id": bid, "events": evts})
+                try:
+                    response = http.post("/i/events", content=body)
+                except httpx.HTTPError:
+                    self.answers.append(Answer(bid, body, None))
+                    time.sleep(0.05)
+                    continue
+                code = None if response.status_code == 202 else response.json()["error"]["code"]
+                retry_after = response.headers.get("retry-after")
+                self.answers.append(Answer(bid, body, response.status_code, code, retry_after))
+                if code is not None:
+                    time.sleep(0.02)  # an SDK backs off before sending again
+
+    def wait_for(self, status: int | None, more: int, timeout: float = 20) -> None:
+        def count() -> int:
+            return sum(a.status == status for a in list(self.answers))
+
+        target = count() + more
+        wait_until(lambda: count() >= target, timeout)
+
+    def acknowledged(self) -> list[str]:
+        return [a.bid for a in self.answers if a.status == 202]
+
+
+@pytest.fixture
+def shop(database_url: str) -> Iterator[tuple[Database, str, int]]:
+    """The database (migrated), with the owner account and one site: (database, site key, site id)."""
+    db = open_database(database_url)
+    with db.begin() as conn:
+        owner = create_user(conn, OWNER_EMAIL, OWNER_PASSWORD)
+        site = create_site(conn, owner["id"], "Shop", DOMAIN)
+    yield db, site["key"], site["id"]
+    db.dispose()
+
+
+def ingest_health(owner: httpx.Client) -> dict[str, Any]:
+    found: dict[str, Any] = owner.get("/api/health").json()["services"]["ingest"]
+    return found
+
+
+def per_batch(db: Database, site_id: int) -> Counter[str]:
+    with db.read() as conn:
+        rows = conn.execute(select(events.c.batch_id).where(events.c.site_id == site_id)).all()
+    return Counter(row.batch_id for row in rows)
+
+
+def assert_stored_once(db: Database, site_id: int, bids: list[str]) -> None:
+    """Each of ``bids`` is stored whole and once, and no batch at all is stored twice or in part."""
+    counts = per_batch(db, site_id)
+    assert [bid for bid in bids if counts[bid] != EVENTS_PER_BATCH] == []
+    assert set(counts.values()) <= {EVENTS_PER_BATCH}
+
+
+def serve_with_writer(start_server: StartServer, url: str) -> tuple[LiveServer, int]:
+    """A new server on ``url`` and its writer's pid."""
+    server = start_server(url)
+    with closing(sign_in(server)) as owner:
+        writer_pid = ingest_health(owner)["writer_pid"]
+    assert isinstance(writer_pid, int)
+    return server, writer_pid
+
+
+def gone(pid: int) -> bool:
+    """The process has exited (no such process, or a zombie nobody reaped yet)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
+
+
+@contextmanager
+def reaped(pid: int) -> Iterator[None]:
+    """Kill the writer ``pid`` if it outlives the block (it would hold the server's output open)."""
+    try:
+        yield
+    finally:
+        if not gone(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_a_killed_writer_is_replaced_and_every_acknowledged_batch_is_stored_once(
+    database_url: str, start_server: StartServer, shop: tuple[Database, str, int]
+) -> None:
+    db, key, site_id = shop
+    server, first_pid = serve_with_writer(start_server, database_url)
+    with closing(sign_in(server)) as owner:
+        before = ingest_health(owner)
+        with Load(server, key) as load:
+            load.wait_for(202, 100)
+            os.kill(first_pid, signal.SIGKILL)
+            wait_until(lambda: ingest_health(owner)["writer_pid"] not in (None, first_pid), 15)
+            load.wait_for(202, 100)  # batches sent to the new writer are stored
+        after = ingest_health(owner)
+    assert after["writer_starts"] == before["writer_starts"] + 1
+    assert after["status"] in ("ok", "degraded")
+    assert gone(first_pid)
+
+    assert {a.status for a in load.answers} == {202, 503}
+    refused = [a for a in load.answers if a.status == 503]
+    assert {(a.code, a.retry_after) for a in refused} == {("storage_unavailable", "2")}
+    dropped = after["dropped"]["storage_unavailable"] - before["dropped"]["storage_unavailable"]
+    assert dropped == len(refused)
+    assert_stored_once(db, site_id, load.acknowledged())
+
+    # The SDK sends the refused batches again: each is stored once, even one the killed writer
+    # had committed before it could answer.
+    with httpx.Client(base_url=server.base_url, headers=HEADERS, timeout=30) as http:
+        resent = [http.post("/i/events", content=a.body).status_code for a in refused]
+    assert set(resent) == {202}
+    assert_stored_once(db, site_id, [a.bid for a in load.answers if a.status in (202, 503)])
+
+
+def test_batches_held_by_a_killed_writer_are_answered_503_and_stored_once_when_sent_again(
+    database_url: str, start_server: StartServer, shop: tuple[Database, str, int]
+) -> None:
+    db, key, site_id = shop
+    server = start_server(database_url)
+    bodies = [
+        orjson.dumps({"key": key, "batch_id": batch_id(), "events": [event(f"held{n}")] * EVENTS_PER_BATCH})
+        for n in range(4)
+    ]
+    with (
+        closing(sign_in(server)) as owner,
+        httpx.Client(base_url=server.base_url, headers=HEADERS, timeout=30) as http,
+        ThreadPoolExecutor(len(bodies)) as pool,
+    ):
+        before = ingest_health(owner)
+        with writes_blocked(server, "event_batches"):  # the writer waits in its transaction
+            futures = [pool.submit(http.post, "/i/events", content=body) for body in bodies]
+            wait_until(lambda: ingest_health(owner)["queue_depth"] == len(bodies) * EVENTS_PER_BATCH)
+            os.kill(before["writer_pid"], signal.SIGKILL)
+            # Answered at once (the lock is still held), not when a database timeout ends the wait.
+            answers = [f.result(timeout=5) for f in futures]
+        for answer in answers:
+            assert answer.status_code == 503, answer.text
+            assert answer.json()["error"]["code"] == "storage_unavailable"
+            assert answer.headers["retry-after"] == "2"
+        wait_until(lambda: ingest_health(owner)["status"] != "down", 15)
+        after = ingest_health(owner)
+        assert after["writer_starts"] == before["writer_starts"] + 1
+        assert after["failed_commits"] == before["failed_commits"] + 1
+        assert after["queue_depth"] == 0
+        assert per_batch(db, site_id) == Counter()
+        for _ in range(2):  # stored, then answered 202 again as a duplicate
+            assert [http.post("/i/events", content=body).status_code for body in bodies] == [202] * 4
+    assert per_batch(db, site_id) == Counter({orjson.loads(b)["batch_id"]: EVENTS_PER_BATCH for b in bodies})
+
+
+def test_a_graceful_stop_stores_every_acknowledged_batch_and_ends_the_writer(
+    database_url: str, start_server: StartServer, shop: tuple[Database, str, int]
+) -> None:
+    db, key, site_id = shop
+    server, writer_pid = serve_with_writer(start_server, database_url)
+    assert server.process is not None
+    with Load(server, key) as load, reaped(writer_pid):
+        load.wait_for(202, 150)
+        server.process.terminate()  # SIGTERM to the server alone, with batches in flight
+        server.process.wait(timeout=15)
+        assert gone(writer_pid)
+        load.wait_for(None, 6)  # every client has seen the server go
+    # Uvicorn ends by raising the signal it handled again: -SIGTERM, not a SIGKILL.
+    assert server.process.returncode == -signal.SIGTERM
+    assert len(load.acknowledged()) >= 150
+    assert_stored_once(db, site_id, load.acknowledged())
+
+
+def test_the_writer_exits_by_itself_when_the_server_is_killed_and_keeps_what_it_acknowledged(
+    database_url: str, start_server: StartServer, shop: tuple[Database, str, int]
+) -> None:
+    db, key, site_id = shop
+    server, writer_pid = serve_with_writer(start_server, database_url)
+    assert server.process is not None
+    with Load(server, key) as load, reaped(writer_pid):
+        load.wait_for(202, 150)
+        server.process.kill()
+        server.process.wait(timeout=10)
+        wait_until(lambda: gone(writer_pid), 5)
+    assert_stored_once(db, site_id, load.acknowledged())
+
+
+def test_the_database_url_and_its_password_stay_off_the_writer_command_line(
+    database_url: str, start_server: StartServer, shop: tuple[Database, str, int]
+) -> None:
+    password = "s3cret-" + batch_id()
+    # The test PostgreSQL trusts local connections, so any password in the URL is accepted.
+    url = database_url.replace("postgres@", f"postgres:{password}@", 1)
+    _, writer_pid = serve_with_writer(start_server, url)
+    command = Path(f"/proc/{writer_pid}/cmdline").read_bytes().decode()
+    assert "sightline.ingest.writer_process" in command
+    assert url not in command
+    assert url.split("://", 1)[1] not in command
+    assert password not in command
+
+
+def _wire(count: int) -> tuple[list[bytes], bytes]:
+    """``count`` Submit frames of growing size: their payloads, and the bytes on the wire."""
+    encoder = msgspec.msgpack.Encoder()
+    submits = [
+        Submit(n, 1, "example.com", "Chrome", None, "desktop", n, os.urandom(n * 37)) for n in range(count)
+    ]
+    return [encoder.encode(m) for m in submits], b"".join(frame(encoder, m) for m in submits)
+
+
+def test_frames_split_across_arbitrary_reads_are_reassembled_in_order() -> None:
+    expected, wire = _wire(60)
+    chances = random.Random(7)
+    for largest in (1, 3, 4, 5, 64, 1000, len(wire)):
+        frames, received, position = Frames(), list[bytes](), 0
+        while position < len(wire):
+            size = chances.randint(1, largest)
+            received += frames.feed(wire[position : position + size])
+            position += size
+            # Whatever does not complete a frame yet is held back, never lost nor handed out.
+            assert frames.pending == min(position, len(wire)) - sum(HEAD.size + len(p) for p in received)
+        assert received == expected
+
+
+def test_frames_refuse_a_length_above_the_largest_frame() -> None:
+    frames = Frames()
+    assert frames.feed(HEAD.pack(MAX_FRAME)) == []  # the largest allowed: waits for it
+    with pytest.raises(ProtocolError):
+        Frames().feed(HEAD.pack(MAX_FRAME + 1) + b"\x00" * 16)
+    with pytest.raises(ProtocolError):
+        Frames().feed(_wire(3)[1] + HEAD.pack(0xFFFFFFFF))
