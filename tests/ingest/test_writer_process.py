@@ -122,7 +122,6 @@ def assert_stored_once(db: Database, site_id: int, bids: list[str]) -> None:
 
 
 def serve_with_writer(start_server: StartServer, url: str) -> tuple[LiveServer, int]:
-    """A new server on ``url`` and its writer's pid."""
     server = start_server(url)
     with closing(sign_in(server)) as owner:
         writer_pid = ingest_health(owner)["writer_pid"]
@@ -173,8 +172,7 @@ def test_a_killed_writer_is_replaced_and_every_acknowledged_batch_is_stored_once
     assert dropped == len(refused)
     assert_stored_once(db, site_id, load.acknowledged())
 
-    # The SDK sends the refused batches again: each is stored once, even one the killed writer
-    # had committed before it could answer.
+    # Sent again, each refused batch is stored once (even one committed just before the kill).
     with httpx.Client(base_url=server.base_url, headers=HEADERS, timeout=30) as http:
         resent = [http.post("/i/events", content=a.body).status_code for a in refused]
     assert set(resent) == {202}
@@ -202,10 +200,8 @@ def test_batches_held_by_a_killed_writer_are_answered_503_and_stored_once_when_s
             os.kill(before["writer_pid"], signal.SIGKILL)
             # Answered at once (the lock is still held), not when a database timeout ends the wait.
             answers = [f.result(timeout=5) for f in futures]
-        for answer in answers:
-            assert answer.status_code == 503, answer.text
-            assert answer.json()["error"]["code"] == "storage_unavailable"
-            assert answer.headers["retry-after"] == "2"
+        seen = {(a.status_code, a.json()["error"]["code"], a.headers["retry-after"]) for a in answers}
+        assert seen == {(503, "storage_unavailable", "2")}
         wait_until(lambda: ingest_health(owner)["status"] != "down", 15)
         after = ingest_health(owner)
         assert after["writer_starts"] == before["writer_starts"] + 1
@@ -290,6 +286,4 @@ def test_frames_refuse_a_length_above_the_largest_frame() -> None:
     frames = Frames()
     assert frames.feed(HEAD.pack(MAX_FRAME)) == []  # the largest allowed: waits for it
     with pytest.raises(ProtocolError):
-        Frames().feed(HEAD.pack(MAX_FRAME + 1) + b"\x00" * 16)
-    with pytest.raises(ProtocolError):
-        Frames().feed(_wire(3)[1] + HEAD.pack(0xFFFFFFFF))
+        Frames().feed(_wire(3)[1] + HEAD.pack(MAX_FRAME + 1) + b"\x00" * 16)  # after good frames
