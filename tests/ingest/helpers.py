@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import secrets
+import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
 import httpx
+import psycopg
 from sqlalchemy import Row, select
 
 from sightline.storage import Database
 from sightline.storage.schema import events
+from tests.support.server import LiveServer
 
 CHROME = (
     "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
@@ -122,3 +126,22 @@ def wait_until(condition: Callable[[], bool], timeout: float = 10) -> None:
     while not condition():
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.05)
+
+
+@contextmanager
+def writes_blocked(server: LiveServer, table: str) -> Iterator[None]:
+    """Hold a lock that stops the server's writer at its first INSERT into ``table``."""
+    url = server.database_url or ""
+    if url.startswith("sqlite"):
+        lock = sqlite3.connect(url.removeprefix("sqlite:///"), isolation_level=None)
+        lock.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        finally:
+            lock.execute("ROLLBACK")
+            lock.close()
+        return
+    with psycopg.connect(url) as conn:
+        conn.execute(f"LOCK TABLE {table} IN EXCLUSIVE MODE")
+        yield
+        conn.rollback()

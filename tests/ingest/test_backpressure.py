@@ -3,36 +3,15 @@
 from __future__ import annotations
 
 import concurrent.futures
-import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import httpx
-import psycopg
 
 from sightline.storage import Database
-from tests.ingest.helpers import Visitor, batch, dropped, event, stored
+from tests.ingest.helpers import Visitor, batch, dropped, event, stored, writes_blocked
 from tests.support.server import LiveServer
-
-
-@contextmanager
-def writes_blocked(server: LiveServer, table: str) -> Iterator[None]:
-    """Hold a lock that stops the server's writer at its first INSERT into ``table``."""
-    url = server.database_url or ""
-    if url.startswith("sqlite"):
-        lock = sqlite3.connect(url.removeprefix("sqlite:///"), isolation_level=None)
-        lock.execute("BEGIN IMMEDIATE")
-        try:
-            yield
-        finally:
-            lock.execute("ROLLBACK")
-            lock.close()
-        return
-    with psycopg.connect(url) as conn:
-        conn.execute(f"LOCK TABLE {table} IN EXCLUSIVE MODE")
-        yield
-        conn.rollback()
 
 
 @contextmanager

@@ -27,8 +27,7 @@ from sightline.sites.service import create_site
 from sightline.storage import Database, open_database
 from sightline.storage.schema import events
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, StartServer, sign_in
-from tests.ingest.helpers import CHROME, batch_id, event, wait_until
-from tests.ingest.test_backpressure import writes_blocked
+from tests.ingest.helpers import CHROME, batch_id, event, wait_until, writes_blocked
 from tests.support.server import LiveServer
 
 EVENTS_PER_BATCH = 5

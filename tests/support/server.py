@@ -75,10 +75,19 @@ class LiveServer:
         raise RuntimeError("server did not start:\n" + "".join(self.output))
 
     def _collect(self) -> None:
+        """Read the output until every process writing to it is gone, then close it.
+
+        The server's helper process (ingest's writer) shares this pipe, so the pipe ends when the
+        last of them exits, which may be after the server itself was killed.
+        """
         assert self.process is not None
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self.output.append(line)
+        stream = self.process.stdout
+        assert stream is not None
+        try:
+            for line in stream:
+                self.output.append(line)
+        finally:
+            stream.close()
 
     def setup_link(self) -> str | None:
         match = SETUP_LINK.search("".join(self.output))
@@ -102,9 +111,10 @@ class LiveServer:
         self._close()
 
     def _close(self) -> None:
+        # The reader closes the pipe once nobody writes to it; closing it here while the reader
+        # waits would block on the stream's lock for as long as a helper process outlives us.
         if self.process is not None and self.process.stdout is not None:
             self._reader.join(timeout=5)
-            self.process.stdout.close()
 
     def client(self, **kwargs: object) -> httpx.Client:
         """An httpx client that sends the console's Origin, as a browser on the console would."""
