@@ -2,9 +2,11 @@
 
 By default SQLite copies the write-ahead log into the database file inside the commit that makes
 the log pass 1,000 pages, so every few dozen group commits one of them (and every request waiting
-on it) takes several times longer. The ingest writer's own connection raises that threshold to
-``WRITER_AUTOCHECKPOINT`` pages, and this checkpointer runs ``PRAGMA wal_checkpoint(PASSIVE)`` on
-its own thread and connection at most every ``INTERVAL`` seconds while events arrive. A passive
+on it) takes several times longer. The ingest writer's own connection (in the writer process)
+raises that threshold to ``WRITER_AUTOCHECKPOINT`` pages, and this checkpointer runs
+``PRAGMA wal_checkpoint(PASSIVE)`` on a thread and connection of the server's process, at most
+every ``INTERVAL`` seconds while groups are committed: the copying is a system call per page,
+and the writer's core is the busier one. A passive
 checkpoint never blocks the writer; when the writer does reach the threshold, the log is already
 copied, so its own checkpoint only has to reset it. Durability is unchanged: a commit is on disk
 in the log (synchronous=FULL) before it is acknowledged.

@@ -17,6 +17,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sightline.health.registry import DEGRADED, DOWN, OK, HealthRegistry, ServiceReport
 from sightline.ingest import agents
+from sightline.ingest.checkpoint import WalCheckpointer
 from sightline.ingest.http import ConfigEndpoint, EventsEndpoint, answer, error_payload
 from sightline.ingest.pipeline import Pipeline
 from sightline.ingest.script import ScriptEndpoint, ScriptFiles, is_script_path
@@ -41,7 +42,10 @@ class Ingest:
     def __init__(self, settings: Settings, db: Database, health: HealthRegistry) -> None:
         self.directory = SiteDirectory(db)
         self.writer = GroupCommitter(
-            db.url, capacity=int(settings.ingest_queue_events), log_level=str(settings.log_level)
+            db.url,
+            capacity=int(settings.ingest_queue_events),
+            log_level=str(settings.log_level),
+            checkpointer=WalCheckpointer(db) if db.dialect == "sqlite" else None,
         )
         self.pipeline = Pipeline(
             self.directory, self.writer, accept_headless=bool(settings.ingest_accept_headless)

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 import msgspec
 
+from sightline.ingest.checkpoint import WalCheckpointer
 from sightline.ingest.protocol import (
     FAILED,
     REFUSED,
@@ -81,8 +82,17 @@ class CommitStats:
 
 
 class GroupCommitter:
-    def __init__(self, database_url: str, capacity: int, log_level: str = "info") -> None:
+    def __init__(
+        self,
+        database_url: str,
+        capacity: int,
+        log_level: str = "info",
+        checkpointer: WalCheckpointer | None = None,
+    ) -> None:
         self.database_url = database_url
+        # SQLite's WAL checkpoints run here, on a thread of the server's, not in the writer: they
+        # are system calls for every page copied, and the writer's core is the busier one.
+        self.checkpointer = checkpointer
         self.log_level = log_level
         self.capacity = capacity
         self.stats = CommitStats()
@@ -159,6 +169,8 @@ class GroupCommitter:
                     self._process.kill()
                 await self._exited.wait()
         self._fail_waiting()
+        if self.checkpointer is not None:
+            await asyncio.to_thread(self.checkpointer.close)
 
     async def _spawn(self) -> None:
         assert self._loop is not None
@@ -208,6 +220,8 @@ class GroupCommitter:
     def _settle(self, outcome: Outcome) -> None:
         """On the event loop: account for the group and answer its requests."""
         self._failed_starts = 0
+        if self.checkpointer is not None:
+            self.checkpointer.poke()
         self.stats.commits += 1
         self.stats.last_commit_ms = outcome.commit_ms
         self.stats.last_group_batches = len(outcome.seqs)

@@ -29,7 +29,6 @@ import time
 import msgspec
 
 from sightline.ingest import batch
-from sightline.ingest.checkpoint import WalCheckpointer
 from sightline.ingest.protocol import (
     DUPLICATE,
     FAILED,
@@ -58,7 +57,6 @@ class Writer:
         self.db = db
         self.out_fd = out_fd
         self.store = Store(db, TrafficMarker())
-        self.checkpointer = WalCheckpointer(db) if db.dialect == "sqlite" else None
         self.time_param = time_param_for(db.dialect)
         self.null = null_for(db.dialect)
         self._submits = msgspec.msgpack.Decoder(Submit)
@@ -79,8 +77,6 @@ class Writer:
                 if payloads:
                     self.commit_group([self._submits.decode(p) for p in payloads])
         finally:
-            if self.checkpointer is not None:
-                self.checkpointer.close()
             self.store.release()
 
     def commit_group(self, submits: list[Submit]) -> None:
@@ -97,8 +93,6 @@ class Writer:
         elapsed = (time.perf_counter() - started) * 1000
         seqs = [s.seq for s in submits]
         self._send(Outcome(seqs, [codes[s] for s in seqs], round(elapsed, 3)))
-        if self.checkpointer is not None:
-            self.checkpointer.poke()
         if self.store.prune_due():
             self._prune()
 
