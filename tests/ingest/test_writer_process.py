@@ -286,3 +286,29 @@ def test_frames_refuse_a_length_above_the_largest_frame() -> None:
     assert frames.feed(HEAD.pack(MAX_FRAME)) == []  # the largest allowed: waits for it
     with pytest.raises(ProtocolError):
         Frames().feed(_wire(3)[1] + HEAD.pack(MAX_FRAME + 1) + b"\x00" * 16)  # after good frames
+
+
+def killed_and_replaced(owner: httpx.Client, pid: int) -> int:
+    """SIGKILL the writer ``pid``; the pid of the writer that replaces it."""
+    os.kill(pid, signal.SIGKILL)
+    wait_until(lambda: ingest_health(owner)["writer_pid"] not in (None, pid), 15)
+    new: int = ingest_health(owner)["writer_pid"]
+    return new
+
+
+def test_replacing_the_writer_again_and_again_leaves_the_server_no_more_open_pipes(
+    database_url: str, start_server: StartServer, shop: tuple[Database, str, int]
+) -> None:
+    server, pid = serve_with_writer(start_server, database_url)
+    assert server.process is not None
+    server_fds = Path(f"/proc/{server.process.pid}/fd")
+
+    def pipes() -> int:
+        return sum(os.readlink(fd).startswith("pipe:") for fd in server_fds.iterdir())
+
+    with closing(sign_in(server)) as owner:
+        before = pipes()
+        for _ in range(3):
+            pid = killed_and_replaced(owner, pid)
+        assert ingest_health(owner)["writer_starts"] == 4
+    assert pipes() == before

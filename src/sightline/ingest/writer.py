@@ -250,7 +250,9 @@ class GroupCommitter:
     def _writer_exited(self) -> None:
         """The writer's output closed: it exited (or was killed). Answer what it held."""
         self._ready = False
-        self._pipe = None
+        pipe, self._pipe = self._pipe, None
+        if pipe is not None:
+            pipe.close()  # its reader is gone; closing frees our end
         self._out.clear()
         process, self._process = self._process, None
         self.stats.writer_pid = None
