@@ -176,9 +176,11 @@ class GroupCommitter:
         assert self._loop is not None
         from_server, to_writer = os.pipe()  # (read end, write end)
         from_writer, to_server = os.pipe()
+        set_size = getattr(fcntl, "F_SETPIPE_SZ", None)  # Linux only; elsewhere 64 KiB works, slower
         for fd in (to_writer, from_writer):
-            with contextlib.suppress(OSError):  # Linux only; the default 64 KiB works, slower
-                fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_SIZE)
+            if set_size is not None:
+                with contextlib.suppress(OSError):  # above the system's pipe-max-size
+                    fcntl.fcntl(fd, set_size, PIPE_SIZE)
         command = [sys.executable, "-m", "sightline.ingest.writer_process", str(from_server), str(to_server)]
         try:
             process = subprocess.Popen(command, pass_fds=(from_server, to_server), stdin=subprocess.DEVNULL)
