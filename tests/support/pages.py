@@ -7,7 +7,9 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from tests.support.origins import loopback_server
 
 
 @dataclass
@@ -43,8 +45,7 @@ class CustomerSite:
             def log_message(self, format: str, *args: object) -> None:
                 return
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
+        self.server = loopback_server(Handler)
         self.port = int(self.server.server_address[1])
         self.domain = f"127.0.0.1:{self.port}"
         self.origin = f"http://{self.domain}"

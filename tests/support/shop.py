@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import html
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from tests.support.origins import loopback_server
 
 DEFAULT_BODY = "<h1>Shop</h1><a id='next' href='/next'>next</a>"
 
@@ -39,8 +41,7 @@ class Shop:
             def log_message(self, format: str, *args: object) -> None:
                 return
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
+        self.server = loopback_server(Handler)
         self.port = int(self.server.server_address[1])
         self.domain = f"127.0.0.1:{self.port}"
         self.origin = f"http://{self.domain}"

@@ -7,7 +7,7 @@ import re
 import threading
 import uuid
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -15,6 +15,7 @@ from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, P
 
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD
 from tests.support.browser import launch
+from tests.support.origins import loopback_server
 from tests.support.server import LiveServer
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "console"
@@ -137,8 +138,7 @@ class CustomerSite:
             def log_message(self, format: str, *args: object) -> None:
                 return
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
+        self.server = loopback_server(Handler)
         self.domain = f"127.0.0.1:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
