@@ -143,7 +143,7 @@ def serve(settings: Settings) -> int:
         host=settings.host,
         port=settings.port,
         log_level=settings.log_level,
-        proxy_headers=True,
+        proxy_headers=False,  # sightline.clientaddr reads them, from --trusted-proxies only
         server_header=False,
         access_log=settings.log_level == "debug",
     )

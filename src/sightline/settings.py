@@ -7,6 +7,7 @@ The CLI flags (``--data-dir``), the environment variables (``SIGHTLINE_DATA_DIR`
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -61,6 +62,19 @@ def _database_url(raw: str) -> str:
     return raw.strip()
 
 
+def _networks(raw: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    networks = []
+    for item in raw.split(","):
+        text = item.strip()
+        if not text:
+            continue
+        try:
+            networks.append(ipaddress.ip_network(text, strict=False))
+        except ValueError:
+            raise ValueError(f"{text!r} is not an IP address or a CIDR range such as 10.0.0.0/8") from None
+    return tuple(networks)
+
+
 def _log_level(raw: str) -> str:
     value = raw.strip().lower()
     if value not in {"debug", "info", "warning", "error"}:
@@ -113,6 +127,16 @@ REGISTRY: tuple[Setting, ...] = (
         "Default: SQLite at DATA_DIR/sightline.db.",
         _database_url,
         DB_COMMANDS,
+    ),
+    Setting(
+        "trusted_proxies",
+        "list",
+        None,
+        "Comma-separated addresses or CIDR ranges of reverse proxies in front of Sightline "
+        "(e.g. 127.0.0.1,10.0.0.0/8). Only a connection from one of them has its Forwarded or "
+        "X-Forwarded-For header believed; the client is the right-most address in it that is not "
+        "a trusted proxy. Default: none (the TCP peer is the client).",
+        _networks,
     ),
     Setting("log_level", "choice", "info", "One of debug, info, warning, error.", _log_level),
     Setting(

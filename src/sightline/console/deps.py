@@ -6,6 +6,7 @@ from typing import Any
 
 from fastapi import Request
 
+from sightline.clientaddr import client_address
 from sightline.context import Context
 
 
@@ -20,4 +21,5 @@ def owner(request: Request) -> Any:
 
 
 def client_ip(request: Request) -> str:
-    return request.client.host if request.client else "unknown"
+    """The request's client address under ``--trusted-proxies`` (see ``sightline.clientaddr``)."""
+    return client_address(request.scope, context(request).settings.trusted_proxies)

@@ -1,0 +1,143 @@
+"""The one answer to "which address did this request come from?".
+
+Every part that needs a request's client address (the login throttle, ingest's country lookup and
+address exclusions) asks ``client_address``; nothing else reads ``X-Forwarded-For``, ``Forwarded``
+or the socket's peer. Uvicorn's own proxy-header handling is off (``cli.serve``), so the ASGI
+``client`` is always the TCP peer.
+
+Rules (PRODUCT.md, "Geography and client addresses"):
+
+- Only a connection whose peer is in ``--trusted-proxies`` has its forwarding headers believed;
+  by default no proxy is trusted and the peer is the client.
+- The chain is the standard ``Forwarded`` header (RFC 7239, its ``for=`` parameters) when the
+  request carries one, else ``X-Forwarded-For``; several headers of one name are read in order.
+- Walking the chain from the right, every trusted address is skipped; the first address that is
+  not trusted is the client. A value that is not an address (``unknown``, an obfuscated
+  ``_hidden`` identifier, garbage) ends the walk: the client is then the last trusted hop, which
+  is the best thing known. When every hop is trusted, the left-most is the client.
+
+Addresses are returned as normalised text (``2001:db8::1``, IPv4-mapped IPv6 unmapped) and are
+never stored or logged by Sightline. The setting itself is parsed by ``settings`` into a tuple
+of ``ipaddress`` networks. Imports nothing from the rest of Sightline.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+UNKNOWN = "unknown"
+MAX_HOPS = 64  # a longer chain is read only from its right end
+
+
+def parse_address(text: str) -> Address | None:
+    """One address as it appears in a header or a socket peer; ``None`` when it is not one.
+
+    Accepts ``1.2.3.4``, ``1.2.3.4:5678``, ``::1``, ``[::1]`` and ``[::1]:5678`` (optionally
+    quoted); a zone index (``fe80::1%eth0``) is dropped.
+    """
+    value = text.strip().strip('"').strip()
+    if not value or len(value) > 64 or not value.isascii():
+        return None
+    if value.startswith("["):
+        end = value.find("]")
+        if end < 0 or (value[end + 1 :] and not _is_port(value[end + 1 :])):
+            return None
+        value = value[1:end]
+    elif value.count(":") == 1:
+        host, _, port = value.partition(":")
+        if not _is_port(":" + port):
+            return None
+        value = host
+    value = value.split("%", 1)[0]
+    try:
+        address = ipaddress.ip_address(value)
+    except ValueError:
+        return None
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    return address
+
+
+def _is_port(text: str) -> bool:
+    digits = text[1:]
+    ok = text.startswith(":") and 0 < len(digits) <= 5 and digits.isascii() and digits.isdigit()
+    return ok and int(digits) <= 65535
+
+
+def is_trusted(address: Address, trusted: Sequence[Network]) -> bool:
+    return any(address.version == net.version and address in net for net in trusted)
+
+
+def _headers(scope: Any, name: bytes) -> list[str]:
+    return [value.decode("latin-1") for key, value in scope.get("headers", ()) if key.lower() == name]
+
+
+def forwarded_for(values: Iterable[str]) -> list[str]:
+    """The ``for=`` values of ``Forwarded`` headers, left to right (RFC 7239).
+
+    An element without ``for=`` contributes ``unknown``, so the chain keeps one entry per hop.
+    """
+    chain: list[str] = []
+    for header in values:
+        for element in _split_quoted(header, ","):
+            found = UNKNOWN
+            for pair in _split_quoted(element, ";"):
+                key, sep, value = pair.partition("=")
+                if sep and key.strip().lower() == "for":
+                    found = value.strip()
+            chain.append(found)
+    return chain
+
+
+def _split_quoted(text: str, separator: str) -> list[str]:
+    parts: list[str] = []
+    current: list[str] = []
+    quoted = False
+    for char in text:
+        if char == '"':
+            quoted = not quoted
+        if char == separator and not quoted:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    parts.append("".join(current))
+    return [part for part in (p.strip() for p in parts) if part]
+
+
+def chain_of(scope: Any) -> list[str]:
+    """The forwarding chain a request claims, left (origin) to right (nearest proxy)."""
+    forwarded = _headers(scope, b"forwarded")
+    if forwarded:
+        return forwarded_for(forwarded)
+    chain: list[str] = []
+    for header in _headers(scope, b"x-forwarded-for"):
+        chain.extend(item.strip() for item in header.split(",") if item.strip())
+    return chain
+
+
+def client_address(scope: Any, trusted: Sequence[Network] | None) -> str:
+    """The client's address for an ASGI ``scope`` (HTTP or WebSocket), or ``"unknown"``.
+
+    ``trusted`` is the ``--trusted-proxies`` setting (``None`` or empty: trust no proxy).
+    Works on a Starlette ``Request`` too, which is a mapping over its scope.
+    """
+    peer = scope.get("client")
+    address = parse_address(str(peer[0])) if peer else None
+    if address is None:
+        return UNKNOWN
+    if not trusted or not is_trusted(address, trusted):
+        return str(address)
+    for hop in reversed(chain_of(scope)[-MAX_HOPS:]):
+        claimed = parse_address(hop)
+        if claimed is None:
+            break
+        address = claimed
+        if not is_trusted(address, trusted):
+            break
+    return str(address)

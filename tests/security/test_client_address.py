@@ -1,0 +1,123 @@
+"""Which address a request comes from: only ``--trusted-proxies`` may speak for a client."""
+
+from __future__ import annotations
+
+import ipaddress
+
+import httpx
+import pytest
+
+from sightline.clientaddr import client_address, forwarded_for, parse_address
+from sightline.settings import SettingsError, load
+from tests.conftest import StartServer
+
+
+def _scope(peer: str, *headers: tuple[str, str]) -> dict[str, object]:
+    return {
+        "type": "http",
+        "client": (peer, 40000),
+        "headers": [(k.lower().encode(), v.encode("latin-1")) for k, v in headers],
+    }
+
+
+def _trusted(raw: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    value = load({"trusted_proxies": raw}, environ={}).trusted_proxies
+    assert isinstance(value, tuple)
+    return value
+
+
+def test_without_trusted_proxies_the_peer_is_the_client_whatever_the_headers_say() -> None:
+    scope = _scope("127.0.0.1", ("X-Forwarded-For", "203.0.113.9"), ("Forwarded", "for=198.51.100.1"))
+    assert client_address(scope, None) == "127.0.0.1"
+    assert client_address(scope, ()) == "127.0.0.1"
+
+
+def test_an_untrusted_peer_cannot_name_its_own_address() -> None:
+    scope = _scope("198.51.100.7", ("X-Forwarded-For", "203.0.113.9"))
+    assert client_address(scope, _trusted("10.0.0.0/8")) == "198.51.100.7"
+
+
+def test_the_right_most_untrusted_address_of_x_forwarded_for_is_the_client() -> None:
+    trusted = _trusted("10.0.0.0/8, 127.0.0.1")
+    # The client forged the left-most entry; the proxies appended the real ones.
+    scope = _scope("127.0.0.1", ("X-Forwarded-For", "1.1.1.1, 203.0.113.9, 10.1.2.3"))
+    assert client_address(scope, trusted) == "203.0.113.9"
+
+
+def test_several_x_forwarded_for_headers_are_read_in_order() -> None:
+    scope = _scope("10.0.0.2", ("X-Forwarded-For", "1.1.1.1"), ("X-Forwarded-For", "203.0.113.9"))
+    assert client_address(scope, _trusted("10.0.0.0/8")) == "203.0.113.9"
+
+
+def test_the_standard_forwarded_header_is_understood_with_ports_quotes_and_ipv6() -> None:
+    trusted = _trusted("10.0.0.0/8,2001:db8:ffff::/48")
+    header = 'for=192.0.2.43:4711;proto=https, for="[2001:db8::17]:4711", For="[2001:db8:ffff::1]"'
+    assert client_address(_scope("10.9.9.9", ("Forwarded", header)), trusted) == "2001:db8::17"
+    assert forwarded_for(["for=a;by=b, proto=http"]) == ["a", "unknown"]
+
+
+def test_an_unknown_or_obfuscated_hop_stops_the_walk_at_the_last_trusted_proxy() -> None:
+    trusted = _trusted("10.0.0.0/8")
+    scope = _scope("10.0.0.2", ("Forwarded", "for=203.0.113.1, for=_hidden, for=10.0.0.5"))
+    assert client_address(scope, trusted) == "10.0.0.5"
+    scope = _scope("10.0.0.2", ("X-Forwarded-For", "garbage\u00b2"))
+    assert client_address(scope, trusted) == "10.0.0.2"
+
+
+def test_when_every_hop_is_trusted_the_left_most_is_the_client() -> None:
+    scope = _scope("10.0.0.2", ("X-Forwarded-For", "10.0.0.9, 10.0.0.3"))
+    assert client_address(scope, _trusted("10.0.0.0/8")) == "10.0.0.9"
+
+
+def test_ipv4_mapped_ipv6_peers_are_matched_as_ipv4() -> None:
+    scope = _scope("::ffff:10.0.0.2", ("X-Forwarded-For", "203.0.113.9"))
+    assert client_address(scope, _trusted("10.0.0.0/8")) == "203.0.113.9"
+    assert client_address({"type": "http", "headers": []}, None) == "unknown"
+
+
+NOT_ADDRESSES = ["1.2.3.4:99999", "[::1", "1.2.3.4:", "[::1]x", "\u0661.\u0662.\u0663.\u0664", "", "x" * 99]
+
+
+@pytest.mark.parametrize("text", NOT_ADDRESSES)
+def test_things_that_are_not_addresses_are_refused(text: str) -> None:
+    assert parse_address(text) is None
+
+
+def test_a_zone_index_is_dropped() -> None:
+    assert str(parse_address("fe80::1%eth0")) == "fe80::1"
+
+
+def test_a_bad_trusted_proxies_setting_is_refused_naming_the_entry() -> None:
+    with pytest.raises(SettingsError, match=r"--trusted-proxies: 'proxy\.local'"):
+        load({"trusted_proxies": "10.0.0.1, proxy.local"}, environ={})
+    assert load({}, environ={}).trusted_proxies is None
+
+
+def _spray(client: httpx.Client, count: int) -> list[int]:
+    codes = []
+    for n in range(count):
+        response = client.post(
+            "/api/login",
+            json={"email": f"nobody{n}@example.com", "password": "wrong password"},
+            headers={"X-Forwarded-For": f"203.0.113.{n}", "Forwarded": f"for=198.51.100.{n}"},
+        )
+        codes.append(response.status_code)
+    return codes
+
+
+def test_a_local_client_cannot_pick_its_own_throttle_key_with_forwarding_headers(
+    start_server: StartServer,
+) -> None:
+    server = start_server(env={"SIGHTLINE_LOGIN_MAX_FAILURES_PER_IP": "3"})
+    with server.client() as client:
+        assert _spray(client, 5) == [401, 401, 401, 429, 429]
+
+
+def test_behind_a_trusted_proxy_each_forwarded_client_has_its_own_throttle_key(
+    start_server: StartServer,
+) -> None:
+    server = start_server(
+        env={"SIGHTLINE_LOGIN_MAX_FAILURES_PER_IP": "3", "SIGHTLINE_TRUSTED_PROXIES": "127.0.0.1,::1"}
+    )
+    with server.client() as client:
+        assert _spray(client, 5) == [401] * 5
