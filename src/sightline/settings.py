@@ -32,15 +32,22 @@ def _bool(raw: str) -> bool:
     raise ValueError(f"expected true or false, got {raw!r}")
 
 
+def _whole(raw: str) -> int:
+    text = raw.strip()
+    if not (text.isascii() and text.isdigit()) or len(text) > 18:
+        raise ValueError(f"expected a whole number, got {raw!r}")
+    return int(text)
+
+
 def _port(raw: str) -> int:
-    value = int(raw)
+    value = _whole(raw)
     if not 0 <= value <= 65535:
         raise ValueError("a port is a number from 0 to 65535")
     return value
 
 
 def _positive_int(raw: str) -> int:
-    value = int(raw)
+    value = _whole(raw)
     if value < 1:
         raise ValueError("expected a whole number of at least 1")
     return value

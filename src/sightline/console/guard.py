@@ -17,6 +17,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from sightline.accounts.sessions import COOKIE_NAME, resume_session
 from sightline.context import Context
 from sightline.errors import error_response
+from sightline.numbers import ascii_int
 
 MAX_BODY = 8 * 1024
 STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -89,7 +90,7 @@ class ConsoleGuard:
             )(scope, receive, send)
             return
         declared = _header(scope, b"content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY):
+        if declared is not None and ascii_int(declared, 0, MAX_BODY) is None:
             await _too_large()(scope, receive, send)
             return
         try:

@@ -30,6 +30,7 @@ from sightline.ingest.http import (
     request_origin,
 )
 from sightline.ingest.pipeline import RETRY_AFTER_SECONDS, Pipeline
+from sightline.numbers import ascii_int
 from sightline.sites.lookup import SiteInfo
 from sightline.storage import Database
 from sightline.surveys import responses
@@ -111,10 +112,11 @@ class SurveyEndpoint(_Endpoint):
             if path is not None and not path.startswith("/"):
                 message = "The field 'path' is the page path, starting with '/'."
                 raise RefusedError(422, error_payload("invalid_field", message, "path"), origin)
-            if not raw_id.isdigit() or not 1 <= int(raw_id) <= 2**62:
+            survey_id = ascii_int(raw_id, 1, 2**62)
+            if survey_id is None:
                 message = "No published survey with that id exists for this site."
                 raise RefusedError(404, error_payload("unknown_survey", message), origin)
-            shown = await to_thread.run_sync(self._load, site.id, int(raw_id), path, origin)
+            shown = await to_thread.run_sync(self._load, site.id, survey_id, path, origin)
         except RefusedError as refusal:
             await refusal.send(send)
             return

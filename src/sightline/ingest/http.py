@@ -21,6 +21,7 @@ from starlette.types import Receive, Scope, Send
 
 from sightline.ingest.batch import MAX_BODY
 from sightline.ingest.pipeline import RETRY_AFTER_SECONDS, DropError, Job, Pipeline
+from sightline.numbers import ascii_int
 from sightline.sites.lookup import SiteInfo, parse_origin
 
 log = logging.getLogger("sightline.ingest")
@@ -56,7 +57,8 @@ def request_origin(scope: Scope) -> tuple[str | None, str, int | None]:
         elif name == b"user-agent":
             agent = value.decode("latin-1")
         elif name == b"content-length":
-            length = int(value) if value.isdigit() else -1
+            found = ascii_int(value)
+            length = -1 if found is None else found
         elif name == b"referer":
             referer = value.decode("latin-1")
     if origin is None and referer is not None:

@@ -39,6 +39,7 @@ from sightline.ingest.http import (
     request_origin,
 )
 from sightline.ingest.pipeline import Pipeline
+from sightline.numbers import ascii_int
 from sightline.recordings import chunks
 from sightline.recordings.service import Accepted, Recordings
 from sightline.recordings.store import RECORDING_ID
@@ -132,10 +133,11 @@ class ChunksEndpoint:
         if not RECORDING_ID.match(recording_id):
             message = "The recording id is 16 to 64 characters of A-Z, a-z, 0-9, '_' and '-'."
             raise RefusedError(422, error_payload("invalid_field", message, "recording_id"), origin)
-        if raw_seq is None or not raw_seq.isdigit() or int(raw_seq) > MAX_SEQ:
+        seq = ascii_int(raw_seq, 0, MAX_SEQ)
+        if seq is None:
             message = f"The field 'seq' is the chunk's number, 0 to {MAX_SEQ}."
             raise RefusedError(422, error_payload("invalid_field", message, "seq"), origin)
-        return int(raw_seq)
+        return seq
 
     async def read(self, receive: Receive, origin: str | None, length: int | None) -> bytes:
         try:

@@ -20,6 +20,7 @@ import orjson
 from sqlalchemy import Connection, and_, delete, func, insert, select, update
 
 from sightline.errors import ApiError, not_found
+from sightline.numbers import ascii_int
 from sightline.recordings.chunks import Chunk, events_of
 from sightline.recordings.store import ChunkMissingError, ChunkStore
 from sightline.storage import Database
@@ -268,7 +269,8 @@ def details(row: Any) -> dict[str, Any]:
 def parse_offset(raw: str | None) -> int:
     if raw is None or raw == "":
         return 0
-    if not raw.isdigit() or int(raw) > MAX_OFFSET:
+    value = ascii_int(raw, 0, MAX_OFFSET)
+    if value is None:
         message = f"The field 'offset' is a whole number from 0 to {MAX_OFFSET}."
         raise ApiError(422, "invalid_field", message, field="offset")
-    return int(raw)
+    return value

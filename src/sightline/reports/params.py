@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sightline.errors import ApiError
+from sightline.numbers import ascii_int
 from sightline.reports.period import RANGES
 from sightline.reports.raw import Filters
 
@@ -100,7 +101,8 @@ def parse(items: Iterable[tuple[str, str]], allowed: Iterable[str]) -> Query:
             raise _bad("name", "The parameter 'name' is only used with dimension=props.")
     if "limit" in seen:
         raw = seen["limit"]
-        if not raw.isdigit() or not 1 <= int(raw) <= 100:
+        limit = ascii_int(raw, 1, 100)
+        if limit is None:
             raise _bad("limit", "The parameter 'limit' must be a whole number from 1 to 100.")
-        values["limit"] = int(raw)
+        values["limit"] = limit
     return Query(**values)

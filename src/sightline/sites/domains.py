@@ -10,6 +10,8 @@ import re
 
 import idna
 
+from sightline.numbers import port_number
+
 _LABEL = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)$")
 DEV_SUFFIXES = (".localhost", ".test", ".local")
 
@@ -58,9 +60,10 @@ def _split_port(value: str) -> tuple[str, int | None]:
         host, rest = value, ""
     if not rest:
         return host, None
-    if not rest.startswith(":") or not rest[1:].isdigit() or not 0 < int(rest[1:]) < 65536:
+    port = port_number(rest[1:]) if rest.startswith(":") else None
+    if port is None:
         raise DomainError("The port must be a number from 1 to 65535.")
-    return host, int(rest[1:])
+    return host, port
 
 
 def _canonical_host(host: str) -> str:
@@ -79,7 +82,7 @@ def _canonical_host(host: str) -> str:
         raise DomainError("The domain is not a valid host name: use letters, digits, '-' and '.'.")
     if len(labels) == 1 and ascii_host != "localhost":
         raise DomainError("The domain needs a dot, for example example.com (or localhost).")
-    if labels[-1].isdigit():
+    if labels[-1].isascii() and labels[-1].isdigit():
         raise DomainError("The domain is not a valid host name.")
     return ascii_host
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Delete, Insert, Update, event, select
 
+from sightline.numbers import port_number
 from sightline.sites.domains import host_of
 from sightline.storage import Database
 from sightline.storage.schema import sites
@@ -68,16 +69,17 @@ def parse_origin(origin: str) -> tuple[str, str, int, bool] | None:
         return None
     if not tail:
         return scheme, host, DEFAULT_PORTS[scheme], False
-    if not tail.startswith(":") or not tail[1:].isdigit() or not 0 < int(tail[1:]) < 65536:
+    port = port_number(tail[1:]) if tail.startswith(":") else None
+    if port is None:
         return None
-    return scheme, host, int(tail[1:]), True
+    return scheme, host, port, True
 
 
 @lru_cache(maxsize=4096)
 def _domain_parts(domain: str) -> tuple[str, int | None]:
     host = host_of(domain)
     tail = domain[domain.rindex("]") + 1 :] if domain.startswith("[") else domain[len(host) :]
-    return host, int(tail[1:]) if tail.startswith(":") else None
+    return host, port_number(tail[1:]) if tail.startswith(":") else None
 
 
 def origin_matches(origin: str, domain: str) -> bool:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import csv
 import io
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +19,7 @@ import orjson
 from sqlalchemy import Connection, RowMapping, func, select
 
 from sightline.errors import ApiError
+from sightline.numbers import ascii_int
 from sightline.storage import Database
 from sightline.storage.tables.surveys import survey_responses
 from sightline.surveys.service import get_survey, load_definition, published_revisions
@@ -29,25 +29,26 @@ MAX_OFFSET = 100_000
 CHUNK = 200
 FIXED_COLUMNS = ("response_id", "submitted_at", "revision", "visitor_id", "page_path")
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\n")
-_DIGITS = re.compile(r"^[0-9]{1,9}$")
 
 
 def parse_offset(raw: str | None) -> int:
     if raw is None:
         return 0
-    if not _DIGITS.match(raw) or int(raw) > MAX_OFFSET:
+    value = ascii_int(raw, 0, MAX_OFFSET)
+    if value is None:
         raise ApiError(
             422, "invalid_offset", f"The offset is a whole number from 0 to {MAX_OFFSET}.", field="offset"
         )
-    return int(raw)
+    return value
 
 
 def parse_revision(raw: str | None) -> int | None:
     if raw is None:
         return None
-    if not _DIGITS.match(raw) or int(raw) < 1:
+    value = ascii_int(raw, 1, 999_999_999)
+    if value is None:
         raise ApiError(422, "invalid_revision", "The revision is a whole number from 1.", field="revision")
-    return int(raw)
+    return value
 
 
 def escape_cell(value: str) -> str:
