@@ -250,6 +250,14 @@ REGISTRY: tuple[Setting, ...] = (
         str,
     ),
     Setting(
+        "geoip_database",
+        "path",
+        None,
+        "A MaxMind-format database (.mmdb: GeoLite2 City, DB-IP City Lite, ...) for the region and "
+        "city of each event. Countries work without it (from the bundled registry data).",
+        str,
+    ),
+    Setting(
         "report_rollup_seconds",
         "integer",
         2,

@@ -8,6 +8,7 @@ The widget's survey and response endpoints (``feedback.py``) and recording chunk
 (``recordings.py``) reuse the same origin, CORS and body rules. No sessions, no console.
 May import: ``sightline.sites`` (key lookup, origin matching, marking traffic), the feature
 modules ``sightline.surveys`` and ``sightline.recordings``, ``sightline.storage``,
-``sightline.health``, ``sightline.settings``, ``sightline.errors``.
+``sightline.health``, ``sightline.settings``, ``sightline.errors``, ``sightline.geo`` (the
+country of a client address, looked up in the writer process).
 Never imports ``sightline.console`` (nor the console it).
 """

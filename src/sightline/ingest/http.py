@@ -11,7 +11,7 @@ of retrying what looks like a network error.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import Any
 from urllib.parse import parse_qsl
@@ -126,11 +126,21 @@ def cors(origin: str | None) -> Headers:
     return [(b"access-control-allow-origin", origin.encode("latin-1")), EXPOSE] if origin else []
 
 
-class EventsEndpoint:
-    """``POST /i/events``: a batch through the pipeline; ``OPTIONS``: the CORS preflight."""
+def peer_address(scope: Scope) -> str | None:
+    """The connection's peer address: the client, when no proxy is trusted."""
+    client = scope.get("client")
+    return str(client[0]) if client else None
 
-    def __init__(self, pipeline: Pipeline) -> None:
+
+class EventsEndpoint:
+    """``POST /i/events``: a batch through the pipeline; ``OPTIONS``: the CORS preflight.
+
+    ``client_of`` gives the request's client address (for the place lookup, in memory only).
+    """
+
+    def __init__(self, pipeline: Pipeline, client_of: Callable[[Scope], str | None] = peer_address) -> None:
         self.pipeline = pipeline
+        self.client_of = client_of
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         method = scope["method"]
@@ -149,6 +159,7 @@ class EventsEndpoint:
     async def post(self, scope: Scope, receive: Receive, send: Send) -> None:
         origin, agent, length = request_origin(scope)
         job = Job(b"", origin, agent)
+        job.address = self.client_of(scope)
         try:
             if length is not None and (length < 0 or length > MAX_BODY):
                 raise TooLargeError

@@ -65,6 +65,7 @@ class Job:
     body: bytes
     origin: str | None
     user_agent: str
+    address: str | None = None  # the client's address: in memory only, never stored or logged
     received_us: int = field(default_factory=now_us)  # epoch microseconds
     batch: Batch | None = None
     site: SiteInfo | None = None
@@ -176,6 +177,7 @@ class Pipeline:
             client.device_type,
             job.received_us,
             job.body,
+            job.address,
         )
 
     def buffer(self, job: Job) -> None:

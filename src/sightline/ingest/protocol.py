@@ -2,7 +2,8 @@
 
 Server -> writer: one ``Hello`` (the database URL travels here, never on a command line that
 ``ps`` shows), then one ``Submit`` per batch: the request body exactly as the server validated
-it, with what the server already worked out (site, user agent fields, arrival time).
+it, with what the server already worked out (site, user agent fields, arrival time, and the
+client's address for the writer's place lookup).
 Writer -> server: one ``Ready`` once its database connection is set up, then one ``Outcome`` per
 group commit, naming every submitted batch it settles.
 """
@@ -27,6 +28,7 @@ FAILED = 3  # the group's transaction failed: nothing of the group stored
 class Hello(Struct, array_like=True, gc=False):
     database_url: str
     log_level: str
+    geoip_database: str | None = None  # the operator's MaxMind-format file (--geoip-database)
 
 
 class Ready(Struct, array_like=True, gc=False, tag=0):
@@ -42,6 +44,9 @@ class Submit(Struct, array_like=True, gc=False):
     device_type: str | None
     received_us: int  # arrival, epoch microseconds
     body: bytes  # the request body, already validated by the server
+    # The client's address, for the writer's country lookup only: it travels in this pipe and
+    # is never stored, logged or kept once the batch's place is known.
+    address: str | None = None
 
 
 class Outcome(Struct, array_like=True, gc=False, tag=1):

@@ -4,7 +4,8 @@ Runs in the writer process, once per event, so it is kept to cached lookups and 
 operations: the event's server time (the batch's arrival minus the event's age within the
 batch, ``times.py``), the referrer and UTM columns (one cached lookup per (page, referrer)),
 the screen class and the props as JSON text. What is the same for the whole batch (site, user
-agent fields, arrival) the server worked out before handing the batch over.
+agent fields, arrival) the server worked out before handing the batch over; the place (country,
+region, city) the writer looked up once for the batch's client address, which is not kept.
 """
 
 from __future__ import annotations
@@ -29,11 +30,13 @@ def event_rows(
     received_us: int,
     time_param: TimeParam,
     null: Any = None,
+    where: tuple[str | None, str | None, str | None] = (None, None, None),
 ) -> list[Any]:
     """The batch's events' column values, row after row, in ``EVENT_COLUMNS`` order.
 
     ``agent`` is (browser, os, device type); ``received_us`` the batch's arrival (epoch µs);
-    ``null`` what stands for NULL (``store.null_for``: None, or NaN on SQLite).
+    ``null`` what stands for NULL (``store.null_for``: None, or NaN on SQLite); ``where`` the
+    batch's (country, region, city).
     """
     events, batch_id = batch.events, batch.batch_id
     now_param = time_param(received_us)
@@ -45,6 +48,7 @@ def event_rows(
     place, place_with_utm = sources.place, sources.place_with_utm
     screen_class, dumps = sources.screen_class, orjson.dumps
     tail = tuple(null if v is None else v for v in agent)
+    last = (batch_id, *(null if v is None else v for v in where))  # batch_id, country, region, city
     values: list[Any] = []  # grown with += (in place, no call per piece)
     for event in events:
         ts = event.ts
@@ -60,5 +64,6 @@ def event_rows(
         else:
             values += place_with_utm(event.url, event.referrer, site_host, utm, null)
         values += tail
-        values += (screen_class(event.screen) or null, dumps(props).decode() if props else null, batch_id)
+        values += (screen_class(event.screen) or null, dumps(props).decode() if props else null)
+        values += last
     return values

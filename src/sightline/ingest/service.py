@@ -15,10 +15,11 @@ from anyio import to_thread
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from sightline.geo import Locator
 from sightline.health.registry import DEGRADED, DOWN, OK, HealthRegistry, ServiceReport
 from sightline.ingest import agents
 from sightline.ingest.checkpoint import WalCheckpointer
-from sightline.ingest.http import ConfigEndpoint, EventsEndpoint, answer, error_payload
+from sightline.ingest.http import ConfigEndpoint, EventsEndpoint, answer, error_payload, peer_address
 from sightline.ingest.pipeline import Pipeline
 from sightline.ingest.script import ScriptEndpoint, ScriptFiles, is_script_path
 from sightline.ingest.writer import GroupCommitter
@@ -41,10 +42,15 @@ def is_sdk_path(path: str) -> bool:
 class Ingest:
     def __init__(self, settings: Settings, db: Database, health: HealthRegistry) -> None:
         self.directory = SiteDirectory(db)
+        geoip_database = settings.values.get("geoip_database")
+        # Opened here once so that a bad file stops the start with a clear message (the writer
+        # process opens its own copy); health shows what it holds.
+        self.geo = Locator(str(geoip_database) if geoip_database else None).info()
         self.writer = GroupCommitter(
             db.url,
             capacity=int(settings.ingest_queue_events),
             log_level=str(settings.log_level),
+            geoip_database=str(geoip_database) if geoip_database else None,
             checkpointer=WalCheckpointer(db) if db.dialect == "sqlite" else None,
         )
         self.pipeline = Pipeline(
@@ -53,9 +59,10 @@ class Ingest:
         sdk_dir = settings.values.get("sdk_dir")
         self.scripts = ScriptFiles(Path(sdk_dir).resolve() if sdk_dir else BUILT_SDK)
         health.register("ingest", self.probe)
+        health.register("geography", self.geo_probe)
         self._script = Guarded(ScriptEndpoint(self.scripts))
         self._exact: dict[str, ASGIApp] = {
-            "/i/events": Guarded(EventsEndpoint(self.pipeline)),
+            "/i/events": Guarded(EventsEndpoint(self.pipeline, peer_address)),
             "/i/config": Guarded(ConfigEndpoint(self.pipeline)),
         }
 
@@ -128,6 +135,21 @@ class Ingest:
                 "last_group_batches": stats.last_group_batches,
                 "writer_pid": stats.writer_pid,
                 "writer_starts": stats.writer_starts,
+            },
+        )
+
+
+    def geo_probe(self) -> ServiceReport:
+        """Where countries, regions and cities come from, and how old that data is."""
+        info = self.geo
+        return ServiceReport(
+            OK,
+            {
+                "country_source": info.country_source,
+                "country_data_version": info.country_data_version,
+                "city_database": info.city_database,
+                "city_database_type": info.city_database_type,
+                "city_database_built_at": info.city_database_built_at,
             },
         )
 

@@ -87,6 +87,7 @@ class GroupCommitter:
         database_url: str,
         capacity: int,
         log_level: str = "info",
+        geoip_database: str | None = None,
         checkpointer: WalCheckpointer | None = None,
     ) -> None:
         self.database_url = database_url
@@ -94,6 +95,7 @@ class GroupCommitter:
         # are system calls for every page copied, and the writer's core is the busier one.
         self.checkpointer = checkpointer
         self.log_level = log_level
+        self.geoip_database = geoip_database
         self.capacity = capacity
         self.stats = CommitStats()
         self.queued_events = 0  # waiting or being committed; changed on the event loop only
@@ -203,7 +205,7 @@ class GroupCommitter:
         await self._loop.connect_read_pipe(
             lambda: _Outcomes(self, ready, exited), os.fdopen(from_writer, "rb", buffering=0)
         )
-        self._pipe.write(frame(self._encoder, Hello(self.database_url, self.log_level)))
+        self._pipe.write(frame(self._encoder, Hello(self.database_url, self.log_level, self.geoip_database)))
         try:
             await asyncio.wait_for(ready.wait(), START_TIMEOUT)
         except TimeoutError:

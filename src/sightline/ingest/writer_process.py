@@ -28,6 +28,7 @@ import time
 
 import msgspec
 
+from sightline.geo import GeoDatabaseError, Locator
 from sightline.ingest import batch
 from sightline.ingest.protocol import (
     DUPLICATE,
@@ -53,9 +54,10 @@ READ_SIZE = 1 << 20  # bytes per read: a pipe holds at most this much (F_SETPIPE
 
 
 class Writer:
-    def __init__(self, db: Database, out_fd: int) -> None:
+    def __init__(self, db: Database, out_fd: int, locator: Locator | None = None) -> None:
         self.db = db
         self.out_fd = out_fd
+        self.locator = locator or Locator()
         self.store = Store(db, TrafficMarker())
         self.time_param = time_param_for(db.dialect)
         self.null = null_for(db.dialect)
@@ -105,6 +107,7 @@ class Writer:
             log.error("ingest writer: batch %d does not decode here: %s", submit.seq, exc.message)
             return None
         agent = (submit.browser, submit.os, submit.device_type)
+        place = self.locator.locate(submit.address)  # once per batch: one client sent it
         values = event_rows(
             decoded,
             submit.site_id,
@@ -113,6 +116,7 @@ class Writer:
             submit.received_us,
             self.time_param,
             self.null,
+            place,
         )
         return Rows(submit.site_id, decoded.batch_id, len(decoded.events), values)
 
@@ -196,7 +200,12 @@ def main(argv: list[str]) -> int:
     logging.basicConfig(
         level=hello.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    writer = Writer(Database(hello.database_url), out_fd)
+    try:
+        locator = Locator(hello.geoip_database)
+    except GeoDatabaseError as exc:  # the server checked it at start; it changed since
+        log.error("ingest writer: %s; countries only", exc)
+        locator = Locator()
+    writer = Writer(Database(hello.database_url), out_fd, locator)
     writer._send(Ready(os.getpid()))
     try:
         writer.run(in_fd, frames, first)
@@ -204,6 +213,7 @@ def main(argv: list[str]) -> int:
         log.warning("ingest writer: the server stopped listening; stopping")
     finally:
         writer.db.dispose()
+        writer.locator.close()
     return 0
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from sightline.storage.metadata import metadata
 from sightline.storage.tables.accounts import sessions, setup_tokens, users
 from sightline.storage.tables.events import event_batches, events
+from sightline.storage.tables.privacy import store_tasks
 from sightline.storage.tables.recordings import recording_chunks, recordings
 from sightline.storage.tables.reports import report_daily, report_hourly, report_state, report_visits
 from sightline.storage.tables.sites import sites
@@ -28,6 +29,7 @@ __all__ = [
     "sessions",
     "setup_tokens",
     "sites",
+    "store_tasks",
     "survey_responses",
     "survey_revisions",
     "surveys",

@@ -49,6 +49,10 @@ events = Table(
     Column("screen_class", String(16), nullable=True),
     Column("props", Text, nullable=True),
     Column("batch_id", String(64), nullable=False),
+    # Where the client was (``sightline.geo``, migration 0013); the address itself is never kept.
+    Column("country", String(2), nullable=True),  # ISO 3166-1 alpha-2
+    Column("region", String(100), nullable=True),
+    Column("city", String(100), nullable=True),
 )
 
 Index("ix_events_site_time", events.c.site_id, events.c.time)
