@@ -6,7 +6,6 @@ The bundled country lookup costs about 1 µs; a MaxMind-format database a few µ
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import metadata
@@ -58,27 +57,27 @@ class Locator:
         self.reader: maxminddb.Reader | None = open_city_database(city_database) if city_database else None
 
     def locate(self, address: str | None) -> Place:
-        """Where ``address`` is; (None, None, None) for private, reserved or unknown addresses."""
+        """Where ``address`` is; (None, None, None) for private, reserved or unknown addresses.
+
+        ``address`` is normalised text (``sightline.clientaddr``); it is not parsed again here:
+        the bundled lookup answers None for anything that is not a public address, and an
+        operator's database holds public networks only.
+        """
         if not address:
             return NOWHERE
+        country = _country(iptocc.country_code(address))
+        if self.reader is None:
+            return (country, None, None) if country else NOWHERE
         try:
-            parsed = ipaddress.ip_address(address)
-        except ValueError:
+            record = self.reader.get(address)
+        except ValueError:  # not an address at all
             return NOWHERE
-        if not parsed.is_global:
-            return NOWHERE
-        text = str(parsed)
-        if self.reader is not None:
-            try:
-                record = self.reader.get(text)
-            except (ValueError, maxminddb.InvalidDatabaseError):
-                record = None
-            if isinstance(record, dict):
-                country, region, city = _from_record(record)
-                if country is None:
-                    country = _country(iptocc.country_code(text))
-                return country, region, city
-        return _country(iptocc.country_code(text)), None, None
+        except maxminddb.InvalidDatabaseError:
+            record = None
+        if not isinstance(record, dict):
+            return (country, None, None) if country else NOWHERE
+        found, region, city = _from_record(record)
+        return found or country, region, city
 
     def info(self) -> DatabaseInfo:
         built = type_name = None

@@ -126,19 +126,13 @@ def cors(origin: str | None) -> Headers:
     return [(b"access-control-allow-origin", origin.encode("latin-1")), EXPOSE] if origin else []
 
 
-def peer_address(scope: Scope) -> str | None:
-    """The connection's peer address: the client, when no proxy is trusted."""
-    client = scope.get("client")
-    return str(client[0]) if client else None
-
-
 class EventsEndpoint:
     """``POST /i/events``: a batch through the pipeline; ``OPTIONS``: the CORS preflight.
 
     ``client_of`` gives the request's client address (for the place lookup, in memory only).
     """
 
-    def __init__(self, pipeline: Pipeline, client_of: Callable[[Scope], str | None] = peer_address) -> None:
+    def __init__(self, pipeline: Pipeline, client_of: Callable[[Scope], str | None] | None = None) -> None:
         self.pipeline = pipeline
         self.client_of = client_of
 
@@ -159,7 +153,8 @@ class EventsEndpoint:
     async def post(self, scope: Scope, receive: Receive, send: Send) -> None:
         origin, agent, length = request_origin(scope)
         job = Job(b"", origin, agent)
-        job.address = self.client_of(scope)
+        if self.client_of is not None:
+            job.address = self.client_of(scope)
         try:
             if length is not None and (length < 0 or length > MAX_BODY):
                 raise TooLargeError

@@ -15,11 +15,12 @@ from anyio import to_thread
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from sightline.clientaddr import client_address
 from sightline.geo import Locator
 from sightline.health.registry import DEGRADED, DOWN, OK, HealthRegistry, ServiceReport
 from sightline.ingest import agents
 from sightline.ingest.checkpoint import WalCheckpointer
-from sightline.ingest.http import ConfigEndpoint, EventsEndpoint, answer, error_payload, peer_address
+from sightline.ingest.http import ConfigEndpoint, EventsEndpoint, answer, error_payload
 from sightline.ingest.pipeline import Pipeline
 from sightline.ingest.script import ScriptEndpoint, ScriptFiles, is_script_path
 from sightline.ingest.writer import GroupCommitter
@@ -60,9 +61,14 @@ class Ingest:
         self.scripts = ScriptFiles(Path(sdk_dir).resolve() if sdk_dir else BUILT_SDK)
         health.register("ingest", self.probe)
         health.register("geography", self.geo_probe)
+        trusted = settings.values.get("trusted_proxies")
+
+        def client_of(scope: Scope) -> str | None:
+            return client_address(scope, trusted)
+
         self._script = Guarded(ScriptEndpoint(self.scripts))
         self._exact: dict[str, ASGIApp] = {
-            "/i/events": Guarded(EventsEndpoint(self.pipeline, peer_address)),
+            "/i/events": Guarded(EventsEndpoint(self.pipeline, client_of)),
             "/i/config": Guarded(ConfigEndpoint(self.pipeline)),
         }
 
@@ -137,7 +143,6 @@ class Ingest:
                 "writer_starts": stats.writer_starts,
             },
         )
-
 
     def geo_probe(self) -> ServiceReport:
         """Where countries, regions and cities come from, and how old that data is."""
