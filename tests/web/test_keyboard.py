@@ -1,5 +1,5 @@
-"""The main flow with the keyboard alone: sign in, add a site, copy its snippet, switch collection
-off, skip to the content, move between sections, sign out."""
+"""The main flow with the keyboard alone: sign in, add a site, copy its snippet, open its settings
+and switch collection off, skip to the content, move between sections, sign out."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD
 from tests.web.conftest import SITE_URL, Console, unique
 
 
-def tab_to(page: Page, target: Locator, limit: int = 30) -> None:
-    """Press Tab until ``target`` has the focus; fails if it is not reachable."""
+def tab_to(page: Page, target: Locator, limit: int = 30, key: str = "Tab") -> None:
+    """Press Tab (or ``key``) until ``target`` has the focus; fails if it is not reachable."""
     for _ in range(limit):
-        page.keyboard.press("Tab")
+        page.keyboard.press(key)
         if target.evaluate("element => element === document.activeElement"):
             return
     raise AssertionError(f"Tab never reached {target}")
@@ -60,11 +60,16 @@ def test_the_main_flow_works_with_the_keyboard_alone(console: Console) -> None:
     page.keyboard.press("Enter")
     expect(page.get_by_role("status").filter(has_text="Copied to the clipboard.")).to_be_visible()
 
+    settings = page.get_by_role("link", name="Settings")
+    tab_to(page, settings, key="Shift+Tab")
+    assert shows_focus(settings)
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("heading", level=1, name="Settings")).to_be_focused()
     switch = page.get_by_role("switch", name="Collect events")
     tab_to(page, switch)
     assert shows_focus(switch)
     page.keyboard.press("Space")
-    expect(page.get_by_role("region", name="Connection").locator(".badge")).to_have_text("Disabled")
+    expect(page.locator(".page-subtitle .badge")).to_have_text("Disabled")
     console.shoot(page, "keyboard-site")
 
     page.reload()

@@ -117,30 +117,34 @@ def test_switching_collection_off_shows_the_site_as_disabled(console: Console) -
     page = console.signed_in()
     site = create_site(console, page, unique("switch") + ".example.com")
     page.goto(f"/sites/{site['id']}")
+    page.get_by_role("navigation", name="This site's data").get_by_role("link", name="Settings").click()
+    expect(page.get_by_role("heading", level=1, name="Settings")).to_be_focused()
     switch = page.get_by_role("switch", name="Collect events")
     expect(switch).to_be_checked()
     switch.uncheck()
-    connection = page.get_by_role("region", name="Connection")
-    expect(connection.locator(".badge")).to_have_text("Disabled")
-    expect(connection).to_contain_text("Collection is switched off")
     expect(page.get_by_role("status").filter(has_text="Collection is off.")).to_be_visible()
+    expect(page.locator(".page-subtitle .badge")).to_have_text("Disabled")
     console.shoot(page, "site-collection-off")
 
     page.reload()
     expect(page.get_by_role("switch", name="Collect events")).not_to_be_checked()
+    page.goto(f"/sites/{site['id']}")
+    connection = page.get_by_role("region", name="Connection")
+    expect(connection.locator(".badge")).to_have_text("Disabled")
+    expect(connection).to_contain_text("Collection is switched off")
     page.goto("/sites")
     row = page.locator(f"[data-site-id='{site['id']}']")
     expect(row.locator(".badge")).to_have_text("Disabled")
 
-    page.goto(f"/sites/{site['id']}")
+    page.goto(f"/sites/{site['id']}/settings")
     page.get_by_role("switch", name="Collect events").check()
-    expect(page.get_by_role("region", name="Connection").locator(".badge")).to_have_text("Pending")
+    expect(page.locator(".page-subtitle .badge")).to_have_text("Pending")
 
 
 def test_recording_switch_and_sample_rate_are_saved_and_validated(console: Console) -> None:
     page = console.signed_in()
     site = create_site(console, page, unique("record") + ".example.com")
-    page.goto(f"/sites/{site['id']}")
+    page.goto(f"/sites/{site['id']}/settings")
     page.get_by_role("switch", name="Record sessions").check()
     expect(page.get_by_role("status").filter(has_text="Recording is on.")).to_be_visible()
 
@@ -163,7 +167,7 @@ def test_recording_switch_and_sample_rate_are_saved_and_validated(console: Conso
 def test_renaming_a_site_changes_its_heading_and_refuses_an_empty_name(console: Console) -> None:
     page = console.signed_in()
     site = create_site(console, page, unique("rename") + ".example.com", name="Old name")
-    page.goto(f"/sites/{site['id']}")
+    page.goto(f"/sites/{site['id']}/settings")
     details = page.get_by_role("region", name="Details")
     expect(details.locator("div").filter(has_text="Domain")).to_contain_text(site["domain"])
     expect(details.locator("div").filter(has_text="Added")).to_contain_text(re.compile(r"\d{4}"))
@@ -173,6 +177,8 @@ def test_renaming_a_site_changes_its_heading_and_refuses_an_empty_name(console: 
     expect(page.locator("#site-rename-error")).to_have_text("Give the site a name.")
     field.fill("New name")
     page.get_by_role("button", name="Rename").click()
+    expect(page.get_by_role("status").filter(has_text="The site is renamed.")).to_be_visible()
+    page.get_by_role("link", name="New name").click()
     expect(page.get_by_role("heading", level=1, name="New name")).to_be_visible()
     expect(page).to_have_title("New name · Sightline")
 

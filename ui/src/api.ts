@@ -19,6 +19,8 @@ export interface Site {
   collection_enabled: boolean;
   recording_enabled: boolean;
   recording_sample_rate: number;
+  /** IANA zone of the site's reports (days, hours, the default custom range). */
+  timezone: string;
   created_at: string;
   connection: {
     state: ConnectionState;
@@ -29,9 +31,8 @@ export interface Site {
   };
 }
 
-export type SiteChanges = Partial<
-  Pick<Site, "name" | "collection_enabled" | "recording_enabled" | "recording_sample_rate">
->;
+/** What PATCH /api/sites/{id} may change: every field but the identity and the server's state. */
+export type SiteChanges = Partial<Omit<Site, "id" | "domain" | "key" | "snippet" | "created_at" | "connection">>;
 
 export type ServiceStatus = "ok" | "degraded" | "down";
 
@@ -108,8 +109,12 @@ export const api = {
   logout: () => request<void>("POST", "/api/logout", {}),
   me: () => request<User>("GET", "/api/me"),
   sites: () => request<{ sites: Site[] }>("GET", "/api/sites").then((r) => r.sites),
+  /** One site of the owner's, or null when there is none with this id. */
+  site: (id: number) =>
+    request<{ sites: Site[] }>("GET", "/api/sites").then((r) => r.sites.find((s) => s.id === id) ?? null),
   createSite: (name: string, domain: string) => request<Site>("POST", "/api/sites", { name, domain }),
   updateSite: (id: number, changes: SiteChanges) => request<Site>("PATCH", `/api/sites/${id}`, changes),
+  deleteSite: (id: number) => request<void>("DELETE", `/api/sites/${id}`),
   retrySite: (id: number) => request<Site>("POST", `/api/sites/${id}/retry`, {}),
   health: () => request<Health>("GET", "/api/health"),
 };

@@ -25,6 +25,10 @@ export const sections: Section[] = [
     routes: [
       { path: "/sites", component: SitesPage },
       { path: "/sites/:id", component: SitePage },
+      {
+        path: "/sites/:id/settings",
+        component: lazy(() => import("./settings/SettingsPage").then((m) => m.SettingsPage)),
+      },
     ],
   },
   {

@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 
 from sightline.console.deps import context, owner
 from sightline.console.schemas import EmptyBody, SiteCreate, SitePatch
 from sightline.errors import ApiError
+from sightline.recordings.service import Recordings
 from sightline.sites import service
 
 router = APIRouter(prefix="/api/sites", tags=["sites"])
@@ -43,6 +44,20 @@ def patch_site(site_id: SiteId, body: SitePatch, request: Request) -> dict[str, 
     with ctx.db.begin() as conn:
         row = service.update_site(conn, owner(request).id, site_id, changes)
     return service.public_site(row, ctx.origin)
+
+
+@router.delete("/{site_id}", summary="Delete a site and all its data", status_code=204, responses={404: {}})
+def delete_site(site_id: SiteId, request: Request) -> Response:
+    ctx = context(request)
+    recordings: Recordings = request.app.state.recordings
+    with ctx.db.begin() as conn:
+        service.get_site(conn, owner(request).id, site_id)
+        ids = recordings.ids_for_site(conn, site_id)
+        service.delete_site(conn, owner(request).id, site_id)
+    # The recordings' index rows went with the site; their files go now (retention's sweep
+    # would remove them later otherwise).
+    recordings.delete_files(ids)
+    return Response(status_code=204)
 
 
 @router.post("/{site_id}/retry", summary="Check the site's connection now", responses={404: {}, 429: {}})

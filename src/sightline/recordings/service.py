@@ -213,6 +213,22 @@ class Recordings:
             except OSError:
                 log.exception("deleting the files of recording %s failed", recording_id)
 
+    def ids_for_site(self, conn: Connection, site_id: int) -> list[str]:
+        """Every recording id of one site, finished or not (for deleting the site's files)."""
+        return [
+            str(r)
+            for r in conn.execute(select(recordings.c.id).where(recordings.c.site_id == site_id)).scalars()
+        ]
+
+    def delete_files(self, recording_ids: list[str]) -> None:
+        """Remove the files of recordings whose index rows are already gone (a deleted site's)."""
+        for recording_id in recording_ids:
+            with self._both_locks([recording_id]):
+                try:
+                    self.store.delete_recording(recording_id)
+                except OSError:
+                    log.exception("deleting the files of recording %s failed", recording_id)
+
     def _both_locks(self, recording_ids: list[str]) -> _Locks:
         stripes = sorted({zlib.crc32(r.encode()) % LOCK_STRIPES for r in recording_ids})
         return _Locks([self._locks[i] for i in stripes])

@@ -5,9 +5,7 @@ import { Badge } from "../components/Badge";
 import { Notice } from "../components/Notice";
 import { Page } from "../components/Page";
 import { useAutoRefresh, useResource } from "../hooks";
-import { CollectionPanel } from "./site/CollectionPanel";
 import { ConnectionPanel } from "./site/ConnectionPanel";
-import { NamePanel } from "./site/NamePanel";
 import { SnippetPanel } from "./site/SnippetPanel";
 
 export function SitePage() {
@@ -15,14 +13,9 @@ export function SitePage() {
   return <SiteDetail key={params.id} id={Number(params.id)} />;
 }
 
-async function findSite(id: number): Promise<Site | null> {
-  const sites = await api.sites();
-  return sites.find((site) => site.id === id) ?? null;
-}
-
 function SiteDetail({ id }: { id: number }) {
   const { query } = useLocation();
-  const site = useResource(() => findSite(id));
+  const site = useResource(() => api.site(id));
   // The state changes on the server (the first event arrives): keep it current.
   useAutoRefresh(site.reload, 30_000);
   const back = { href: "/sites", label: "All sites" };
@@ -76,13 +69,14 @@ function SiteDetail({ id }: { id: number }) {
           <li>
             <a href={`/surveys?site=${current.id}`}>Surveys</a>
           </li>
+          <li>
+            <a href={`/sites/${current.id}/settings`}>Settings</a>
+          </li>
         </ul>
       </nav>
       <div class="site-grid">
         <ConnectionPanel site={current} onChange={update} />
         <SnippetPanel site={current} />
-        <CollectionPanel site={current} onChange={update} />
-        <NamePanel site={current} onChange={update} />
       </div>
     </Page>
   );

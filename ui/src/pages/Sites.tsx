@@ -13,6 +13,7 @@ import { useAutoRefresh, useResource } from "../hooks";
 
 export function SitesPage() {
   const sites = useResource(api.sites);
+  const { query } = useLocation();
   const [adding, setAdding] = useState(false);
   useAutoRefresh(sites.reload, 30_000);
 
@@ -27,6 +28,7 @@ export function SitesPage() {
         </button>
       }
     >
+      {query.deleted && <Notice kind="success">{query.deleted} is deleted, with all its data.</Notice>}
       {sites.error && <Notice kind="error">{sites.error}</Notice>}
       {sites.loading && !sites.data && <p class="loading">Loading sites…</p>}
       {sites.data && sites.data.length === 0 && (

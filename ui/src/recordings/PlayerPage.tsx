@@ -106,6 +106,7 @@ function Replay({ events }: { events: RecordedEvent[] }) {
       },
     });
     player.current = instance;
+    describeControls(target, instance);
     target.dataset.state = "ready";
     return () => {
       player.current = null;
@@ -133,6 +134,31 @@ function Replay({ events }: { events: RecordedEvent[] }) {
       )}
     </>
   );
+}
+
+/**
+ * rrweb-player's controls, made usable with a screen reader and the keyboard: names on the icon
+ * buttons and the switch, a title on the replay's frame, and the replayed page taken out of the
+ * focus order (it is a picture of the visit, not something to interact with).
+ */
+function describeControls(target: HTMLElement, instance: Player): void {
+  const buttons = Array.from(target.querySelectorAll<HTMLButtonElement>(".rr-controller__btns > button"));
+  const play = buttons[0];
+  const fullscreen = buttons.length > 1 ? buttons[buttons.length - 1] : undefined;
+  if (play) play.setAttribute("aria-label", "Play");
+  if (fullscreen) fullscreen.setAttribute("aria-label", "Full screen");
+  for (const button of buttons.slice(1, -1)) button.setAttribute("aria-label", `Speed ${button.textContent?.trim() ?? ""}`);
+  target.querySelector<HTMLInputElement>(".rr-controller__btns input[type=checkbox]")?.setAttribute("aria-label", "Skip inactivity");
+  const frame = target.querySelector<HTMLIFrameElement>(".replayer-wrapper iframe");
+  if (frame) {
+    frame.title = "Replay of the visit";
+    frame.tabIndex = -1;
+  }
+  target.querySelector(".replayer-wrapper")?.setAttribute("inert", "");
+  instance.addEventListener("ui-update-player-state", (event: unknown) => {
+    const state = typeof event === "string" ? event : (event as { payload?: string } | null)?.payload;
+    play?.setAttribute("aria-label", state === "playing" ? "Pause" : "Play");
+  });
 }
 
 function DeleteButton({ id, siteId }: { id: string; siteId: number }) {

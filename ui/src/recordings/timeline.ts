@@ -2,12 +2,14 @@
 // recorder marked (custom event tagged "page"). The player shows them as marks on its timeline.
 import type { RecordedEvent } from "./api";
 
+const FULL_SNAPSHOT = 2;
 const META = 4;
 const CUSTOM = 5;
 export const PAGE_TAG = "page";
 
 export interface PageChange {
-  /** Milliseconds from the start of the recording. */
+  /** Milliseconds from the start of the recording to the moment the page shows (for a page load,
+   * just after its full snapshot: at the Meta event itself the previous page is still drawn). */
   offset: number;
   href: string;
 }
@@ -16,15 +18,21 @@ export function pageChanges(events: RecordedEvent[]): PageChange[] {
   if (!events.length) return [];
   const start = events[0].timestamp;
   const changes: PageChange[] = [];
-  for (const event of events) {
+  events.forEach((event, index) => {
     const href =
       event.type === META
         ? event.data?.href
         : event.type === CUSTOM && event.data?.tag === PAGE_TAG
           ? event.data?.payload?.href
           : undefined;
-    if (typeof href === "string") changes.push({ offset: Math.max(0, event.timestamp - start), href });
-  }
+    if (typeof href !== "string") return;
+    let at = event.timestamp;
+    if (event.type === META) {
+      const snapshot = events.slice(index + 1, index + 50).find((next) => next.type === FULL_SNAPSHOT);
+      if (snapshot) at = snapshot.timestamp;
+    }
+    changes.push({ offset: Math.max(0, at - start + 1), href });
+  });
   return changes;
 }
 

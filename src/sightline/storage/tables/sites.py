@@ -1,4 +1,9 @@
-"""Sites: an owner's site connections with their public key and connection state."""
+"""Sites: an owner's site connections with their public key and connection state.
+
+``deleted_sites`` remembers the id of every deleted site, so that SQLite (which would hand the
+highest id out again) never gives a new site the id of a deleted one whose data other stores
+(the analytics store, recording files) may still be dropping.
+"""
 
 from __future__ import annotations
 
@@ -42,3 +47,11 @@ sites = Table(
 )
 
 Index("ix_sites_owner_id", sites.c.owner_id)
+
+
+deleted_sites = Table(
+    "deleted_sites",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=False),
+    Column("deleted_at", UTCDateTime, nullable=False),
+)

@@ -1,9 +1,9 @@
 import { useEffect, useState } from "preact/hooks";
 
-import { api, messageOf, type Site } from "../../api";
-import { Field } from "../../components/Field";
-import { Notice } from "../../components/Notice";
-import { dateTime } from "../../format";
+import { api, messageOf, type Site } from "../api";
+import { Field } from "../components/Field";
+import { Notice } from "../components/Notice";
+import { dateTime } from "../format";
 
 /** Renaming: the name is how the site appears in the console; the domain cannot change. */
 export function NamePanel({ site, onChange }: { site: Site; onChange: (site: Site) => void }) {

@@ -1,9 +1,9 @@
 import { useEffect, useState } from "preact/hooks";
 
-import { ApiError, api, messageOf, type Site, type SiteChanges } from "../../api";
-import { Field } from "../../components/Field";
-import { Notice } from "../../components/Notice";
-import { Switch } from "../../components/Switch";
+import { ApiError, api, messageOf, type Site, type SiteChanges } from "../api";
+import { Field } from "../components/Field";
+import { Notice } from "../components/Notice";
+import { Switch } from "../components/Switch";
 
 const percent = (rate: number) => String(Math.round(rate * 1000) / 10);
 

@@ -1,0 +1,126 @@
+"""axe-core over every console page, in both themes, on a desktop and a phone: no serious or
+critical violation. The pages show real data (a site with traffic, a recording, a survey with a
+response), so the tables, charts and badges are checked, not only empty states.
+
+The check does not depend on the database engine, so it runs against SQLite only.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from sightline.storage import open_database
+from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, StartServer
+from tests.recordings.helpers import RecordingSite, chunk, new_recording_id, page_events, post_chunk
+from tests.reports import helpers
+from tests.support.axe import assert_accessible
+from tests.support.server import LiveServer
+from tests.web.conftest import Console, unique
+
+pytestmark = pytest.mark.parametrize("console_server", ["sqlite"], indirect=True)
+
+SIZES = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
+
+
+@pytest.fixture(scope="module")
+def seeded(console_server: LiveServer) -> dict[str, Any]:
+    """A site with a week of traffic, a recording and a survey with one published revision."""
+    client = console_server.client()
+    assert (
+        client.post("/api/login", json={"email": OWNER_EMAIL, "password": OWNER_PASSWORD}).status_code == 200
+    )
+    site = client.post(
+        "/api/sites", json={"name": "Axe shop", "domain": unique("axe") + ".example.com"}
+    ).json()
+    client.patch(f"/api/sites/{site['id']}", json={"recording_enabled": True})
+    assert console_server.database_url is not None
+    db = open_database(console_server.database_url, migrate=False)
+    helpers.insert_events(db, helpers.generate(site["id"], datetime.now(UTC) - timedelta(days=1), 60, 7, 5))
+    db.dispose()
+    recording = new_recording_id()
+    origin = f"https://{site['domain']}"
+    now = int(time.time() * 1000)
+    target = RecordingSite(site["id"], site["key"], origin)
+    assert (
+        post_chunk(
+            console_server, target, recording, 0, chunk(page_events(now, href=origin + "/"))
+        ).status_code
+        == 202
+    )
+    survey = client.post(
+        "/api/feedback/surveys",
+        json={
+            "site_id": site["id"],
+            "name": "Was this page useful?",
+            "questions": [
+                {"type": "rating", "title": "How useful was it?", "required": True, "scale": "1-5"},
+                {"type": "text", "title": "What was missing?", "required": False},
+            ],
+            "targeting": {"include": [], "exclude": []},
+        },
+    ).json()
+    client.post(f"/api/feedback/surveys/{survey['id']}/publish", headers={"Content-Type": "application/json"})
+    client.close()
+    return {"site": site["id"], "recording": recording, "survey": survey["id"]}
+
+
+PAGES = [
+    ("/sites", "Sites"),
+    ("/sites/{site}", "Axe shop"),
+    ("/sites/{site}/settings", "Settings"),
+    ("/health", "Health"),
+    ("/reports", None),
+    ("/sites/{site}/reports", None),
+    ("/recordings?site={site}", None),
+    ("/recordings/{recording}", None),
+    ("/surveys?site={site}", None),
+    ("/surveys/new?site={site}", None),
+    ("/surveys/{survey}", None),
+    ("/surveys/{survey}/responses", None),
+    ("/sites/{site}/no-such-page", None),
+]
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_every_console_page_passes_axe_core(
+    console: Console, seeded: dict[str, Any], scheme: str, size: str
+) -> None:
+    page = console.signed_in(scheme=scheme, viewport=SIZES[size])
+    for template, heading in PAGES:
+        path = template.format(**seeded)
+        page.goto(path)
+        if heading:
+            expect(page.get_by_role("heading", level=1, name=heading)).to_be_visible()
+        else:
+            expect(page.locator("main h1")).to_be_visible()
+        page.wait_for_load_state("networkidle")
+        page.wait_for_timeout(300)
+        assert_accessible(page, f"{path} ({scheme}, {size})")
+    page.context.clear_cookies()
+    page.goto("/login")
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    assert_accessible(page, f"/login ({scheme}, {size})")
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_setup_page_passes_axe_core_and_opens_without_an_error(
+    console: Console, start_server: StartServer, scheme: str
+) -> None:
+    fresh = start_server()
+    link = fresh.setup_link()
+    assert link is not None
+    for size, viewport in SIZES.items():
+        page = console.page(scheme=scheme, viewport=viewport)
+        page.goto(link)
+        expect(page.get_by_role("heading", name="Set up Sightline")).to_be_visible()
+        # The error box is hidden until there is an error (.notice's display must not beat `hidden`).
+        expect(page.get_by_role("alert")).to_be_hidden()
+        assert page.locator("#message").evaluate("e => getComputedStyle(e).display") == "none"
+        assert_accessible(page, f"/setup ({scheme}, {size})")
+        console.shoot(page, f"setup-{scheme}-{size}")

@@ -1,0 +1,87 @@
+"""A site's settings page: its sections, the time zone, and deleting the site with a typed confirmation."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.web.conftest import Console, unique
+
+SIZES = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
+
+
+def test_the_time_zone_is_chosen_on_the_settings_page_and_used_by_the_reports(console: Console) -> None:
+    page = console.signed_in()
+    site = console.api(
+        page, "POST", "/api/sites", {"name": "Zone shop", "domain": unique("zone") + ".example.com"}
+    )
+    assert isinstance(site, dict)
+    page.goto(f"/sites/{site['id']}/settings")
+    expect(page.get_by_role("heading", level=1, name="Settings")).to_be_visible()
+    toc = page.get_by_role("navigation", name="Settings sections")
+    for label in ("Name and domain", "Time zone", "Collection and recording", "Delete site"):
+        expect(toc.get_by_role("link", name=label)).to_be_visible()
+    zone = page.get_by_label("Reports' time zone")
+    expect(zone).to_have_value("UTC")
+    expect(page.get_by_role("button", name="Save time zone")).to_be_disabled()
+    zone.select_option("Europe/Berlin")
+    page.get_by_role("button", name="Save time zone").click()
+    expect(page.get_by_role("status").filter(has_text="The reports now use Europe/Berlin.")).to_be_visible()
+    sites = console.api(page, "GET", "/api/sites")
+    assert isinstance(sites, dict)
+    assert next(s for s in sites["sites"] if s["id"] == site["id"])["timezone"] == "Europe/Berlin"
+    page.reload()
+    expect(page.get_by_label("Reports' time zone")).to_have_value("Europe/Berlin")
+
+
+def test_deleting_a_site_needs_its_domain_typed_and_removes_it(console: Console) -> None:
+    page = console.signed_in()
+    site = console.api(
+        page, "POST", "/api/sites", {"name": "Doomed shop", "domain": unique("doomed") + ".example.com"}
+    )
+    assert isinstance(site, dict)
+    page.goto(f"/sites/{site['id']}/settings")
+    page.get_by_role("button", name="Delete this site…").click()
+    dialog = page.get_by_role("dialog", name="Delete Doomed shop?")
+    expect(dialog).to_be_visible()
+    confirm = dialog.get_by_label(f"Type the domain, {site['domain']}, to confirm")
+    delete = dialog.get_by_role("button", name="Delete for good")
+    expect(delete).to_be_disabled()
+    confirm.fill("something else")
+    expect(delete).to_be_disabled()
+    console.shoot(page, "settings-delete-dialog")
+    dialog.get_by_role("button", name="Cancel").click()
+    expect(dialog).to_be_hidden()
+    sites = console.api(page, "GET", "/api/sites")
+    assert isinstance(sites, dict)
+    assert site["id"] in [s["id"] for s in sites["sites"]]
+
+    page.get_by_role("button", name="Delete this site…").click()
+    dialog.get_by_label(f"Type the domain, {site['domain']}, to confirm").fill(str(site["domain"]).upper())
+    dialog.get_by_role("button", name="Delete for good").click()
+    expect(page).to_have_url(f"{console.url}/sites?deleted=Doomed%20shop")
+    expect(
+        page.get_by_role("status").filter(has_text="Doomed shop is deleted, with all its data.")
+    ).to_be_visible()
+    expect(page.locator(f"[data-site-id='{site['id']}']")).to_have_count(0)
+    page.goto(f"/sites/{site['id']}/settings")
+    expect(page.get_by_role("heading", level=1, name="Site not found")).to_be_visible()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("size", list(SIZES))
+def test_the_settings_page_fits_the_screen_in_both_themes(console: Console, scheme: str, size: str) -> None:
+    page = console.signed_in(scheme=scheme, viewport=SIZES[size])
+    site = console.api(
+        page,
+        "POST",
+        "/api/sites",
+        {"name": "A shop with a long name", "domain": unique("fit") + ".example.com"},
+    )
+    assert isinstance(site, dict)
+    page.goto(f"/sites/{site['id']}/settings")
+    expect(page.get_by_role("heading", level=1, name="Settings")).to_be_visible()
+    page.wait_for_load_state("networkidle")
+    width, viewport = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+    assert width <= viewport
+    console.shoot(page, f"settings-{scheme}-{size}")

@@ -1,0 +1,67 @@
+import { useRoute } from "preact-iso/router";
+
+import { Badge } from "../components/Badge";
+import { Notice } from "../components/Notice";
+import { Page } from "../components/Page";
+import { api } from "../api";
+import { useResource } from "../hooks";
+import { settingsSections } from "./registry";
+
+/** /sites/:id/settings: every setting of one site, one section per feature (see registry.ts). */
+export function SettingsPage() {
+  const { params } = useRoute();
+  return <Settings key={params.id} id={Number(params.id)} />;
+}
+
+function Settings({ id }: { id: number }) {
+  const site = useResource(() => api.site(id));
+  const back = { href: `/sites/${id}`, label: site.data ? site.data.name : "The site" };
+  if (!site.data) {
+    return (
+      <Page title={site.loading ? "Site settings" : "Site not found"} back={{ href: "/sites", label: "All sites" }}>
+        {site.error ? (
+          <Notice kind="error">
+            {site.error}{" "}
+            <button type="button" class="link-button" onClick={() => void site.reload()}>
+              Try again
+            </button>
+          </Notice>
+        ) : site.loading ? (
+          <p class="loading">Loading the site…</p>
+        ) : (
+          <div class="panel">
+            <p>You have no site with this id. It may have been deleted, or the address is wrong.</p>
+          </div>
+        )}
+      </Page>
+    );
+  }
+  const current = site.data;
+  return (
+    <Page title="Settings" back={back} subtitle={
+        <>
+          <span class="site-domain">{current.domain}</span>
+          <Badge state={current.connection.state} />
+        </>
+      }>
+      <div class="settings">
+        <nav class="settings-toc" aria-label="Settings sections">
+          <ul>
+            {settingsSections.map((section) => (
+              <li key={section.id}>
+                <a href={`#${section.id}`}>{section.label}</a>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <div class="settings-sections">
+          {settingsSections.map(({ id: key, component: Section }) => (
+            <div key={key} id={key} class="settings-section">
+              <Section site={current} onChange={site.setData} />
+            </div>
+          ))}
+        </div>
+      </div>
+    </Page>
+  );
+}

@@ -1,0 +1,33 @@
+// The sections of a site's settings page (/sites/:id/settings), in the order they are shown.
+// A feature adds its settings as one more entry here (geography and privacy, sharing,
+// autocapture, goals): a component that receives the site and reports the changed site back.
+// Large sections may load lazily: `component: lazy(() => import("./Goals").then((m) => m.Goals))`.
+import type { ComponentType } from "preact";
+
+import type { Site } from "../api";
+import { CollectionPanel } from "./CollectionPanel";
+import { DeletePanel } from "./DeletePanel";
+import { NamePanel } from "./NamePanel";
+import { TimeZonePanel } from "./TimeZonePanel";
+
+export interface SettingsProps {
+  site: Site;
+  /** Call with the API's answer after a change, so every section shows the site as stored. */
+  onChange: (site: Site) => void;
+}
+
+export interface SettingsSection {
+  /** Stable id: the in-page anchor (`/sites/1/settings#collection`) and the table of contents. */
+  id: string;
+  /** The entry in the page's table of contents (the section's own heading may say more). */
+  label: string;
+  component: ComponentType<SettingsProps>;
+}
+
+export const settingsSections: SettingsSection[] = [
+  { id: "details", label: "Name and domain", component: NamePanel },
+  { id: "time-zone", label: "Time zone", component: TimeZonePanel },
+  { id: "collection", label: "Collection and recording", component: CollectionPanel },
+  // Sections of other features go above this line; deleting the site stays last.
+  { id: "delete", label: "Delete site", component: DeletePanel },
+];
