@@ -13,7 +13,7 @@ from sightline.errors import ApiError
 from sightline.storage.schema import users
 from sightline.storage.types import utcnow
 
-_EMAIL = re.compile(r"^[^@\s]{1,64}@[^@\s]+\.[^@\s]+$")
+_EMAIL = re.compile(r"\A[^@\s]{1,64}@[^@\s]+\.[^@\s]+\Z")
 
 
 def normalise_email(email: str) -> str:

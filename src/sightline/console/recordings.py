@@ -15,7 +15,7 @@ router = APIRouter(prefix="/api", tags=["recordings"])
 
 SiteId = Annotated[int, Path(ge=1, le=2**62, description="The site's id.")]
 RecordingId = Annotated[
-    str, Path(pattern=r"^[A-Za-z0-9_-]{16,64}$", description="The recording's id (the SDK's recordingId).")
+    str, Path(pattern=r"\A[A-Za-z0-9_-]{16,64}\z", description="The recording's id (the SDK's recordingId).")
 ]
 
 

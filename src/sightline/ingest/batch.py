@@ -54,7 +54,7 @@ class Event(Struct, frozen=True, gc=False):
 
 class Batch(Struct, frozen=True, gc=False):
     key: Annotated[str, Meta(min_length=1, max_length=64)]
-    batch_id: Annotated[str, Meta(pattern="^[A-Za-z0-9_-]{16,64}$")]
+    batch_id: Annotated[str, Meta(pattern="\\A[A-Za-z0-9_-]{16,64}\\Z")]
     events: Annotated[list[Event], Meta(min_length=1, max_length=MAX_EVENTS)]
     # The client's clock when this attempt left (epoch ms): an event's age is sent_at - ts, so a
     # batch delivered late (after an outage or a reload) keeps its events' times.
@@ -71,7 +71,7 @@ class BatchError(Exception):
 
 
 _DECODER = msgspec.json.Decoder(Batch)
-_AT = re.compile(r"^(?P<reason>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.DOTALL)
+_AT = re.compile(r"\A(?P<reason>.*?)(?: - at `\$(?P<path>[^`]*)`)?\Z", re.DOTALL)
 _MISSING = re.compile(r"Object missing required field `(?P<name>[^`]+)`")
 _NUL_ESCAPE = b"\\u0000"
 

@@ -19,7 +19,7 @@ from starlette.types import Receive, Scope, Send
 
 from sightline.ingest.http import answer, error_payload
 
-NAME = re.compile(r"^/analytics(?:-([a-z0-9-]+))?\.js$")
+NAME = re.compile(r"\A/analytics(?:-([a-z0-9-]+))?\.js\Z")
 CACHE_CONTROL = b"public, max-age=300"
 COMMON_HEADERS: list[tuple[bytes, bytes]] = [
     (b"content-type", b"text/javascript; charset=utf-8"),

@@ -70,11 +70,13 @@ def decode(body: bytes) -> Chunk:
     if not isinstance(document, dict):
         raise invalid("body", "The chunk is a JSON object.")
     session_id = document.get("session_id")
-    if not isinstance(session_id, str) or not 1 <= len(session_id) <= 64:
-        raise invalid("session_id", "The field 'session_id' is a string of 1 to 64 characters.")
+    if not isinstance(session_id, str) or not 1 <= len(session_id) <= 64 or not session_id.isprintable():
+        message = "The field 'session_id' is a string of 1 to 64 printable characters."
+        raise invalid("session_id", message)
     visitor_id = document.get("visitor_id")
-    if not isinstance(visitor_id, str) or not 1 <= len(visitor_id) <= 200:
-        raise invalid("visitor_id", "The field 'visitor_id' is a string of 1 to 200 characters.")
+    if not isinstance(visitor_id, str) or not 1 <= len(visitor_id) <= 200 or not visitor_id.isprintable():
+        message = "The field 'visitor_id' is a string of 1 to 200 printable characters."
+        raise invalid("visitor_id", message)
     events = document.get("events")
     if not isinstance(events, list) or not 1 <= len(events) <= MAX_EVENTS:
         raise invalid("events", f"The field 'events' is a list of 1 to {MAX_EVENTS} recorder events.")

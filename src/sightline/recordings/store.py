@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol
 
-RECORDING_ID = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
+RECORDING_ID = re.compile(r"\A[A-Za-z0-9_-]{16,64}\Z")
 
 
 class ChunkMissingError(Exception):

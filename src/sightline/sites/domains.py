@@ -12,7 +12,7 @@ import idna
 
 from sightline.numbers import port_number
 
-_LABEL = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)$")
+_LABEL = re.compile(r"\A(?!-)[a-z0-9-]{1,63}(?<!-)\Z")
 DEV_SUFFIXES = (".localhost", ".test", ".local")
 
 

@@ -28,8 +28,8 @@ SCALES = {"1-5": (1, 5), "0-10": (0, 10)}
 TYPES = ("rating", "single_choice", "multiple_choice", "text")
 DEFAULT_ACCENT = "#2563eb"
 
-_ID = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
-_COLOUR = re.compile(r"^#[0-9a-fA-F]{6}$")
+_ID = re.compile(r"\A[A-Za-z0-9_-]{1,40}\Z")
+_COLOUR = re.compile(r"\A#[0-9a-fA-F]{6}\Z")
 _TYPE_FIELDS = {
     "rating": {"scale"},
     "single_choice": {"options"},

@@ -20,6 +20,7 @@ from sqlalchemy import Connection, RowMapping, func, select
 
 from sightline.errors import ApiError
 from sightline.numbers import ascii_int
+from sightline.spreadsheet import safe_cell
 from sightline.storage import Database
 from sightline.storage.tables.surveys import survey_responses
 from sightline.surveys.service import get_survey, load_definition, published_revisions
@@ -28,7 +29,6 @@ BATCH = 1000
 MAX_OFFSET = 100_000
 CHUNK = 200
 FIXED_COLUMNS = ("response_id", "submitted_at", "revision", "visitor_id", "page_path")
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\n")
 
 
 def parse_offset(raw: str | None) -> int:
@@ -52,8 +52,8 @@ def parse_revision(raw: str | None) -> int | None:
 
 
 def escape_cell(value: str) -> str:
-    """Keep spreadsheets from running a cell as a formula (OWASP CSV injection)."""
-    return "'" + value if value.startswith(FORMULA_STARTS) else value
+    """Keep spreadsheets from running a cell as a formula (``sightline.spreadsheet``)."""
+    return safe_cell(value)
 
 
 @dataclass(frozen=True)

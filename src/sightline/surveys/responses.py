@@ -23,7 +23,7 @@ from sightline.storage.types import utcnow
 from sightline.surveys.definition import SCALES
 from sightline.surveys.targeting import is_targeted
 
-RESPONSE_ID = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
+RESPONSE_ID = re.compile(r"\A[A-Za-z0-9_-]{16,64}\Z")
 VISITOR_MAX = 200
 PATH_MAX = 2000
 # Everything one response may carry: 20 text answers of 2000 characters, JSON-escaped, fit.

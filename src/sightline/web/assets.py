@@ -30,7 +30,7 @@ from starlette.types import Scope
 
 IMMUTABLE = "public, max-age=31536000, immutable"
 CHUNK = re.compile(r"console/chunk-[A-Za-z0-9]+\.js")
-VERSION = re.compile(rb"(?:^|&)v=[0-9a-f]+(?:&|$)")
+VERSION = re.compile(rb"(?:^|&)v=[0-9a-f]+(?:&|\Z)")
 VARY = "Accept-Encoding"
 
 
