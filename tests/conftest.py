@@ -25,7 +25,7 @@ def postgres() -> Iterator[PostgresServer]:
     server.stop()
 
 
-def _database_url(request: pytest.FixtureRequest, backend: str, directory: Path) -> str:
+def database_url_for(request: pytest.FixtureRequest, backend: str, directory: Path) -> str:
     if backend == "postgresql":
         pg: PostgresServer = request.getfixturevalue("postgres")
         return pg.create_database()
@@ -34,7 +34,7 @@ def _database_url(request: pytest.FixtureRequest, backend: str, directory: Path)
 
 @pytest.fixture(params=BACKENDS)
 def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    return _database_url(request, request.param, tmp_path)
+    return database_url_for(request, request.param, tmp_path)
 
 
 @pytest.fixture
@@ -69,7 +69,7 @@ def console_server(
 ) -> Iterator[LiveServer]:
     """One running server per module and database engine, with an owner account."""
     directory = tmp_path_factory.mktemp(f"server-{request.param}")
-    url = _database_url(request, request.param, directory)
+    url = database_url_for(request, request.param, directory)
     server = LiveServer(directory / "data", url, env={"SIGHTLINE_ALLOW_PRIVATE_ADDRESSES": "true"})
     server.start()
     create_owner(server, OWNER_EMAIL, OWNER_PASSWORD)

@@ -26,10 +26,9 @@ from sightline.ingest import recordings as ingest_recordings
 from sightline.ingest.service import Ingest, is_sdk_path
 from sightline.recordings import feature as recordings_feature
 from sightline.recordings import retention
-from sightline.reports.columns.store import ColumnStore
-from sightline.reports.worker import RollupWorker
 from sightline.settings import Settings
 from sightline.storage import Database, open_database
+from sightline.store.client import Store
 from sightline.web import pages, player
 from sightline.web.assets import StaticAssets
 from sightline.web.headers import SecurityHeaders
@@ -67,11 +66,8 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
     ctx.health.register("database", database_probe(database), critical=True)
     ctx.health.register("disk", disk_probe(settings.data_path))
     ingest = Ingest(settings, database, ctx.health)
-    ctx.columns = ColumnStore(
-        settings.data_path, int(settings.report_columns_memory_mb), bool(settings.report_columns)
-    )
-    rollup = RollupWorker(database, float(settings.report_rollup_seconds), ctx.columns)
-    ctx.health.register("reports", rollup.probe)
+    store = ctx.store = Store(settings, database)
+    ctx.health.register("store", store.probe)
     recordings = recordings_feature.build(settings, database)
     recordings_feature.register_health(recordings, ctx.health)
 
@@ -80,7 +76,7 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
         async with (
             ingest.running(),
             retention.running(recordings, settings.recording_retention_days),
-            rollup.running(),
+            store.running(),
         ):
             yield
         if db is None:

@@ -15,7 +15,7 @@ from datetime import timedelta
 from typing import Any
 
 from sightline import __version__
-from sightline.settings import MIGRATE, OWNER, REGISTRY, SERVE, Settings, SettingsError, load
+from sightline.settings import MIGRATE, OWNER, REBUILD, REGISTRY, SERVE, Settings, SettingsError, load
 
 log = logging.getLogger("sightline")
 
@@ -30,6 +30,7 @@ def _parser() -> argparse.ArgumentParser:
         SERVE: "Run the HTTP server (console, SDK and ingest).",
         OWNER: "Create an owner account (password from SIGHTLINE_OWNER_PASSWORD or a prompt).",
         MIGRATE: "Bring the database schema up to date and exit.",
+        REBUILD: "Rebuild the analytics store from the durable event log, then exit (server stopped).",
     }
     for name, text in helps.items():
         sub = commands.add_parser(name, help=text, description=text)
@@ -64,6 +65,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return serve(settings)
     if args.command == OWNER:
         return create_owner(settings, args.email)
+    if args.command == REBUILD:
+        return rebuild_store(settings)
     return migrate(settings)
 
 
@@ -83,6 +86,40 @@ def migrate(settings: Settings) -> int:
         return 1
     print(f"database schema is at revision {db.current_revision()}")
     db.dispose()
+    return 0
+
+
+def rebuild_store(settings: Settings) -> int:
+    """Empties the analytics store and feeds it again from the whole durable log."""
+    import time
+
+    from sightline.store.engines import StoreBusyError, open_engine
+    from sightline.store.feed import Feeder
+
+    db = _open(settings)
+    if db is None:
+        return 1
+    try:
+        engine = open_engine(settings.events_url, settings.data_path, int(settings.store_memory_mb))
+    except StoreBusyError:
+        print(
+            "sightline: the analytics store is in use by a running server; stop the server first "
+            "(or delete DATA_DIR/store.duckdb while it is stopped: the next start rebuilds it)",
+            file=sys.stderr,
+        )
+        db.dispose()
+        return 1
+    try:
+        engine.reset()
+        feeder = Feeder(db, engine)
+        started, fed = time.monotonic(), 0
+        while step := feeder.step():
+            fed += step
+            print(f"fed {fed} events ({fed / max(time.monotonic() - started, 1e-6):.0f}/s)", flush=True)
+    finally:
+        engine.close()
+        db.dispose()
+    print(f"the analytics store holds the log's {fed} events")
     return 0
 
 

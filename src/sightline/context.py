@@ -11,10 +11,10 @@ from datetime import timedelta
 from sightline.accounts.sessions import Lifetimes
 from sightline.accounts.throttle import LoginThrottle
 from sightline.health import HealthRegistry
-from sightline.reports.columns.store import ColumnStore
 from sightline.settings import Settings
 from sightline.sites.check import ConnectionChecker
 from sightline.storage import Database
+from sightline.store.client import Store
 
 
 @dataclass
@@ -24,7 +24,7 @@ class Context:
     throttle: LoginThrottle
     checker: ConnectionChecker
     health: HealthRegistry
-    columns: ColumnStore | None = None  # the reports' column store (filtered reports)
+    store: Store | None = None  # the analytics store every report reads (set by app.create_app)
 
     @property
     def lifetimes(self) -> Lifetimes:

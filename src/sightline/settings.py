@@ -20,7 +20,8 @@ ENV_PREFIX = "SIGHTLINE_"
 SERVE = "serve"
 OWNER = "create-owner"
 MIGRATE = "migrate"
-DB_COMMANDS = (SERVE, OWNER, MIGRATE)
+REBUILD = "rebuild-store"
+DB_COMMANDS = (SERVE, OWNER, MIGRATE, REBUILD)
 
 
 def _bool(raw: str) -> bool:
@@ -80,6 +81,20 @@ def _networks(raw: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, 
         except ValueError:
             raise ValueError(f"{text!r} is not an IP address or a CIDR range such as 10.0.0.0/8") from None
     return tuple(networks)
+
+
+def _positive_float(raw: str) -> float:
+    value = float(raw)
+    if not value > 0:
+        raise ValueError("expected a number above 0")
+    return value
+
+
+def _events_url(raw: str) -> str:
+    value = raw.strip()
+    if value and not value.lower().startswith(("clickhouse://", "chdb://")):
+        raise ValueError("the events URL is empty (embedded DuckDB) or clickhouse://USER:PASS@HOST:8123/DB")
+    return value
 
 
 def _log_level(raw: str) -> str:
@@ -258,29 +273,40 @@ REGISTRY: tuple[Setting, ...] = (
         str,
     ),
     Setting(
-        "report_rollup_seconds",
+        "events_url",
+        "url",
+        None,
+        "Where the analytics store lives: empty for DuckDB in DATA_DIR/store.duckdb (the default), "
+        "or clickhouse://USER:PASSWORD@HOST:8123/DATABASE for a ClickHouse server or cluster "
+        "(its HTTP interface). The SQL database keeps the durable log the store is fed from.",
+        _events_url,
+        (SERVE, REBUILD),
+    ),
+    Setting(
+        "event_log_retention_days",
         "integer",
-        2,
-        "How often the reports' rollup job looks for new events; it folds them in batches of "
-        "20000 and runs again at once while more are waiting.",
+        None,
+        "Days the durable event log (the SQL events table) keeps an event after it reached the "
+        "analytics store. Default: forever, so the store can always be rebuilt from the log "
+        "(sightline rebuild-store); with a limit, older events live only in the store.",
         _positive_int,
     ),
     Setting(
-        "report_columns",
-        "boolean",
-        True,
-        "Keep a columnar copy of the visits and events (DATA_DIR/reports.duckdb) for filtered "
-        "reports and half-hour time zones; off, those reports read the database (slower on "
-        "large sites). The copy is rebuilt from the database when missing.",
-        _bool,
-    ),
-    Setting(
-        "report_columns_memory_mb",
+        "store_memory_mb",
         "integer",
         1024,
-        "Memory the column store may use for its queries and cache, in MiB; larger queries "
-        "spill to disk under DATA_DIR.",
+        "Memory the embedded analytics store (DuckDB) may use for its queries and cache, in MiB; "
+        "larger queries spill to disk under DATA_DIR.",
         _positive_int,
+        (SERVE, REBUILD),
+    ),
+    Setting(
+        "store_feed_seconds",
+        "number",
+        0.5,
+        "How often the store process looks for new events in the log when it has caught up; "
+        "while events are waiting it feeds them in batches of 20000 without pause.",
+        _positive_float,
     ),
 )
 

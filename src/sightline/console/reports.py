@@ -16,7 +16,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Path, Query, Request
 
 from sightline.console.deps import context, owner
+from sightline.context import Context
+from sightline.errors import ApiError
 from sightline.reports import params, service
+from sightline.sites.service import get_site
+from sightline.store.client import Store
 
 router = APIRouter(prefix="/api/sites/{site_id}/reports", tags=["reports"])
 
@@ -32,6 +36,8 @@ PARAMETERS: dict[str, tuple[str, Any]] = {
     "dimension": ("dimension", _optional("pages, entry_pages, sources, ... (docs/reports.md)")),
     "limit": ("limit", _optional("Rows, 1 to 100 (default 10)")),
     "name": ("name", _optional("The custom event, with dimension=props")),
+    "offset": ("offset", _optional("Rows to skip, 0 to 100000 (default 0): the next page of a table")),
+    "search": ("search", _optional("Only values containing this text (any case), at most 200 characters")),
     "range": ("range", _optional("today, 7d (default), 30d or custom")),
     "from": ("date_from", _optional("First day (YYYY-MM-DD), range=custom", alias="from")),
     "to": ("date_to", _optional("Last day (YYYY-MM-DD), range=custom", alias="to")),
@@ -77,21 +83,25 @@ def asked(documented: tuple[str, ...], allowed: tuple[str, ...] | None = None) -
     return Depends(dependency)
 
 
+def _store(ctx: Context) -> Store:
+    if ctx.store is None:  # only an application built without its store (never by create_app)
+        raise ApiError(503, "store_unavailable", "The analytics store is not running.")
+    return ctx.store
+
+
 def _report(request: Request, report: Asked, kind: str) -> dict[str, Any]:
     ctx = context(request)
     with ctx.db.read() as conn:
-        opened = service.Report.open(
-            conn, owner(request).id, report.site_id, report.query, columns=ctx.columns
-        )
-        result: dict[str, Any] = getattr(opened, kind)()
+        opened = service.Report.open(conn, owner(request).id, report.site_id, report.query, _store(ctx))
+    result: dict[str, Any] = getattr(opened, kind)()
     return result
 
 
 PERIOD = asked(params.COMMON)
 # The breakdown documents no `compare` (it has no previous period) but accepts one, as it always has.
 BREAKDOWN_OF = asked(
-    ("dimension", "limit", "name", "range", "from", "to", "page", "source", "event"),
-    allowed=(*params.COMMON, "dimension", "limit", "name"),
+    ("dimension", "limit", "offset", "search", "name", "range", "from", "to", "page", "source", "event"),
+    allowed=(*params.COMMON, "dimension", "limit", "offset", "search", "name"),
 )
 NOTHING = asked(())
 
@@ -117,4 +127,5 @@ def breakdown(request: Request, report: Annotated[Asked, BREAKDOWN_OF]) -> dict[
 def realtime(request: Request, report: Annotated[Asked, NOTHING]) -> dict[str, Any]:
     ctx = context(request)
     with ctx.db.read() as conn:
-        return service.realtime(conn, owner(request).id, report.site_id)
+        site = get_site(conn, owner(request).id, report.site_id)
+    return service.realtime_of(site, _store(ctx))

@@ -9,8 +9,9 @@ from typing import Any
 from sightline.errors import ApiError
 from sightline.numbers import ascii_int
 from sightline.reports.period import RANGES
-from sightline.reports.raw import Filters
+from sightline.reports.queries import Filters
 
+MAX_OFFSET = 100_000
 COMMON = ("range", "from", "to", "compare", "page", "source", "event")
 
 
@@ -48,6 +49,8 @@ class Query:
     dimension: str | None = None
     limit: int = 10
     name: str | None = None
+    offset: int = 0
+    search: str | None = None
 
 
 def _bad(name: str, message: str) -> ApiError:
@@ -105,4 +108,11 @@ def parse(items: Iterable[tuple[str, str]], allowed: Iterable[str]) -> Query:
         if limit is None:
             raise _bad("limit", "The parameter 'limit' must be a whole number from 1 to 100.")
         values["limit"] = limit
+    if "offset" in seen:
+        offset = ascii_int(seen["offset"], 0, MAX_OFFSET)
+        if offset is None:
+            raise _bad("offset", f"The parameter 'offset' must be a whole number from 0 to {MAX_OFFSET}.")
+        values["offset"] = offset
+    if "search" in seen:
+        values["search"] = _text("search", seen["search"], 200)
     return Query(**values)

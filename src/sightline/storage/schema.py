@@ -12,7 +12,6 @@ from sightline.storage.tables.accounts import sessions, setup_tokens, users
 from sightline.storage.tables.events import event_batches, events
 from sightline.storage.tables.privacy import store_tasks
 from sightline.storage.tables.recordings import recording_chunks, recordings
-from sightline.storage.tables.reports import report_daily, report_hourly, report_state, report_visits
 from sightline.storage.tables.sites import deleted_sites, sites
 from sightline.storage.tables.surveys import survey_responses, survey_revisions, surveys
 
@@ -23,10 +22,6 @@ __all__ = [
     "metadata",
     "recording_chunks",
     "recordings",
-    "report_daily",
-    "report_hourly",
-    "report_state",
-    "report_visits",
     "sessions",
     "setup_tokens",
     "sites",

@@ -35,7 +35,7 @@ interface Meta {
   range: RangeInfo;
   previous_range?: RangeInfo;
   filters: Partial<Record<FilterName, string>>;
-  source: "rollups" | "columns" | "events";
+  source: "store";
 }
 
 export interface Summary extends Meta {

@@ -1,0 +1,287 @@
+"""Every report as one query on the analytics store, written once for both engines.
+
+Visit figures (visits, bounces, duration, entry and exit pages, sources and the other visit
+attributes) come from the ``visits`` table: the visits that started in the span. Filters select
+visits: ``source`` is a test on the visit's row, ``page`` (viewed that path) and ``event`` (sent
+that event) ask whether one of its events matches. Without filters, unique visitors and
+pageviews count the events inside the span; with filters, the selected visits whole.
+"""
+
+# ruff: noqa: S608  (SQL made of fixed fragments; every value is a bound parameter)
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sightline.store.dialects import Dialect, Params
+from sightline.store.feed import PAGEVIEW, micros
+
+Span = tuple[datetime, datetime]
+Run = Callable[[str, dict[str, Any]], list[tuple[Any, ...]]]
+FIGURES = ("visitors", "visits", "pageviews", "bounces", "duration")
+# Dimensions read from the visit's row: the API's name -> the visits table's column.
+VISIT_COLUMNS = {
+    "source": "source",
+    "utm_source": "utm_source",
+    "utm_medium": "utm_medium",
+    "utm_campaign": "utm_campaign",
+    "browser": "browser",
+    "os": "os",
+    "device": "device",
+    "country": "country",
+    "region": "region",
+    "city": "city",
+    "entry": "entry",
+    "exit": "exit",
+}
+VIEWED = f"name = '{PAGEVIEW}'"
+OPTIONAL = {"utm_source", "utm_medium", "utm_campaign", "country", "region", "city"}
+
+
+@dataclass(frozen=True)
+class Filters:
+    page: str | None = None
+    source: str | None = None
+    event: str | None = None
+
+    def __bool__(self) -> bool:
+        return any((self.page, self.source, self.event))
+
+    def describe(self) -> dict[str, str]:
+        return {
+            k: val for k, val in (("page", self.page), ("source", self.source), ("event", self.event)) if val
+        }
+
+
+class Query:
+    """One query's SQL pieces and bound values for one site, span and set of filters."""
+
+    def __init__(self, dialect: Dialect, site_id: int, span: Span, filters: Filters) -> None:
+        self.d = dialect
+        self.p = Params(dialect)
+        self.filters = filters
+        self.site = self.p.bind(site_id)
+        self.a = self.p.bind(micros(span[0]))
+        self.b = self.p.bind(micros(span[1]))
+
+    def bind(self, value: Any) -> str:
+        return self.p.bind(value)
+
+    def duration(self) -> str:
+        """Whole seconds from a visit's first event to its last (half a second rounds up)."""
+        return self.d.div("last - start + 500000", "1000000")
+
+    def sums(self) -> list[str]:
+        """Visitors, visits, pageviews, bounces and duration of the visits a query selects."""
+        return [
+            "count(DISTINCT visitor)",
+            "count(*)",
+            "sum(pageviews)",
+            "sum(CASE WHEN pageviews <= 1 THEN 1 ELSE 0 END)",
+            f"sum({self.duration()})",
+        ]
+
+    def selected(self) -> str:
+        """The WHERE clause of the visits the filters select (they started in the span)."""
+        parts = [f"site_id = {self.site}", f"start >= {self.a}", f"start < {self.b}"]
+        if self.filters.source is not None:
+            parts.append(f"source = {self.bind(self.filters.source)}")
+        if self.filters.page is not None:
+            viewed = f"name = '{PAGEVIEW}' AND path = {self.bind(self.filters.page)}"
+            parts.append(f"visit IN ({self._visits_with(viewed)})")
+        if self.filters.event is not None:
+            parts.append(f"visit IN ({self._visits_with(f'name = {self.bind(self.filters.event)}')})")
+        return " AND ".join(parts)
+
+    def _visits_with(self, condition: str) -> str:
+        """Visits with a matching event from the span's start on (a visit's events all follow its
+        start, and only visits that started in the span are kept)."""
+        return f"SELECT visit FROM events WHERE site_id = {self.site} AND time >= {self.a} AND {condition}"
+
+    def events(self, *extra: str) -> str:
+        """The span's events; with filters, every event of the selected visits."""
+        if not self.filters:
+            return " AND ".join([f"site_id = {self.site}", f"time >= {self.a}", f"time < {self.b}", *extra])
+        chosen = f"visit IN (SELECT visit FROM {self.d.visits} WHERE {self.selected()})"
+        return " AND ".join([f"site_id = {self.site}", f"time >= {self.a}", chosen, *extra])
+
+
+def _figures(row: Sequence[Any]) -> dict[str, int]:
+    return {**{name: int(x or 0) for name, x in zip(FIGURES, row, strict=True)}, "events": 0}
+
+
+def totals(run: Run, d: Dialect, site_id: int, span: Span, filters: Filters) -> dict[str, int]:
+    q = Query(d, site_id, span, filters)
+    rows = run(f"SELECT {', '.join(q.sums())} FROM {d.visits} WHERE {q.selected()}", q.p.values)
+    figures = _figures(rows[0])
+    if not filters:  # visitors and pageviews of the events in the span
+        q = Query(d, site_id, span, filters)
+        visitors, pageviews = run(
+            f"SELECT count(DISTINCT visitor), sum(CASE WHEN name = '{PAGEVIEW}' THEN 1 ELSE 0 END) "
+            f"FROM events WHERE {q.events()}",
+            q.p.values,
+        )[0]
+        figures.update(visitors=int(visitors or 0), pageviews=int(pageviews or 0))
+    return figures
+
+
+def _bucket(q: Query, spans: Sequence[Span], column: str) -> str:
+    """The 1-based index of the span ``column`` falls in: a lookup in a list of quanta (the spans'
+    edges are whole multiples of a step: an hour, or a half or quarter of one)."""
+    edges = [micros(a) for a, _ in spans] + [micros(spans[-1][1])]
+    step = 0
+    for edge in edges:
+        step = math.gcd(step, edge - edges[0])
+    step = step or 1
+    index = [bisect.bisect_right(edges, edges[0] + n * step) for n in range((edges[-1] - edges[0]) // step)]
+    quanta, size = q.bind(index), q.bind(step)
+    return q.d.at(quanta, f"{q.d.div(f'{column} - {q.a}', size)} + 1")
+
+
+def series(
+    run: Run, d: Dialect, site_id: int, spans: Sequence[Span], filters: Filters
+) -> list[dict[str, int]]:
+    """Figures per span: the selected visits grouped by the span their start falls in."""
+    if not spans:
+        return []
+    whole = (spans[0][0], spans[-1][1])
+    q = Query(d, site_id, whole, filters)
+    bucket = _bucket(q, spans, "start")
+    points = [_figures((0, 0, 0, 0, 0)) for _ in spans]
+    query = f"SELECT {bucket} AS i, {', '.join(q.sums())} FROM {d.visits} WHERE {q.selected()} GROUP BY i"
+    for i, *row in run(query, q.p.values):
+        points[int(i) - 1] = _figures(row)
+    if not filters:  # visitors and pageviews of the events in each span
+        for point in points:
+            point["visitors"] = point["pageviews"] = 0
+        q = Query(d, site_id, whole, filters)
+        bucket = _bucket(q, spans, "time")
+        query = (
+            f"SELECT {bucket} AS i, count(DISTINCT visitor), "
+            f"sum(CASE WHEN name = '{PAGEVIEW}' THEN 1 ELSE 0 END) FROM events WHERE {q.events()} GROUP BY i"
+        )
+        for i, visitors, pageviews in run(query, q.p.values):
+            points[int(i) - 1].update(visitors=int(visitors), pageviews=int(pageviews or 0))
+    return points
+
+
+@dataclass(frozen=True)
+class Page:
+    """Which rows of a table: ``limit`` from ``offset``, optionally only values containing ``search``."""
+
+    limit: int = 10
+    offset: int = 0
+    search: str | None = None
+
+
+def breakdown(
+    run: Run,
+    d: Dialect,
+    site_id: int,
+    span: Span,
+    filters: Filters,
+    dim: str,
+    order: str,
+    page: Page,
+    name: str | None = None,
+) -> tuple[list[dict[str, Any]], bool]:
+    q = Query(d, site_id, span, filters)
+    if dim in VISIT_COLUMNS:
+        rows = _visit_breakdown(run, q, dim, order, page)
+    elif dim == "prop":
+        rows = _prop_breakdown(run, q, name or "", page)
+    else:
+        rows = _event_breakdown(run, q, dim, page)
+    return rows[: page.limit], len(rows) > page.limit
+
+
+def _search(q: Query, column: str, page: Page) -> str:
+    if not page.search:
+        return ""
+    return f" AND {q.d.search.format(column=column, value=q.bind(page.search))}"
+
+
+def _window(page: Page) -> str:
+    return f" LIMIT {int(page.limit) + 1} OFFSET {int(page.offset)}"
+
+
+def _visit_breakdown(run: Run, q: Query, dim: str, order: str, page: Page) -> list[dict[str, Any]]:
+    column = VISIT_COLUMNS[dim]
+    if order not in FIGURES:
+        raise ValueError(f"unknown order {order!r}")
+    condition = q.selected()
+    if dim in OPTIONAL:
+        condition += f" AND {column} != ''"
+    elif dim in ("entry", "exit"):
+        condition += f" AND {column} IS NOT NULL"
+    condition += _search(q, column, page)
+    names = ", ".join(f"n_{n}" for n in FIGURES)  # not the columns' own names (ClickHouse)
+    query = (
+        f"SELECT value, {names} FROM (SELECT {column} AS value, "
+        + ", ".join(f"{s} AS n_{n}" for s, n in zip(q.sums(), FIGURES, strict=True))
+        + f" FROM {q.d.visits} WHERE {condition} GROUP BY {column}) AS t "
+        f"ORDER BY n_{order} DESC, value{_window(page)}"
+    )
+    out = []
+    for value, *figures in run(query, q.p.values):
+        row = _figures(figures)
+        if dim == "exit":
+            row["bounces"] = row["duration"] = 0
+        out.append({"value": value, **row})
+    return out
+
+
+def _event_row(value: str, visitors: int, count_name: str, count: int) -> dict[str, Any]:
+    row = {"value": value, "visitors": visitors, "visits": 0, "pageviews": 0, "events": 0}
+    row.update(bounces=0, duration=0)
+    row[count_name] = int(count)
+    return row
+
+
+def _event_breakdown(run: Run, q: Query, dim: str, page: Page) -> list[dict[str, Any]]:
+    if dim == "page":
+        column, where, count_name = "path", f"name = '{PAGEVIEW}'", "pageviews"
+    else:
+        column, where, count_name = "name", f"name != '{PAGEVIEW}'", "events"
+    condition = q.events(where) + _search(q, column, page)
+    query = (
+        f"SELECT {column} AS value, count(*) AS n, count(DISTINCT visitor) AS people FROM events "
+        f"WHERE {condition} GROUP BY {column} ORDER BY n DESC, value{_window(page)}"
+    )
+    return [_event_row(value, int(people), count_name, int(n)) for value, n, people in run(query, q.p.values)]
+
+
+def _prop_breakdown(run: Run, q: Query, name: str, page: Page) -> list[dict[str, Any]]:
+    """Props of one custom event: ``value`` is ``key\\x1fvalue``."""
+    condition = q.events(f"name = {q.bind(name)}")
+    search = _search(q, "kv", page)
+    query = (
+        f"SELECT kv, count(*) AS n, count(DISTINCT visitor) AS people FROM "
+        f"(SELECT {q.d.explode('props')} AS kv, visitor FROM events WHERE {condition}) AS t "
+        f"WHERE 1 = 1{search} GROUP BY kv ORDER BY n DESC, kv{_window(page)}"
+    )
+    return [_event_row(kv, int(people), "events", int(n)) for kv, n, people in run(query, q.p.values)]
+
+
+def realtime(run: Run, d: Dialect, site_id: int, since: datetime, until: datetime) -> dict[str, Any]:
+    """Visitors and pageviews since ``since``, and the pages being viewed."""
+    q = Query(d, site_id, (since, until), Filters())
+    visitors, pageviews = run(
+        f"SELECT count(DISTINCT visitor), sum(CASE WHEN name = '{PAGEVIEW}' THEN 1 ELSE 0 END) "
+        f"FROM events WHERE {q.events()}",
+        q.p.values,
+    )[0]
+    pages = run(
+        f"SELECT path, count(DISTINCT visitor) AS n FROM events WHERE {q.events(VIEWED)} "
+        "GROUP BY path ORDER BY n DESC, path LIMIT 10",
+        q.p.values,
+    )
+    return {
+        "visitors": int(visitors or 0),
+        "pageviews": int(pageviews or 0),
+        "pages": [{"value": p, "visitors": int(n)} for p, n in pages],
+    }

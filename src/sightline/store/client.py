@@ -1,0 +1,246 @@
+"""The server's side of the store: starts and supervises the store process, asks it queries,
+and reports its health (``store`` service: engine, lag behind the log, failures in plain words).
+
+Queries wait on a socket in a worker thread, so the server's event loop and interpreter stay
+free while the store works. A store process that dies is started again within a second; until
+it answers, reports answer 503 with the error shape.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import multiprocessing
+import secrets
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+from multiprocessing.connection import Client, Connection
+from pathlib import Path
+from typing import Any
+
+from anyio import to_thread
+from sqlalchemy import func, select
+
+from sightline.errors import ApiError
+from sightline.health.registry import DEGRADED, DOWN, OK, ServiceReport
+from sightline.storage import Database
+from sightline.storage.schema import events
+from sightline.store.dialects import CLICKHOUSE, DUCKDB, Dialect
+from sightline.store.feed import micros_of
+from sightline.store.process import Options, main
+
+log = logging.getLogger("sightline.store")
+BEHIND_SECONDS = 60.0  # a store further behind the log than this is "degraded"
+START_TIMEOUT = 120.0
+
+
+class StoreUnavailableError(ApiError):
+    def __init__(self, message: str) -> None:
+        super().__init__(503, "store_unavailable", message)
+
+
+class Store:
+    """The analytics store as the server sees it."""
+
+    def __init__(self, settings: Any, db: Database) -> None:
+        self.db = db
+        self.events_url: str | None = settings.events_url or None
+        self.dialect: Dialect = CLICKHOUSE if self.events_url else DUCKDB
+        self.engine = "clickhouse" if self.events_url else "duckdb"
+        self._socket_dir = Path(tempfile.mkdtemp(prefix="sightline-store-"))
+        self.options = Options(
+            database_url=db.url,
+            events_url=self.events_url,
+            data_dir=str(settings.data_path),
+            memory_mb=int(settings.store_memory_mb),
+            interval=float(settings.store_feed_seconds),
+            batch=20000,
+            address=str(self._socket_dir / "store.sock"),
+            authkey=secrets.token_bytes(32),
+            log_retention_days=settings.event_log_retention_days,
+        )
+        self._process: multiprocessing.process.BaseProcess | None = None
+        self._local = threading.local()
+        self._generation = 0
+        self.problem: str | None = None
+        self.failing_since: float | None = None
+        self.restarts = 0
+        self._task: asyncio.Task[None] | None = None
+        self._stopping = False
+
+    # -- the process -----------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Starts the store process and waits until it answers (or says why it cannot)."""
+        context = multiprocessing.get_context("spawn")
+        receiver, sender = context.Pipe(duplex=False)
+        Path(self.options.address).unlink(missing_ok=True)
+        process = context.Process(
+            target=main, args=(self.options, sender), name="sightline-store", daemon=True
+        )
+        process.start()
+        sender.close()
+        self._process = process
+        self._generation += 1
+        if not receiver.poll(START_TIMEOUT):
+            self._fail("the store process did not start in time")
+            return
+        try:
+            kind, detail = receiver.recv()
+        except EOFError:
+            self._fail("the store process stopped while starting")
+            return
+        finally:
+            receiver.close()
+        if kind == "ready":
+            self.problem = None
+            self.failing_since = None
+            log.info("analytics store ready (%s, %s events fed)", self.engine, detail.get("watermark"))
+        else:
+            self._fail(str(detail))
+
+    def _fail(self, problem: str) -> None:
+        self.problem = problem
+        self.failing_since = self.failing_since or time.time()
+        log.error("the analytics store is unavailable: %s", problem)
+
+    @property
+    def alive(self) -> bool:
+        return self._process is not None and self._process.is_alive() and self.problem is None
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Starts the store process beside the server (which does not wait for it: reports answer
+        503 until it is ready) and supervises it until the server stops."""
+        self._task = asyncio.create_task(self._supervise(), name="sightline-store")
+        try:
+            yield
+        finally:
+            self._stopping = True
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            await to_thread.run_sync(self.stop)
+
+    async def _supervise(self) -> None:
+        await to_thread.run_sync(self.start)
+        while True:
+            await asyncio.sleep(1.0)
+            process = self._process
+            if process is not None and not process.is_alive() and not self._stopping:
+                self.restarts += 1
+                self._fail(f"the store process stopped (exit code {process.exitcode}); starting it again")
+                await to_thread.run_sync(self.start)
+            elif self.problem is not None and process is not None and not process.is_alive():
+                await asyncio.sleep(4.0)  # e.g. the file is held by another process: try again
+                await to_thread.run_sync(self.start)
+
+    def stop(self) -> None:
+        process = self._process
+        if process is not None and process.is_alive():
+            process.terminate()
+            process.join(10)
+            if process.is_alive():
+                process.kill()
+                process.join(5)
+        self._process = None
+        shutil.rmtree(self._socket_dir, ignore_errors=True)
+
+    # -- queries ---------------------------------------------------------------------------
+
+    def _connection(self) -> Connection:
+        conn: Connection | None = getattr(self._local, "conn", None)
+        if conn is not None and getattr(self._local, "generation", None) == self._generation:
+            return conn
+        if conn is not None:
+            conn.close()
+        conn = Client(self.options.address, family="AF_UNIX", authkey=self.options.authkey)
+        self._local.conn, self._local.generation = conn, self._generation
+        return conn
+
+    def ask(self, request: tuple[Any, ...]) -> Any:
+        if not self.alive:
+            raise StoreUnavailableError(
+                "The analytics store is not available right now "
+                f"({self.problem or 'it is starting'}). Try again in a few seconds."
+            )
+        try:
+            conn = self._connection()
+            conn.send(request)
+            kind, value = conn.recv()
+        except (OSError, EOFError) as error:
+            self._local.conn = None
+            raise StoreUnavailableError(
+                "The analytics store stopped answering. Try again in a few seconds."
+            ) from error
+        if kind != "ok":
+            raise RuntimeError(f"the analytics store refused a query: {value}")
+        return value
+
+    def query(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+        rows: list[tuple[Any, ...]] = self.ask(("query", sql, params))
+        return rows
+
+    # -- health ----------------------------------------------------------------------------
+
+    def lag(self, watermark: int) -> tuple[int, float]:
+        """(events in the log after the watermark, seconds since the oldest of them happened)."""
+        with self.db.read() as conn:
+            newest = conn.execute(select(func.max(events.c.id))).scalar()
+            oldest = conn.execute(
+                select(micros_of(events.c.time, self.db.dialect))
+                .where(events.c.id > watermark)
+                .order_by(events.c.id)
+                .limit(1)
+            ).scalar()
+        behind = max(0, int(newest or 0) - watermark)
+        if not behind or oldest is None:
+            return behind, 0.0
+        now = datetime.now(UTC).timestamp()
+        return behind, round(max(0.0, now - int(oldest) / 1e6), 1)
+
+    def probe(self) -> ServiceReport:
+        figures: dict[str, Any] = {"engine": self.engine, "restarts": self.restarts}
+        status: dict[str, Any] | None = None
+        try:
+            status = self.ask(("status",))
+        except (StoreUnavailableError, RuntimeError):
+            status = None
+        problem, since = self.problem, self.failing_since
+        if status is not None and status.get("problem"):
+            problem, since = status["problem"], status["failing_since"]
+        watermark = int(status["watermark"]) if status else 0
+        lag_events, lag_seconds = self.lag(watermark)
+        figures.update(
+            lag_events=lag_events,
+            lag_seconds=lag_seconds,
+            fed_events=status["fed_events"] if status else None,
+            feed_rate=status["rate"] if status else None,
+            failing_since=datetime.fromtimestamp(since, UTC).isoformat() if since else None,
+            problem=problem,
+            fix=_fix(problem, self.engine) if problem else None,
+        )
+        if status is None:
+            return ServiceReport(DOWN, figures)
+        state = DEGRADED if problem or lag_seconds > BEHIND_SECONDS else OK
+        return ServiceReport(state, figures)
+
+
+def _fix(problem: str, engine: str) -> str:
+    text = problem.lower()
+    if "in use by another process" in text:
+        return (
+            "Another Sightline process is using this data directory's analytics store. "
+            "Stop it, or give each server its own --data-dir."
+        )
+    if "no space" in text or "disk" in text:
+        return "The disk of the data directory is full. Free some space; the store catches up by itself."
+    if engine == "clickhouse":
+        return "Check that the ClickHouse server in --events-url is running and reachable."
+    return "Check the server's log for the error. Reports show the last figures the store holds."

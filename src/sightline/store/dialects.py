@@ -1,0 +1,92 @@
+"""The two SQL dialects of the store: what differs between DuckDB and ClickHouse, in one place.
+
+Reports are written once with these fragments; every value reaches the engine as a bound
+parameter (``Params.bind``), never as text pasted into the SQL. Times are Int64 microseconds since
+the Unix epoch (UTC) in both engines, so bucketing and spans are plain integer arithmetic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Dialect:
+    name: str
+    visits: str  # how a query names the visits table (ClickHouse reads its latest rows: FINAL)
+    element: str  # array element, 1-based: "{array}[{index}]"-like template
+    has: str  # array contains value
+    idiv: str  # integer division
+    unnest: str  # one row per array element, in the SELECT list
+    uint64: str  # the type of visitor and visit keys
+    search: str  # case-insensitive "contains": "{column}", "{value}"
+
+    def param(self, name: str, kind: str) -> str:
+        """The placeholder of parameter ``name`` whose ClickHouse type is ``kind``."""
+        if self.name == "duckdb":
+            return f"${name}"
+        return "{" + f"{name}:{kind}" + "}"
+
+    def at(self, array: str, index: str) -> str:
+        return self.element.format(array=array, index=index)
+
+    def contains(self, array: str, value: str) -> str:
+        return self.has.format(array=array, value=value)
+
+    def div(self, a: str, b: str) -> str:
+        return self.idiv.format(a=a, b=b)
+
+    def explode(self, array: str) -> str:
+        return self.unnest.format(array=array)
+
+
+DUCKDB = Dialect(
+    name="duckdb",
+    visits="visits",
+    element="list_extract({array}, {index})",
+    has="list_contains({array}, {value})",
+    idiv="({a}) // ({b})",
+    unnest="unnest({array})",
+    uint64="UBIGINT",
+    search="contains(lower({column}), lower({value}))",
+)
+CLICKHOUSE = Dialect(
+    name="clickhouse",
+    visits="visits FINAL",
+    element="arrayElement({array}, {index})",
+    has="has({array}, {value})",
+    idiv="intDiv({a}, {b})",
+    unnest="arrayJoin({array})",
+    uint64="UInt64",
+    search="positionCaseInsensitiveUTF8({column}, {value}) > 0",
+)
+
+
+def _kind(value: Any) -> str:
+    """The ClickHouse type of a bound value (DuckDB infers it)."""
+    if isinstance(value, bool):
+        return "Bool"
+    if isinstance(value, int):
+        return "Int64"
+    if isinstance(value, float):
+        return "Float64"
+    if isinstance(value, str):
+        return "String"
+    if isinstance(value, (list, tuple)):
+        inner = _kind(value[0]) if value else "Int64"
+        return f"Array({inner})"
+    raise TypeError(f"cannot bind {type(value).__name__}")
+
+
+@dataclass
+class Params:
+    """The bound values of one query, named ``p0``, ``p1``, ... in the order they are bound."""
+
+    dialect: Dialect
+    values: dict[str, Any] = field(default_factory=dict)
+
+    def bind(self, value: Any) -> str:
+        name = f"p{len(self.values)}"
+        self.values[name] = list(value) if isinstance(value, tuple) else value
+        return self.dialect.param(name, _kind(value))

@@ -1,0 +1,330 @@
+"""The store's two engines behind one small interface: read a query's rows, write one fed batch.
+
+``Embedded`` is a DuckDB file in the data directory, owned by the store process alone: a batch
+(its events, the new rows of the visits it touched, the watermark) is one DuckDB transaction, so
+it is written exactly once even when the process is killed halfway. The file is derived data:
+when it cannot be read, or was made by another DuckDB version or layout, it is rebuilt from the
+log. ``ClickHouse`` talks to a server (or, in tests, the embedded chDB engine) through
+clickhouse-connect. ClickHouse has no transaction across tables, so a batch is written with
+deduplication tokens named after its id range, and the range is recorded before it is written:
+after a crash the same range is written again, and ClickHouse drops what already arrived.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import duckdb
+import pyarrow as pa
+
+from sightline.store import schema
+from sightline.store.dialects import CLICKHOUSE, DUCKDB, Dialect
+
+log = logging.getLogger("sightline.store")
+
+FILE_NAME = "store.duckdb"
+WATERMARK = "watermark"
+Columns = dict[str, list[Any]]
+
+
+class StoreBusyError(RuntimeError):
+    """Another process holds the embedded store's file."""
+
+
+class Engine(Protocol):
+    dialect: Dialect
+    name: str
+
+    def query(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]: ...
+
+    def watermark(self) -> int: ...
+
+    def pending_range(self) -> tuple[int, int] | None: ...
+
+    def write(self, after: int, last: int, events: Columns, visits: Columns) -> None: ...
+
+    def visits_of(self, keys: Sequence[int], born_after: int) -> list[tuple[Any, ...]]: ...
+
+    def execute(self, sql: str, params: dict[str, Any] | None = None) -> None: ...
+
+    def reset(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def _table(columns: Columns, names: Sequence[str], types: dict[str, pa.DataType]) -> pa.Table:
+    return pa.table({name: pa.array(columns[name], type=types.get(name)) for name in names})
+
+
+EVENT_TYPES: dict[str, pa.DataType] = {
+    "site_id": pa.int32(),
+    "time": pa.int64(),
+    "id": pa.int64(),
+    "visitor": pa.uint64(),
+    "visit": pa.uint64(),
+    "props": pa.list_(pa.string()),
+    "visit_start": pa.int64(),
+}
+VISIT_TYPES: dict[str, pa.DataType] = {
+    "site_id": pa.int32(),
+    "visit": pa.uint64(),
+    "visitor": pa.uint64(),
+    "born": pa.int64(),
+    "start": pa.int64(),
+    "last": pa.int64(),
+    "pageviews": pa.int32(),
+    "events": pa.int32(),
+    "entry_at": pa.int64(),
+    "exit_at": pa.int64(),
+    "version": pa.int64(),
+}
+
+
+class Embedded:
+    """DuckDB in ``DATA_DIR/store.duckdb``."""
+
+    dialect = DUCKDB
+    name = "duckdb"
+
+    def __init__(self, directory: Path, memory_mb: int) -> None:
+        self.path = directory / FILE_NAME
+        self.memory_mb = memory_mb
+        self._write = threading.Lock()
+        self._con = self._open()
+
+    def _open(self) -> duckdb.DuckDBPyConnection:
+        try:
+            con = self._connect()
+        except duckdb.IOException as error:
+            if "lock" in str(error).lower():
+                raise StoreBusyError(f"{self.path} is in use by another process") from error
+            return self._rebuilt(error)
+        except duckdb.Error as error:
+            return self._rebuilt(error)
+        return con
+
+    def _rebuilt(self, error: Exception) -> duckdb.DuckDBPyConnection:
+        log.warning(
+            "the analytics store %s cannot be read (%s); rebuilding it from the log", self.path, error
+        )
+        self._remove()
+        return self._connect()
+
+    def _remove(self) -> None:
+        for path in (self.path, self.path.with_name(self.path.name + ".wal")):
+            path.unlink(missing_ok=True)
+
+    def _connect(self) -> duckdb.DuckDBPyConnection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        config: dict[str, str | bool | int | float | list[str]] = {
+            "memory_limit": f"{self.memory_mb}MB",
+            "threads": 2,
+            "temp_directory": str(self.path.parent / "store.tmp"),
+        }
+        con = duckdb.connect(str(self.path), config=config)
+        try:
+            made = self._made_by(con)
+            if made is not None and made != (schema.FORMAT, duckdb.__version__):
+                log.info("the analytics store was made by another version (%s); rebuilding it", made)
+                con.close()
+                self._remove()
+                con = duckdb.connect(str(self.path), config=config)
+                made = None
+            for statement in schema.DUCKDB:
+                con.execute(statement)
+            if made is None:
+                con.execute("INSERT INTO store_meta VALUES (1, ?, ?)", [schema.FORMAT, duckdb.__version__])
+        except BaseException:
+            con.close()
+            raise
+        return con
+
+    @staticmethod
+    def _made_by(con: duckdb.DuckDBPyConnection) -> tuple[int, str] | None:
+        found = con.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'store_meta'"
+        ).fetchone()
+        if not found or not found[0]:
+            return None
+        row = con.execute("SELECT format, engine FROM store_meta WHERE id = 1").fetchone()
+        return None if row is None else (int(row[0]), str(row[1]))
+
+    def query(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+        cursor = self._con.cursor()
+        try:
+            return cursor.execute(sql, params).fetchall()
+        finally:
+            cursor.close()
+
+    def execute(self, sql: str, params: dict[str, Any] | None = None) -> None:
+        with self._write:
+            cursor = self._con.cursor()
+            try:
+                cursor.execute(sql, params or {})
+            finally:
+                cursor.close()
+
+    def watermark(self) -> int:
+        rows = self.query("SELECT value FROM store_state WHERE name = $name", {"name": WATERMARK})
+        return int(rows[0][0]) if rows else 0
+
+    def pending_range(self) -> tuple[int, int] | None:
+        return None  # a DuckDB batch is one transaction: nothing is ever half written
+
+    def visits_of(self, keys: Sequence[int], born_after: int) -> list[tuple[Any, ...]]:
+        columns = ", ".join(schema.VISIT_COLUMNS)
+        return self.query(
+            f"SELECT {columns} FROM visits WHERE born >= $born AND visit IN (SELECT unnest($keys))",  # noqa: S608
+            {"born": born_after, "keys": list(keys)},
+        )
+
+    def write(self, after: int, last: int, events: Columns, visits: Columns) -> None:
+        """Events with ids in (after, last], the visits they touched and the watermark, at once."""
+        event_rows = _table(events, schema.EVENT_COLUMNS, EVENT_TYPES)  # noqa: F841 (read by DuckDB)
+        visit_rows = _table(visits, schema.VISIT_COLUMNS, VISIT_TYPES)  # noqa: F841
+        with self._write:
+            cursor = self._con.cursor()
+            try:
+                cursor.execute("BEGIN TRANSACTION")
+                try:
+                    moved = cursor.execute(
+                        "SELECT coalesce(max(value), 0) FROM store_state WHERE name = $name",
+                        {"name": WATERMARK},
+                    ).fetchone()
+                    if moved is None or int(moved[0]) != after:
+                        raise RuntimeError("the watermark moved under this batch; it is rolled back")
+                    cursor.execute("INSERT INTO events SELECT * FROM event_rows")
+                    if visits["visit"]:
+                        born = min(visits["born"])
+                        cursor.execute(
+                            "DELETE FROM visits WHERE born >= $born AND visit IN "
+                            "(SELECT visit FROM visit_rows)",
+                            {"born": born},
+                        )
+                        cursor.execute("INSERT INTO visits SELECT * FROM visit_rows")
+                    cursor.execute(
+                        "INSERT INTO store_state VALUES ($name, $value) "
+                        "ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+                        {"name": WATERMARK, "value": last},
+                    )
+                except BaseException:
+                    cursor.execute("ROLLBACK")
+                    raise
+                cursor.execute("COMMIT")
+            finally:
+                cursor.close()
+
+    def reset(self) -> None:
+        with self._write:
+            for table in ("events", "visits", "store_state"):
+                self._con.execute(f"DELETE FROM {table}")  # noqa: S608 (fixed names)
+            self._con.execute("CHECKPOINT")
+
+    def size_bytes(self) -> int:
+        return sum(
+            p.stat().st_size for p in (self.path, self.path.with_name(self.path.name + ".wal")) if p.exists()
+        )
+
+    def close(self) -> None:
+        with self._write:
+            self._con.close()
+
+
+class ClickHouse:
+    """A ClickHouse server or cluster (``clickhouse://``), or chDB in tests (``chdb://``)."""
+
+    dialect = CLICKHOUSE
+    name = "clickhouse"
+
+    def __init__(self, url: str, cluster: str | None = None) -> None:
+        import clickhouse_connect  # a dependency only this engine needs at run time
+
+        self._lock = threading.Lock()
+        if url.startswith("chdb://"):
+            self._client = clickhouse_connect.get_client(dsn=url)
+        else:
+            self._client = clickhouse_connect.get_client(dsn=url.replace("clickhouse://", "http://", 1))
+        for statement in schema.clickhouse(cluster):
+            self._client.command(statement)
+
+    def query(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+        with self._lock:
+            result = self._client.query(sql, parameters=params)
+        return [tuple(row) for row in result.result_rows]
+
+    def execute(self, sql: str, params: dict[str, Any] | None = None) -> None:
+        with self._lock:
+            self._client.command(sql, parameters=params or None)
+
+    def _state(self) -> tuple[int, int, int] | None:
+        rows = self.query(
+            "SELECT argMax(value, at), argMax(first, at), argMax(last, at) FROM store_state "
+            "WHERE name = {name:String} GROUP BY name",
+            {"name": WATERMARK},
+        )
+        return (int(rows[0][0]), int(rows[0][1]), int(rows[0][2])) if rows else None
+
+    def watermark(self) -> int:
+        state = self._state()
+        return state[0] if state else 0
+
+    def pending_range(self) -> tuple[int, int] | None:
+        """(after, last) of the batch being written when the last feeder stopped, if unfinished."""
+        state = self._state()
+        if state is None or state[2] <= state[0]:
+            return None
+        return state[1], state[2]
+
+    def _mark(self, value: int, first: int, last: int) -> None:
+        with self._lock:
+            self._client.command(
+                "INSERT INTO store_state SELECT {name:String}, {value:Int64}, {first:Int64}, "
+                "{last:Int64}, now64(6)",
+                parameters={"name": WATERMARK, "value": value, "first": first, "last": last},
+            )
+
+    def visits_of(self, keys: Sequence[int], born_after: int) -> list[tuple[Any, ...]]:
+        columns = ", ".join(schema.VISIT_COLUMNS)
+        return self.query(
+            f"SELECT {columns} FROM visits FINAL WHERE born >= {{born:Int64}} "  # noqa: S608
+            "AND visit IN {keys:Array(UInt64)}",
+            {"born": born_after, "keys": list(keys)},
+        )
+
+    def write(self, after: int, last: int, events: Columns, visits: Columns) -> None:
+        """Records the range first, then writes with tokens named after it, then moves the mark."""
+        self._mark(after, after, last)
+        token = f"sightline-{after}-{last}"
+        with self._lock:
+            self._client.insert_arrow(
+                "events",
+                _table(events, schema.EVENT_COLUMNS, EVENT_TYPES),
+                settings={"insert_deduplication_token": f"{token}-events"},
+            )
+            if visits["visit"]:
+                self._client.insert_arrow(
+                    "visits",
+                    _table(visits, schema.VISIT_COLUMNS, VISIT_TYPES),
+                    settings={"insert_deduplication_token": f"{token}-visits"},
+                )
+        self._mark(last, last, last)
+
+    def reset(self) -> None:
+        with self._lock:
+            for table in ("events", "visits", "store_state"):
+                self._client.command(f"TRUNCATE TABLE IF EXISTS {table}")
+
+    def close(self) -> None:
+        with self._lock:
+            self._client.close()
+
+
+def open_engine(events_url: str | None, directory: Path, memory_mb: int) -> Engine:
+    """The engine ``--events-url`` names: DuckDB in the data directory when it is empty."""
+    if not events_url:
+        return Embedded(directory, memory_mb)
+    return ClickHouse(events_url)

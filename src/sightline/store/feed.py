@@ -1,0 +1,301 @@
+"""Feeding the store from the durable log: the next events after the watermark, exactly once.
+
+One ``step`` reads up to ``batch`` events after the store's watermark (by id: ingest's single
+writer commits them in id order), brings each one's visit up to date, and hands the engine the
+events, the new rows of the visits they touched and the new watermark to write together. The
+visits of the last hours are kept in memory; a visit not in memory is read back from the store,
+so a restarted feeder continues where the last one stopped.
+
+A visit's attributes (source, UTM tags, browser, OS, device, place) are those of its first event
+fed; its start and end are its earliest and latest event times, its entry and exit pages those of
+its earliest and latest pageview.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import orjson
+from sqlalchemy import BigInteger, Integer, cast, extract, func, literal, select
+
+from sightline.storage import Database
+from sightline.storage.schema import events
+from sightline.store import schema
+from sightline.store.engines import Columns, Engine
+
+log = logging.getLogger("sightline.store")
+
+PAGEVIEW = "pageview"
+NONE = "(none)"
+VALUE_MAX = 500  # paths and prop values are cut to this many characters
+KEEP = 3 * 3600 * 1_000_000  # visits idle for longer than this leave the memory
+LOOK_BACK = 2 * 86400 * 1_000_000  # how far back a visit is looked for in the store
+_KEY = b"sightline-store-v1"
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+MICROSECOND = timedelta(microseconds=1)
+
+
+def micros(moment: datetime) -> int:
+    """Microseconds since the epoch, exactly (no float on the way)."""
+    return (moment - EPOCH) // MICROSECOND
+
+
+def micros_of(column: Any, dialect: str) -> Any:
+    """Microseconds since the epoch of a UTC timestamp column, computed exactly by the database."""
+    if dialect == "sqlite":  # stored as text: 'YYYY-MM-DD HH:MM:SS.ffffff'
+        return cast(func.strftime("%s", column), Integer) * 1_000_000 + cast(
+            func.substr(column, 21, 6), Integer
+        )
+    return cast(extract("epoch", column) * 1_000_000, BigInteger)
+
+
+def key_of(site_id: int, code: str) -> int:
+    """The store's 64-bit key of a visitor code or a visit (session) id of one site."""
+    digest = hashlib.blake2b(f"{site_id}\x1f{code}".encode(), digest_size=8, key=_KEY).digest()
+    return int.from_bytes(digest, "little")
+
+
+def cut(value: str | None) -> str:
+    return value[:VALUE_MAX] if value else ""
+
+
+def props_of(raw: str | None) -> list[str]:
+    """The event's props as ``key\\x1fvalue`` strings (values as the SDK sent them, as text)."""
+    if not raw:
+        return []
+    try:
+        parsed = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return []
+    if not isinstance(parsed, dict):
+        return []
+    out = []
+    for key, value in parsed.items():
+        if isinstance(value, bool):
+            text = "true" if value else "false"
+        elif isinstance(value, str):
+            text = value
+        else:
+            text = orjson.dumps(value).decode()
+        out.append(cut(f"{key}\x1f{text}"))
+    return out
+
+
+@dataclass(slots=True)
+class Visit:
+    site_id: int
+    visit: int
+    visitor: int
+    born: int
+    start: int
+    last: int
+    pageviews: int
+    events: int
+    entry: str | None
+    entry_at: int | None
+    exit: str | None
+    exit_at: int | None
+    attrs: tuple[str, ...]  # schema.VISIT_ATTRIBUTES, in order
+    version: int
+
+    def row(self) -> tuple[Any, ...]:
+        return (
+            self.site_id,
+            self.visit,
+            self.visitor,
+            self.born,
+            self.start,
+            self.last,
+            self.pageviews,
+            self.events,
+            self.entry,
+            self.entry_at,
+            self.exit,
+            self.exit_at,
+            *self.attrs,
+            self.version,
+        )
+
+
+def _visit(row: Sequence[Any]) -> Visit:
+    """A visit as ``Engine.visits_of`` reads it back (``schema.VISIT_COLUMNS`` order)."""
+    n = len(schema.VISIT_ATTRIBUTES)
+    site_id, visit, visitor, born, start, last, pageviews, count, entry, entry_at, exit_, exit_at = row[:12]
+    return Visit(
+        int(site_id),
+        int(visit),
+        int(visitor),
+        int(born),
+        int(start),
+        int(last),
+        int(pageviews),
+        int(count),
+        entry,
+        entry_at,
+        exit_,
+        exit_at,
+        tuple(row[12 : 12 + n]),
+        int(row[12 + n]),
+    )
+
+
+def _place(name: str) -> Any:
+    column = getattr(events.c, name, None)
+    return column if column is not None else literal(None)
+
+
+class Feeder:
+    """Feeds one engine from one log, a batch at a time."""
+
+    def __init__(self, db: Database, engine: Engine, batch: int = 20000) -> None:
+        self.db = db
+        self.engine = engine
+        self.batch = batch
+        self.visits: dict[int, Visit] = {}
+        self.fed_events = 0
+        self.last_step_ms: float | None = None
+
+    def _read(self, after: int, until: int | None) -> list[Any]:
+        e = events.c
+        query = select(
+            e.id,
+            e.site_id,
+            micros_of(e.time, self.db.dialect),
+            e.visitor_id,
+            e.session_id,
+            e.name,
+            e.path,
+            e.props,
+            e.referrer_source,
+            e.utm_source,
+            e.utm_medium,
+            e.utm_campaign,
+            e.browser,
+            e.os,
+            e.device_type,
+            *(_place(name) for name in schema.PLACES),
+        ).where(e.id > after)
+        if until is not None:
+            query = query.where(e.id <= until)
+        with self.db.read() as conn:
+            return list(conn.execute(query.order_by(e.id).limit(self.batch)).all())
+
+    def step(self) -> int:
+        """Feeds the next batch; returns how many events it fed (0: the store is up to date)."""
+        started = time.perf_counter()
+        replay = self.engine.pending_range()
+        after = replay[0] if replay else self.engine.watermark()
+        rows = self._read(after, replay[1] if replay else None)
+        if not rows:
+            return 0
+        if replay:  # the visits in memory may already hold this batch: read them back afterwards
+            self.visits.clear()
+        try:
+            event_columns, visit_columns = self._build(rows)
+            self.engine.write(after, int(rows[-1][0]), event_columns, visit_columns)
+        except BaseException:
+            self.visits.clear()
+            raise
+        if replay:
+            self.visits.clear()
+        self.fed_events += len(rows)
+        self.last_step_ms = round((time.perf_counter() - started) * 1000, 1)
+        return len(rows)
+
+    def catch_up(self) -> int:
+        total = 0
+        while fed := self.step():
+            total += fed
+        return total
+
+    def _load(self, rows: Sequence[Any]) -> None:
+        missing = {key_of(r[1], r[4]) for r in rows} - self.visits.keys()
+        if not missing:
+            return
+        oldest = min(int(r[2]) for r in rows) - LOOK_BACK
+        keys = sorted(missing)
+        for i in range(0, len(keys), 5000):
+            for row in self.engine.visits_of(keys[i : i + 5000], oldest):
+                visit = _visit(row)
+                self.visits[visit.visit] = visit
+
+    def _build(self, rows: Sequence[Any]) -> tuple[Columns, Columns]:
+        self._load(rows)
+        out: Columns = {name: [] for name in schema.EVENT_COLUMNS}
+        columns = [out[name] for name in schema.EVENT_COLUMNS]
+        touched: dict[int, Visit] = {}
+        visits = self.visits
+        for row in rows:
+            event_id, site_id, at, visitor_id, session_id, name, path, props = row[:8]
+            at = int(at)
+            key = key_of(site_id, session_id)
+            visit = visits.get(key)
+            if visit is None:
+                source, utm_s, utm_m, utm_c, browser, os_name, device, *place = row[8:]
+                visit = visits[key] = Visit(
+                    site_id,
+                    key,
+                    key_of(site_id, visitor_id),
+                    at,
+                    at,
+                    at,
+                    0,
+                    0,
+                    None,
+                    None,
+                    None,
+                    None,
+                    (
+                        cut(source) or NONE,
+                        cut(utm_s),
+                        cut(utm_m),
+                        cut(utm_c),
+                        browser or NONE,
+                        os_name or NONE,
+                        device or NONE,
+                        *(p or "" for p in place),
+                    ),
+                    event_id,
+                )
+            page = cut(path)
+            if at < visit.start:
+                visit.start = at
+            if at > visit.last:
+                visit.last = at
+            if name == PAGEVIEW:
+                visit.pageviews += 1
+                if visit.entry_at is None or at < visit.entry_at:
+                    visit.entry, visit.entry_at = page, at
+                if visit.exit_at is None or at >= visit.exit_at:
+                    visit.exit, visit.exit_at = page, at
+            else:
+                visit.events += 1
+            visit.version = event_id
+            touched[key] = visit
+            for column, value in zip(
+                columns,
+                (site_id, at, event_id, visit.visitor, key, cut(name), page, props_of(props), visit.start),
+                strict=False,
+            ):
+                column.append(value)
+            for column, value in zip(columns[9:], visit.attrs, strict=True):
+                column.append(value)
+        visit_out: Columns = {name: [] for name in schema.VISIT_COLUMNS}
+        visit_lists = [visit_out[name] for name in schema.VISIT_COLUMNS]
+        for visit in touched.values():
+            for column, value in zip(visit_lists, visit.row(), strict=True):
+                column.append(value)
+        self._forget(max(int(r[2]) for r in rows))
+        return out, visit_out
+
+    def _forget(self, newest: int) -> None:
+        if len(self.visits) < 200_000:
+            return
+        idle = newest - KEEP
+        self.visits = {k: v for k, v in self.visits.items() if v.last >= idle}

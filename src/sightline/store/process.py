@@ -1,0 +1,146 @@
+"""The store process: feeds the store from the log and answers the reports' queries.
+
+It is started (``multiprocessing`` spawn) and supervised by the server (``client``). It owns the
+engine: the embedded DuckDB file may be opened by one process only, and ClickHouse inserts are
+batched here. Its work never holds the server's interpreter: queries and feeding run here, and
+the server only waits on a socket. Requests arrive over ``multiprocessing.connection`` (a Unix
+socket with an authentication key): ``("query", sql, params)`` answers ``("ok", rows)`` or
+``("error", message)``; ``("status",)`` answers the feed's figures. The process leaves when its
+parent is gone.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass
+from multiprocessing.connection import Client, Connection, Listener
+from pathlib import Path
+from typing import Any
+
+from sightline.storage import open_database
+from sightline.store.engines import Engine, StoreBusyError, open_engine
+from sightline.store.feed import Feeder
+from sightline.store.upkeep import Upkeep
+
+log = logging.getLogger("sightline.store")
+
+
+@dataclass(frozen=True)
+class Options:
+    database_url: str
+    events_url: str | None
+    data_dir: str
+    memory_mb: int
+    interval: float
+    batch: int
+    address: str
+    authkey: bytes
+    log_retention_days: int | None
+
+
+class Status:
+    """What the feed has done, for the server's health report."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine.name
+        self.watermark = engine.watermark()
+        self.fed_events = 0
+        self.failing_since: float | None = None
+        self.problem: str | None = None
+        self.last_step_ms: float | None = None
+        self.rate = 0.0  # events per second over the last busy minute
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(vars(self))
+
+
+def _serve(conn: Connection, engine: Engine, status: Status) -> None:
+    with conn:
+        while True:
+            try:
+                request = conn.recv()
+            except (EOFError, OSError):
+                return
+            try:
+                if request[0] == "query":
+                    conn.send(("ok", engine.query(request[1], request[2])))
+                elif request[0] == "status":
+                    conn.send(("ok", status.as_dict()))
+                else:
+                    conn.send(("error", f"unknown request {request[0]!r}"))
+            except (EOFError, OSError):
+                return
+            except Exception as error:  # a query the engine refused: the caller raises it
+                log.warning("a store query failed: %s", error)
+                conn.send(("error", str(error).splitlines()[0][:500]))
+
+
+def _accept(listener: Listener, engine: Engine, status: Status) -> None:
+    while True:
+        try:
+            conn = listener.accept()
+        except OSError:
+            return
+        except Exception as error:  # a client that failed the authentication
+            log.warning("a connection to the store process was refused: %s", error)
+            continue
+        threading.Thread(target=_serve, args=(conn, engine, status), daemon=True).start()
+
+
+def main(options: Options, ready: Connection) -> None:
+    """Entry point of the process (``multiprocessing`` spawn target)."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    parent = os.getppid()
+    try:
+        engine = open_engine(options.events_url, Path(options.data_dir), options.memory_mb)
+    except StoreBusyError as error:
+        ready.send(("busy", str(error)))
+        return
+    except Exception as error:
+        ready.send(("error", str(error).splitlines()[0][:500]))
+        return
+    db = open_database(options.database_url, migrate=False)
+    status = Status(engine)
+    feeder = Feeder(db, engine, options.batch)
+    upkeep = Upkeep(db, engine, options.log_retention_days)
+    listener = Listener(options.address, family="AF_UNIX", authkey=options.authkey)
+    threading.Thread(target=_accept, args=(listener, engine, status), daemon=True).start()
+    ready.send(("ready", status.as_dict()))
+    ready.close()
+    window: list[tuple[float, int]] = []
+    while os.getppid() == parent:
+        try:
+            fed = feeder.step()
+            upkeep.maybe_run()
+            status.failing_since = status.problem = None
+        except Exception as error:
+            fed = 0
+            log.exception("feeding the analytics store failed; it tries again")
+            status.failing_since = status.failing_since or time.time()
+            status.problem = str(error).splitlines()[0][:300] if str(error) else type(error).__name__
+        now = time.monotonic()
+        if fed:
+            status.watermark = engine.watermark()
+            status.fed_events += fed
+            status.last_step_ms = feeder.last_step_ms
+            window.append((now, fed))
+        window = [(t, n) for t, n in window if now - t <= 60]
+        span = now - window[0][0] if len(window) > 1 else 0
+        status.rate = round(sum(n for _, n in window[1:]) / span, 1) if span else 0.0
+        if fed < options.batch:
+            time.sleep(options.interval if fed == 0 else options.interval / 4)
+    listener.close()
+    engine.close()
+
+
+def ask(address: str, authkey: bytes, request: tuple[Any, ...]) -> Any:
+    """One request on a fresh connection (the CLI and tests; the server keeps connections)."""
+    with Client(address, family="AF_UNIX", authkey=authkey) as conn:
+        conn.send(request)
+        kind, value = conn.recv()
+    if kind != "ok":
+        raise RuntimeError(value)
+    return value
