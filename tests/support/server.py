@@ -38,7 +38,7 @@ class LiveServer:
         self.output: list[str] = []
         self.process: subprocess.Popen[str] | None = None
 
-    def start(self, timeout: float = 30) -> LiveServer:
+    def start(self, timeout: float = 90) -> LiveServer:
         command = [
             sys.executable,
             "-m",
