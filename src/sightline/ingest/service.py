@@ -96,7 +96,7 @@ class Ingest:
     async def running(self) -> AsyncIterator[None]:
         """The writer runs while the server does; at shutdown it commits what is waiting."""
         await to_thread.run_sync(agents.warm_up)
-        # Background threads (site lookups, the reports' rollup job) and the event loop hand the
+        # Background threads (site lookups, health probes) and the event loop hand the
         # interpreter lock to each other; with Python's default 5 ms switch interval each handoff
         # can stall the loop that long under load. A short interval keeps requests flowing.
         previous = sys.getswitchinterval()

@@ -17,7 +17,7 @@ COMMON = ("range", "from", "to", "compare", "page", "source", "event")
 
 @dataclass(frozen=True)
 class Dimension:
-    dim: str  # name in the rollups
+    dim: str  # the dimension as reports.queries names it
     order: str  # figure the rows are ranked by
     fields: tuple[str, ...]  # figures each row shows
 
