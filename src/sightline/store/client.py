@@ -206,7 +206,12 @@ class Store:
         return behind, round(max(0.0, now - int(oldest) / 1e6), 1)
 
     def probe(self) -> ServiceReport:
-        figures: dict[str, Any] = {"engine": self.engine, "restarts": self.restarts}
+        process = self._process
+        figures: dict[str, Any] = {
+            "engine": self.engine,
+            "restarts": self.restarts,
+            "pid": process.pid if process is not None and process.is_alive() else None,
+        }
         status: dict[str, Any] | None = None
         try:
             status = self.ask(("status",))

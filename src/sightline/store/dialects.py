@@ -68,13 +68,15 @@ def _kind(value: Any) -> str:
     if isinstance(value, bool):
         return "Bool"
     if isinstance(value, int):
-        return "Int64"
+        return "UInt64" if value > 2**63 - 1 else "Int64"
     if isinstance(value, float):
         return "Float64"
     if isinstance(value, str):
         return "String"
     if isinstance(value, (list, tuple)):
-        inner = _kind(value[0]) if value else "Int64"
+        inner = _kind(max(value)) if value and all(isinstance(v, int) for v in value) else (
+            _kind(value[0]) if value else "Int64"
+        )
         return f"Array({inner})"
     raise TypeError(f"cannot bind {type(value).__name__}")
 

@@ -240,14 +240,15 @@ class ClickHouse:
     dialect = CLICKHOUSE
     name = "clickhouse"
 
-    def __init__(self, url: str, cluster: str | None = None) -> None:
+    def __init__(self, url: str, cluster: str | None = None, database: str | None = None) -> None:
         import clickhouse_connect  # a dependency only this engine needs at run time
 
         self._lock = threading.Lock()
-        if url.startswith("chdb://"):
-            self._client = clickhouse_connect.get_client(dsn=url)
-        else:
-            self._client = clickhouse_connect.get_client(dsn=url.replace("clickhouse://", "http://", 1))
+        dsn = url if url.startswith("chdb://") else url.replace("clickhouse://", "http://", 1)
+        self._client = clickhouse_connect.get_client(dsn=dsn)
+        if database is not None:  # tests: one embedded chDB per process, a database per test
+            self._client.command(f"CREATE DATABASE IF NOT EXISTS {database}")
+            self._client = clickhouse_connect.get_client(dsn=dsn, database=database)
         for statement in schema.clickhouse(cluster):
             self._client.command(statement)
 

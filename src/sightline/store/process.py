@@ -105,7 +105,7 @@ def main(options: Options, ready: Connection) -> None:
     db = open_database(options.database_url, migrate=False)
     status = Status(engine)
     feeder = Feeder(db, engine, options.batch)
-    upkeep = Upkeep(db, engine, options.log_retention_days)
+    upkeep = Upkeep(db, engine, feeder, options.log_retention_days)
     listener = Listener(options.address, family="AF_UNIX", authkey=options.authkey)
     threading.Thread(target=_accept, args=(listener, engine, status), daemon=True).start()
     ready.send(("ready", status.as_dict()))
@@ -114,7 +114,7 @@ def main(options: Options, ready: Connection) -> None:
     while os.getppid() == parent:
         try:
             fed = feeder.step()
-            upkeep.maybe_run()
+            upkeep.run()
             status.failing_since = status.problem = None
         except Exception as error:
             fed = 0

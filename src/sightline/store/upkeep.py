@@ -1,37 +1,106 @@
-"""Work the store process does beside feeding: trimming the durable log once its events are in
-the store, when ``--event-log-retention-days`` says so."""
+"""Work the store process does between two feeding steps, never during one:
+
+- **tasks** from the SQL table ``store_tasks``: erasing one visitor of a site (``erase_visitor``:
+  the visitor code is hashed as the store keys it, and cleared from the task once applied) and
+  cutting a site's events before a date (``prune_before``); each is marked done when applied;
+- **deleted sites** (``deleted_sites``): their events and visits leave the store;
+- **the log's retention** (``--event-log-retention-days``): log events older than that which the
+  store already holds are deleted from the log, in small transactions.
+
+Because it runs after a feeding step has written everything it read, an erasure applied here
+also removes what that step fed from rows the erasure has since deleted from the log.
+"""
 
 from __future__ import annotations
 
 import logging
 import time
 from datetime import timedelta
+from typing import Any
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, select, update
 
 from sightline.storage import Database
-from sightline.storage.schema import events
+from sightline.storage.schema import deleted_sites, events, store_tasks
+from sightline.storage.tables.privacy import ERASE_VISITOR, PRUNE_BEFORE
 from sightline.storage.types import utcnow
+from sightline.store.dialects import Params
 from sightline.store.engines import Engine
+from sightline.store.feed import Feeder, key_of, micros
 
 log = logging.getLogger("sightline.store")
-EVERY = 60.0  # seconds between two trims
-CHUNK = 5000  # events deleted per transaction (ingest's commits never wait long)
+EVERY = 30.0  # seconds between two looks at deleted sites and the log's retention
+CHUNK = 5000  # log events deleted per transaction (ingest's commits never wait long)
 
 
 class Upkeep:
-    def __init__(self, db: Database, engine: Engine, log_retention_days: int | None) -> None:
+    def __init__(self, db: Database, engine: Engine, feeder: Feeder, log_retention_days: int | None) -> None:
         self.db = db
         self.engine = engine
+        self.feeder = feeder
         self.days = log_retention_days
         self._next = 0.0
         self.trimmed = 0
+        self.tasks_done = 0
+        self._purged: set[int] = set()
 
-    def maybe_run(self) -> None:
-        if self.days is None or time.monotonic() < self._next:
-            return
-        self._next = time.monotonic() + EVERY
-        self.trim()
+    def run(self) -> None:
+        """Pending tasks now; deleted sites and the log's retention every ``EVERY`` seconds."""
+        self.apply_tasks()
+        if time.monotonic() >= self._next:
+            self._next = time.monotonic() + EVERY
+            self.purge_deleted_sites()
+            self.trim()
+
+    def _delete(self, table: str, condition: str, params: Params) -> None:
+        self.engine.execute(f"DELETE FROM {table} WHERE {condition}", params.values)  # noqa: S608
+
+    def apply_tasks(self) -> int:
+        with self.db.read() as conn:
+            pending = conn.execute(
+                select(store_tasks.c.id, store_tasks.c.site_id, store_tasks.c.kind)
+                .add_columns(store_tasks.c.visitor_id, store_tasks.c.before)
+                .where(store_tasks.c.done_at.is_(None))
+                .order_by(store_tasks.c.id)
+                .limit(100)
+            ).all()
+        for task_id, site_id, kind, visitor_id, before in pending:
+            self._apply(int(site_id), str(kind), visitor_id, before)
+            with self.db.begin() as conn:
+                conn.execute(
+                    update(store_tasks)
+                    .where(store_tasks.c.id == task_id)
+                    .values(done_at=utcnow(), visitor_id=None)
+                )
+            self.tasks_done += 1
+        if pending:
+            self.feeder.visits.clear()  # visits in memory may hold what was just removed
+        return len(pending)
+
+    def _apply(self, site_id: int, kind: str, visitor_id: str | None, before: Any) -> None:
+        params = Params(self.engine.dialect)
+        site = params.bind(site_id)
+        if kind == ERASE_VISITOR and visitor_id is not None:
+            visitor = params.bind(key_of(site_id, visitor_id))
+            for table in ("events", "visits"):
+                self._delete(table, f"site_id = {site} AND visitor = {visitor}", params)
+        elif kind == PRUNE_BEFORE and before is not None:
+            cut = params.bind(micros(before))
+            self._delete("events", f"site_id = {site} AND time < {cut}", params)
+            self._delete("visits", f"site_id = {site} AND last < {cut}", params)
+
+    def purge_deleted_sites(self) -> int:
+        with self.db.read() as conn:
+            gone = {int(row[0]) for row in conn.execute(select(deleted_sites.c.id))} - self._purged
+        for site_id in sorted(gone):
+            params = Params(self.engine.dialect)
+            site = params.bind(site_id)
+            for table in ("events", "visits"):
+                self._delete(table, f"site_id = {site}", params)
+            self._purged.add(site_id)
+        if gone:
+            self.feeder.visits.clear()
+        return len(gone)
 
     def trim(self) -> int:
         """Deletes log events older than the retention that the store already holds."""
@@ -50,14 +119,5 @@ class Upkeep:
             removed += len(chosen)
         if removed:
             self.trimmed += removed
-            log.info(
-                "trimmed %d events older than %d days from the log (they are in the store)",
-                removed,
-                self.days,
-            )
+            log.info("trimmed %d log events older than %d days (the store holds them)", removed, self.days)
         return removed
-
-
-def log_size(db: Database) -> int:
-    with db.read() as conn:
-        return int(conn.execute(select(func.count()).select_from(events)).scalar_one())

@@ -1,0 +1,205 @@
+"""Feeding the store from the log: every event exactly once, visits kept up to date across
+batches and out-of-order events, a batch cut short written again without doubling, erasures,
+retention cuts and deleted sites applied, on DuckDB and on ClickHouse's SQL (chDB)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import func, insert, select
+
+from sightline.storage import Database
+from sightline.storage.schema import deleted_sites, events, store_tasks
+from sightline.storage.types import utcnow
+from sightline.store import schema
+from sightline.store.engines import EVENT_TYPES, ClickHouse, Columns, Engine, _table
+from sightline.store.feed import Feeder, key_of, micros
+from sightline.store.upkeep import Upkeep
+from tests.reports import helpers
+
+NOW = datetime.now(UTC).replace(microsecond=0)
+
+
+def _seed(db: Database, visits: int = 150) -> tuple[int, list[helpers.Event]]:
+    _, site = helpers.create_site(db, "feed.example.com")
+    rows = helpers.generate(site, NOW, visits=visits, days=3, seed=7)
+    rows.sort(key=lambda e: e.time)
+    helpers.insert_events(db, rows)
+    return site, rows
+
+
+def _count(engine: Engine, table: str) -> int:
+    return int(
+        engine.query(f"SELECT count(*) FROM {engine.dialect.visits if table == 'visits' else table}", {})[0][
+            0
+        ]
+    )
+
+
+Facts = tuple[int, int, str | None, str | None]
+
+
+def _visits(engine: Engine, site: int) -> dict[int, Facts]:
+    """Each visit's pageviews, length (microseconds), entry and exit page, as the store holds it."""
+    rows = engine.query(
+        f"SELECT visit, pageviews, last - start, entry, exit FROM {engine.dialect.visits} "
+        f"WHERE site_id = {engine.dialect.param('s', 'Int64')}",
+        {"s": site},
+    )
+    return {int(r[0]): (int(r[1]), int(r[2]), r[3], r[4]) for r in rows}
+
+
+def _expected_visits(site: int, rows: list[helpers.Event]) -> dict[int, Facts]:
+    out = {}
+    for v in helpers.visits_of(rows):
+        views = v.pageviews
+        times = [e.time for e in v.events]
+        out[key_of(site, v.session_id)] = (
+            len(views),
+            micros(max(times)) - micros(min(times)),
+            views[0].path if views else None,
+            views[-1].path if views else None,
+        )
+    return out
+
+
+def test_every_event_of_the_log_reaches_the_store_once_however_often_it_is_fed(
+    db: Database, engine: Engine
+) -> None:
+    _, rows = _seed(db)
+    feeder = Feeder(db, engine, batch=97)
+    assert feeder.catch_up() == len(rows)
+    assert feeder.catch_up() == 0
+    assert Feeder(db, engine, batch=1000).catch_up() == 0  # a new feeder continues after the watermark
+    assert _count(engine, "events") == len(rows)
+    ids = engine.query("SELECT count(DISTINCT id) FROM events", {})[0][0]
+    assert ids == len(rows)
+    assert engine.watermark() == max_id(db)
+
+
+def max_id(db: Database) -> int:
+    with db.read() as conn:
+        return int(conn.execute(select(func.max(events.c.id))).scalar_one())
+
+
+def test_visits_are_kept_up_to_date_across_batches_with_events_out_of_order(
+    db: Database, engine: Engine
+) -> None:
+    site, rows = _seed(db)
+    late = [
+        helpers.Event(
+            site,
+            v.start - timedelta(seconds=40),
+            v.visitor_id,
+            v.session_id,
+            "pageview",
+            "/late",
+            None,
+            None,
+            None,
+            None,
+            "Chrome",
+            "Linux",
+            "desktop",
+        )
+        for v in helpers.visits_of(rows)[:20]
+    ]
+    Feeder(db, engine, batch=50).catch_up()
+    helpers.insert_events(db, late)
+    Feeder(db, engine, batch=50).catch_up()  # a fresh feeder: every visit is read back
+    assert _visits(engine, site) == _expected_visits(site, rows + late)
+    assert _count(engine, "visits") == len(helpers.visits_of(rows))
+
+
+class CutShortError(Exception):
+    pass
+
+
+def test_a_batch_cut_short_is_written_again_without_doubling_anything(db: Database, engine: Engine) -> None:
+    site, rows = _seed(db)
+    original = engine.write
+    calls = Counter[str]()
+
+    def failing(after: int, last: int, event_rows: Columns, visit_rows: Columns) -> None:
+        calls["write"] += 1
+        if calls["write"] == 3:
+            if isinstance(engine, ClickHouse):  # the events arrive, then the process "dies"
+                engine._mark(after, after, last)
+                engine._client.insert_arrow(
+                    "events",
+                    _table(event_rows, schema.EVENT_COLUMNS, EVENT_TYPES),
+                    settings={"insert_deduplication_token": f"sightline-{after}-{last}-events"},
+                )
+            raise CutShortError
+        original(after, last, event_rows, visit_rows)
+
+    engine.write = failing  # type: ignore[method-assign,assignment]
+    feeder = Feeder(db, engine, batch=60)
+    with pytest.raises(CutShortError):
+        feeder.catch_up()
+    engine.write = original  # type: ignore[method-assign]
+    Feeder(db, engine, batch=60).catch_up()
+    assert _count(engine, "events") == len(rows)
+    assert engine.query("SELECT count(DISTINCT id) FROM events", {})[0][0] == len(rows)
+    assert _visits(engine, site) == _expected_visits(site, rows)
+
+
+def _task(db: Database, site: int, kind: str, **values: Any) -> None:
+    with db.begin() as conn:
+        conn.execute(insert(store_tasks).values(site_id=site, kind=kind, created_at=utcnow(), **values))
+
+
+def test_an_erasure_removes_the_visitor_from_the_store_and_forgets_the_code(
+    db: Database, engine: Engine
+) -> None:
+    site, rows = _seed(db)
+    feeder = Feeder(db, engine)
+    feeder.catch_up()
+    gone = rows[0].visitor_id
+    _task(db, site, "erase_visitor", visitor_id=gone)
+    assert Upkeep(db, engine, feeder, None).apply_tasks() == 1
+    key = key_of(site, gone)
+    for table in ("events", "visits"):
+        left = engine.query(
+            f"SELECT count(*) FROM {table} WHERE visitor = {engine.dialect.param('v', 'UInt64')}", {"v": key}
+        )
+        assert left[0][0] == 0
+    assert _count(engine, "events") == len([e for e in rows if e.visitor_id != gone])
+    with db.read() as conn:
+        task = conn.execute(select(store_tasks)).one()
+    assert task.done_at is not None
+    assert task.visitor_id is None
+
+
+def test_a_retention_cut_and_a_deleted_site_leave_the_store(db: Database, engine: Engine) -> None:
+    site, rows = _seed(db)
+    feeder = Feeder(db, engine)
+    feeder.catch_up()
+    cut = NOW - timedelta(days=1)
+    _task(db, site, "prune_before", before=cut)
+    upkeep = Upkeep(db, engine, feeder, None)
+    upkeep.apply_tasks()
+    assert _count(engine, "events") == len([e for e in rows if e.time >= cut])
+    with db.begin() as conn:
+        conn.execute(insert(deleted_sites).values(id=site, deleted_at=utcnow()))
+    assert upkeep.purge_deleted_sites() == 1
+    assert _count(engine, "events") == 0
+    assert _count(engine, "visits") == 0
+
+
+def test_the_log_keeps_events_for_the_retention_after_they_reached_the_store(
+    db: Database, engine: Engine
+) -> None:
+    _, rows = _seed(db)
+    feeder = Feeder(db, engine, batch=100)
+    feeder.step()  # only the first 100 events reached the store
+    trimmed = Upkeep(db, engine, feeder, 1).trim()
+    old = [e for e in sorted(rows, key=lambda e: e.time)[:100] if e.time < utcnow() - timedelta(days=1)]
+    assert trimmed == len(old)
+    with db.read() as conn:
+        assert conn.execute(select(func.count()).select_from(events)).scalar_one() == len(rows) - len(old)
+    feeder.catch_up()
+    assert _count(engine, "events") == len(rows)  # the store keeps what the log let go

@@ -1,0 +1,115 @@
+"""The store as users run it: a feeder killed with SIGKILL at any moment loses and doubles
+nothing; the server starts its store process again when it dies; ``sightline rebuild-store``."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from sightline.storage import open_database
+from sightline.store.engines import Embedded, open_engine
+from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, StartServer, sign_in
+from tests.reports import helpers
+from tests.store.test_feed import NOW, _expected_visits, _visits
+from tests.support.server import create_owner
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("engine_name", ["duckdb", "clickhouse"])
+def test_a_feeder_killed_at_any_moment_leaves_every_event_in_the_store_exactly_once(
+    tmp_path: Path, engine_name: str
+) -> None:
+    url = f"sqlite:///{tmp_path / 'log.db'}"
+    db = open_database(url)
+    _, site = helpers.create_site(db, "kill.example.com")
+    rows = helpers.generate(site, NOW, visits=4000, days=3, seed=11)
+    rows.sort(key=lambda e: e.time)
+    helpers.insert_events(db, rows)
+    events_url = f"chdb://{tmp_path / 'clickhouse'}" if engine_name == "clickhouse" else ""
+    command = [sys.executable, "-m", "tests.store.feed_forever", url, events_url, str(tmp_path / "data")]
+    rng = random.Random(5)
+    for _ in range(5):
+        feeder = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+        assert feeder.stdout is not None
+        assert feeder.stdout.readline().strip() == "feeding"
+        time.sleep(rng.uniform(0.05, 0.8))
+        os.kill(feeder.pid, signal.SIGKILL)
+        feeder.wait(timeout=30)
+        feeder.stdout.close()
+    subprocess.run([*command, "--until-caught-up"], cwd=ROOT, check=True, timeout=300, capture_output=True)
+    engine = open_engine(events_url or None, tmp_path / "data", 256)
+    try:
+        assert engine.query("SELECT count(*), count(DISTINCT id) FROM events", {})[0] == (
+            len(rows),
+            len(rows),
+        )
+        assert _visits(engine, site) == _expected_visits(site, rows)
+    finally:
+        engine.close()
+        db.dispose()
+
+
+def test_the_server_starts_its_store_process_again_when_it_dies(start_server: StartServer) -> None:
+    server = start_server()
+    create_owner(server, OWNER_EMAIL, OWNER_PASSWORD)
+    owner = sign_in(server)
+    site = owner.post("/api/sites", json={"name": "Shop", "domain": "shop.example.com"}).json()["id"]
+    helpers.wait_caught_up(owner)
+    first = owner.get("/api/health").json()["services"]["store"]
+    assert first["engine"] == "duckdb"
+    assert first["restarts"] == 0
+    os.kill(first["pid"], signal.SIGKILL)
+    deadline = time.monotonic() + 60
+    store = first
+    while time.monotonic() < deadline:
+        store = owner.get("/api/health").json()["services"]["store"]
+        if store["restarts"] == 1 and store["status"] == "ok":
+            break
+        time.sleep(0.2)
+    assert store["restarts"] == 1, store
+    assert store["pid"] not in (None, first["pid"])
+    summary = owner.get(f"/api/sites/{site}/reports/summary")
+    assert summary.status_code == 200, summary.text
+    owner.close()
+
+
+def test_rebuild_store_feeds_the_whole_log_again(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    db = open_database(f"sqlite:///{data / 'sightline.db'}")
+    _, site = helpers.create_site(db, "rebuild.example.com")
+    rows = helpers.generate(site, NOW, visits=300, days=2, seed=2)
+    helpers.insert_events(db, rows)
+    db.dispose()
+    command = [sys.executable, "-m", "sightline.cli", "rebuild-store", "--data-dir", str(data)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert f"holds the log's {len(rows)} events" in done.stdout
+    store = Embedded(data, 256)
+    assert store.query("SELECT count(*) FROM events", {})[0][0] == len(rows)
+    store.close()
+    again = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+    assert again.returncode == 0  # rebuilding twice gives the same store, not twice the events
+    store = Embedded(data, 256)
+    assert store.query("SELECT count(*) FROM events", {})[0][0] == len(rows)
+    store.close()
+
+
+def test_rebuild_store_refuses_while_a_server_holds_the_store(start_server: StartServer) -> None:
+    server = start_server()
+    create_owner(server, OWNER_EMAIL, OWNER_PASSWORD)
+    owner = sign_in(server)
+    helpers.wait_caught_up(owner)
+    command = [sys.executable, "-m", "sightline.cli", "rebuild-store", "--data-dir", str(server.data_dir)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 1
+    assert "in use by a running server" in done.stderr
+    owner.close()
