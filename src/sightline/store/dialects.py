@@ -74,8 +74,10 @@ def _kind(value: Any) -> str:
     if isinstance(value, str):
         return "String"
     if isinstance(value, (list, tuple)):
-        inner = _kind(max(value)) if value and all(isinstance(v, int) for v in value) else (
-            _kind(value[0]) if value else "Int64"
+        inner = (
+            _kind(max(value))
+            if value and all(isinstance(v, int) for v in value)
+            else (_kind(value[0]) if value else "Int64")
         )
         return f"Array({inner})"
     raise TypeError(f"cannot bind {type(value).__name__}")
