@@ -2,6 +2,9 @@
  * The core script, `analytics.js`: defines `window.analytics` (see ../analytics.d.ts).
  *
  * Flow: start() -> visitor code and visit from storage -> GET i/config -> events connection ready.
+ * Nothing is written to storage until the configuration says the site is not cookieless (or a code
+ * stored earlier shows it was not); a cookieless site's SDK removes what an earlier visit stored and
+ * sends "-" as the visitor code: the server derives it (and the visit) from a daily salt.
  * Events made before readiness wait in `queue` (100 at most, oldest dropped); afterwards in `buf`,
  * which is cut into batches (20 events, 3 s, 64 KiB) placed in `out`. `out` is mirrored to
  * sessionStorage and sent one batch at a time; a batch keeps its batch_id across retries, page
@@ -76,6 +79,8 @@ let memVisit: Visit | undefined;
 let recordingId: string | undefined;
 let lastPage = "";
 let config: Config;
+let keep = 0; // 1 once storage may be written (not a cookieless site)
+let named = 0; // 1 once identify() named the visitor
 const plugins: Record<string, Promise<Plugin | undefined>> = {};
 const registrations: Record<string, (factory: PluginFactory) => void> = {};
 
@@ -91,7 +96,7 @@ const safe =
 const store = (area: typeof L | typeof S, name: string, value?: unknown): any => {
   try {
     if (value === undefined) return JSON.parse(W[area].getItem(name)!);
-    W[area].setItem(name, JSON.stringify(value));
+    if (keep) W[area].setItem(name, JSON.stringify(value));
   } catch {}
 };
 
@@ -130,7 +135,7 @@ const context = (): SessionContext => {
   const ctx: SessionContext = { url: location.href, path: location.pathname, referrer: D.referrer, utm: campaign() };
   if (startup) {
     const v = visit();
-    Object.assign(ctx, { sessionId: v.i, visitorId: visitor, startedAt: new Date(v.t).toISOString(), utm: v.u });
+    Object.assign(ctx, { sessionId: v.i, visitorId: analytics.getVisitorId(), startedAt: new Date(v.t).toISOString(), utm: v.u });
     if (recordingId) ctx.recordingId = recordingId;
   }
   return ctx;
@@ -255,6 +260,14 @@ const load = (name: string): Promise<Plugin | undefined> =>
 const applyConfig = (c: Config): void => {
   config = c;
   if (c.events != "ready") return halt(c.events == "disabled" ? "disabled" : "error");
+  if (c.cookieless) {
+    keep = 0;
+    safe(() => [VISITOR, VISIT, outKey].map((k) => (W[L].removeItem(k), W[S].removeItem(k))))();
+    if (!named) {
+      visitor = "-";
+      for (const e of queue) e.visitor_id = visitor;
+    }
+  } else (keep = 1), store(L, VISITOR, visitor), store(L, VISIT, memVisit), saveOut();
   const rec = c.recording;
   st = { events: "ready", feedback: c.feedback === true && !privacy() ? "ready" : "disabled", recording: "disabled" };
   if (rec?.enabled && !privacy() && host.sampled(rec.sample_rate)) {
@@ -291,6 +304,13 @@ const fetchConfig = (resolve: (s: Status) => void): void => {
 const boot = (resolve: (s: Status) => void): void => {
   st = { events: "loading", recording: "loading", feedback: "loading" };
   const stored = store(L, VISITOR);
+  // The owner's link from the console (?sightline=exclude / include) marks this browser.
+  safe(() => {
+    const m = /[?&]sightline=(ex|in)clude/.exec(location.search);
+    if (m) m[1] == "ex" ? (W[L].sightline_ignore = 1) : W[L].removeItem("sightline_ignore");
+    if (W[L].sightline_ignore) halt("disabled");
+  })();
+  keep = +!!stored; // a code stored earlier: the site was not cookieless
   visitor = typeof stored == "string" && stored && stored.length <= 200 ? stored : rid();
   store(L, VISITOR, visitor);
   const saved = store(S, outKey);
@@ -340,7 +360,7 @@ const analytics: Core = {
   },
   identify(id) {
     const code = checkId(id);
-    if (startup && !dead) store(L, VISITOR, (visitor = code));
+    if (startup && !dead) store(L, VISITOR, (visitor = code)), (named = 1);
   },
   start() {
     if (!startup) {
@@ -356,7 +376,7 @@ const analytics: Core = {
     return startup;
   },
   status: () => ({ ...st }),
-  getVisitorId: () => (startup ? visitor : undefined),
+  getVisitorId: () => (startup && visitor != "-" ? visitor : undefined),
   getSessionContext: context,
   feedback: (surveyId) =>
     new Promise<boolean>((resolve) => {

@@ -24,6 +24,8 @@ export interface Config {
   events: "ready" | "disabled";
   recording?: { enabled: boolean; sample_rate: number };
   feedback?: boolean;
+  /** The site counts without storing anything on the device. */
+  cookieless?: boolean;
 }
 
 /** What the core hands to a plugin. */

@@ -16,6 +16,7 @@ def test_config_tells_the_sdk_which_connections_are_on(visitor: Visitor) -> None
         "events": "ready",
         "recording": {"enabled": False, "sample_rate": 1.0},
         "feedback": True,
+        "cookieless": False,
     }
     assert response.headers["access-control-allow-origin"] == visitor.site.origin
     assert "Origin" in response.headers["vary"]
@@ -26,6 +27,12 @@ def test_config_tells_the_sdk_which_connections_are_on(visitor: Visitor) -> None
 def test_config_follows_the_owner_s_recording_settings_at_once(visitor: Visitor) -> None:
     visitor.site.change(recording_enabled=True, recording_sample_rate=0.25)
     assert visitor.config().json()["recording"] == {"enabled": True, "sample_rate": 0.25}
+
+
+def test_a_cookieless_sites_config_turns_recording_and_surveys_off(visitor: Visitor) -> None:
+    visitor.site.change(recording_enabled=True, cookieless=True)
+    config = visitor.config().json()
+    assert (config["cookieless"], config["recording"]["enabled"], config["feedback"]) == (True, False, False)
 
 
 def test_config_for_an_unknown_key_is_404(ingest_server: LiveServer, site: Site) -> None:

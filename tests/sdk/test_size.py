@@ -1,4 +1,7 @@
-"""The core script's size budget: at most 3,072 bytes gzipped once minified by esbuild."""
+"""The core script's size budget: at most 3,328 bytes gzipped once minified by esbuild.
+
+3,072 until cookieless counting and the owner's exclusion link (about 190 bytes) came in.
+"""
 
 from __future__ import annotations
 
@@ -9,10 +12,10 @@ from tests.support.browser import STATIC, ensure_built
 
 OUTPUT = STATIC / "sdk"
 
-BUDGET = 3072
+BUDGET = 3328
 
 
-def test_core_script_is_at_most_3072_bytes_gzipped() -> None:
+def test_core_script_is_at_most_3328_bytes_gzipped() -> None:
     core = ensure_built().read_bytes()
     size = len(gzip.compress(core, compresslevel=9))
     assert size <= BUDGET, f"analytics.js is {size} bytes gzipped; the budget is {BUDGET}"

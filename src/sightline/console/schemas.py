@@ -2,7 +2,16 @@
 
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictStr
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+)
 
 
 def _valid_unicode(value: str) -> str:
@@ -43,6 +52,11 @@ class SitePatch(Body):
     recording_enabled: StrictBool | None = None
     recording_sample_rate: Annotated[StrictFloat, Field(ge=0, le=1, allow_inf_nan=False)] | None = None
     timezone: Annotated[Text, Field(max_length=64)] | None = None
+    cookieless: StrictBool | None = None
+    excluded_addresses: (
+        Annotated[list[Annotated[Text, Field(max_length=64)]], Field(max_length=100)] | None
+    ) = None
+    retention_days: Annotated[StrictInt, Field(ge=1, le=36500)] | None = None
 
 
 class EmptyBody(Body):

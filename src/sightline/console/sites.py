@@ -15,6 +15,7 @@ from sightline.sites import service
 
 router = APIRouter(prefix="/api/sites", tags=["sites"])
 
+NULLABLE = frozenset({"retention_days"})  # null means "the server's setting"
 SiteId = Annotated[int, Path(ge=1, le=2**62, description="The site's id.")]
 
 
@@ -39,7 +40,7 @@ def patch_site(site_id: SiteId, body: SitePatch, request: Request) -> dict[str, 
     ctx = context(request)
     changes = body.model_dump(exclude_unset=True)
     for name, value in changes.items():
-        if value is None:
+        if value is None and name not in NULLABLE:
             raise ApiError(422, "invalid_field", f"The field '{name}' may not be null.", field=name)
     with ctx.db.begin() as conn:
         row = service.update_site(conn, owner(request).id, site_id, changes)

@@ -9,6 +9,7 @@ The widget's survey and response endpoints (``feedback.py``) and recording chunk
 May import: ``sightline.sites`` (key lookup, origin matching, marking traffic), the feature
 modules ``sightline.surveys`` and ``sightline.recordings``, ``sightline.storage``,
 ``sightline.health``, ``sightline.settings``, ``sightline.errors``, ``sightline.geo`` (the
-country of a client address, looked up in the writer process), ``sightline.clientaddr``.
+country of a client address, looked up in the writer process), ``sightline.clientaddr``,
+``sightline.visitors`` (cookieless visitor codes).
 Never imports ``sightline.console`` (nor the console it).
 """

@@ -175,7 +175,7 @@ class EventsEndpoint:
 
     async def refuse(self, send: Send, job: Job, drop: DropError) -> None:
         allowed = await self.allowed_origin(job)
-        if drop.status == 202:  # bots: the same answer as everyone, nothing stored
+        if drop.status == 202:  # bots, excluded addresses: the same answer as everyone, nothing stored
             assert job.batch is not None
             payload = {"accepted": len(job.batch.events), "batch_id": job.batch.batch_id}
             await answer(send, 202, payload, cors(allowed))
@@ -255,12 +255,16 @@ class ConfigEndpoint:
 
 
 def site_config(site: SiteInfo) -> dict[str, Any]:
+    """What the SDK needs. A cookieless site has no recordings and no surveys: both would have
+    to remember something on the device (the visit's recording, the answered surveys)."""
     on = site.collection_enabled
+    stores = not site.cookieless
     return {
         "events": "ready" if on else "disabled",
         "recording": {
-            "enabled": on and site.recording_enabled,
+            "enabled": on and stores and site.recording_enabled,
             "sample_rate": float(site.recording_sample_rate),
         },
-        "feedback": on,
+        "feedback": on and stores,
+        "cookieless": site.cookieless,
     }

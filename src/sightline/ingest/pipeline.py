@@ -1,6 +1,6 @@
 """The ingest pipeline: an ordered list of small named steps, each of which may drop the batch.
 
-parse -> validate -> authorise -> filter_bots -> enrich -> buffer -> commit
+parse -> validate -> authorise -> exclude -> filter_bots -> enrich -> buffer -> commit
 
 A step drops a batch by raising ``DropError`` with its reason; every reason is counted (health
 figures) and answered as PROTOCOL.md says. Bots are answered 202 like everyone else, so they
@@ -28,6 +28,7 @@ from sightline.ingest.writer import (
 )
 from sightline.sites.domains import host_of
 from sightline.sites.lookup import MISS, SiteDirectory, SiteInfo
+from sightline.sites.privacy import excluded
 
 RETRY_AFTER_SECONDS = 2
 
@@ -40,6 +41,7 @@ DROP_REASONS: dict[str, tuple[int, str] | None] = {
     "origin_not_allowed": (403, "origin_not_allowed"),
     "collection_disabled": (403, "collection_disabled"),
     "bot": None,
+    "excluded_address": None,  # the site's owner excluded this client address (or range)
     "overloaded": (429, "overloaded"),
     "storage_unavailable": (503, "storage_unavailable"),
 }
@@ -96,6 +98,7 @@ class Pipeline:
             ("parse", self.parse),
             ("validate", self.validate),
             ("authorise", self.authorise),
+            ("exclude", self.exclude),
             ("filter_bots", self.filter_bots),
             ("enrich", self.enrich),
             ("buffer", self.buffer),
@@ -153,6 +156,12 @@ class Pipeline:
         if not site.collection_enabled:
             raise DropError("collection_disabled", "The site's owner has switched collection off.")
 
+    def exclude(self, job: Job) -> None:
+        """The owner's own visits: client addresses the site excludes are answered 202, not stored."""
+        site = job.site
+        if site is not None and site.excluded and excluded(job.address, site.excluded):
+            raise DropError("excluded_address")
+
     def filter_bots(self, job: Job) -> None:
         client = agents.client_of(job.user_agent[:1000])
         job.client = client
@@ -178,6 +187,8 @@ class Pipeline:
             job.received_us,
             job.body,
             job.address,
+            site.cookieless,
+            job.user_agent if site.cookieless else None,
         )
 
     def buffer(self, job: Job) -> None:

@@ -47,6 +47,10 @@ class Submit(Struct, array_like=True, gc=False):
     # The client's address, for the writer's country lookup only: it travels in this pipe and
     # is never stored, logged or kept once the batch's place is known.
     address: str | None = None
+    # Cookieless sites (``sightline.visitors.codes``): the writer derives visitor and visit codes
+    # from a daily salt, the site, the address and this user agent (sent only for them).
+    cookieless: bool = False
+    user_agent: str | None = None
 
 
 class Outcome(Struct, array_like=True, gc=False, tag=1):

@@ -47,6 +47,7 @@ from sightline.ingest.store import Rows, Store, null_for
 from sightline.ingest.times import time_param_for
 from sightline.sites.traffic import TrafficMarker
 from sightline.storage import Database
+from sightline.visitors.codes import ANONYMOUS, DailySalts, Visits, visitor_code
 
 log = logging.getLogger("sightline.ingest")
 
@@ -58,6 +59,8 @@ class Writer:
         self.db = db
         self.out_fd = out_fd
         self.locator = locator or Locator()
+        self.salts = DailySalts(db)
+        self.visits = Visits()
         self.store = Store(db, TrafficMarker())
         self.time_param = time_param_for(db.dialect)
         self.null = null_for(db.dialect)
@@ -87,8 +90,8 @@ class Writer:
         group: list[tuple[int, Rows]] = []
         for submit in submits:
             rows = self._rows(submit)
-            if rows is None:
-                codes[submit.seq] = REFUSED
+            if isinstance(rows, int):
+                codes[submit.seq] = rows
             else:
                 group.append((submit.seq, rows))
         codes.update(self._commit(group))
@@ -98,14 +101,21 @@ class Writer:
         if self.store.prune_due():
             self._prune()
 
-    def _rows(self, submit: Submit) -> Rows | None:
-        """The batch's rows; None (logged) if its body does not decode, which the server's own
-        validation of the same bytes rules out."""
+    def _rows(self, submit: Submit) -> Rows | int:
+        """The batch's rows; REFUSED (logged) if its body does not decode, which the server's own
+        validation of the same bytes rules out; FAILED when a cookieless site's salt cannot be
+        read (the batch is answered 503 and sent again)."""
         try:
             decoded = batch.check_numbers(batch.decode(submit.body))
         except batch.BatchError as exc:
             log.error("ingest writer: batch %d does not decode here: %s", submit.seq, exc.message)
-            return None
+            return REFUSED
+        if submit.cookieless:
+            try:
+                decoded = self._cookieless(submit, decoded)
+            except Exception:
+                log.exception("ingest writer: today's visitor salt could not be read")
+                return FAILED
         agent = (submit.browser, submit.os, submit.device_type)
         place = self.locator.locate(submit.address)  # once per batch: one client sent it
         values = event_rows(
@@ -119,6 +129,20 @@ class Writer:
             place,
         )
         return Rows(submit.site_id, decoded.batch_id, len(decoded.events), values)
+
+    def _cookieless(self, submit: Submit, decoded: batch.Batch) -> batch.Batch:
+        """Visitor codes from today's salt (unless the site identified the visitor) and visits
+        cut on 30 idle minutes, both worked out here: the browser keeps nothing."""
+        salt = self.salts.current()
+        derived = visitor_code(salt, submit.site_id, submit.address, submit.user_agent)
+        replace = msgspec.structs.replace
+        events = []
+        for event in decoded.events:
+            code = derived if event.visitor_id == ANONYMOUS else event.visitor_id
+            events.append(
+                replace(event, visitor_id=code, session_id=self.visits.visit(code, submit.received_us))
+            )
+        return replace(decoded, events=events)
 
     def _commit(self, group: list[tuple[int, Rows]]) -> dict[int, int]:
         """Each batch's code: one transaction for the group; when the database refuses the data

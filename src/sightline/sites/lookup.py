@@ -19,6 +19,7 @@ from sqlalchemy import Connection, Delete, Insert, Update, event, select
 
 from sightline.numbers import port_number
 from sightline.sites.domains import host_of
+from sightline.sites.privacy import Network, networks_of
 from sightline.storage import Database
 from sightline.storage.schema import sites
 
@@ -46,6 +47,8 @@ class SiteInfo:
     collection_enabled: bool
     recording_enabled: bool
     recording_sample_rate: float
+    cookieless: bool = False
+    excluded: tuple[Network, ...] = ()  # client addresses whose events are dropped
 
     def allows_origin(self, origin: str | None) -> bool:
         return origin is not None and origin_matches(origin, self.domain)
@@ -147,6 +150,8 @@ class SiteDirectory:
                     sites.c.collection_enabled,
                     sites.c.recording_enabled,
                     sites.c.recording_sample_rate,
+                    sites.c.cookieless,
+                    sites.c.excluded_addresses,
                 ).where(sites.c.key == key)
             ).first()
         info = None
@@ -158,6 +163,8 @@ class SiteDirectory:
                 collection_enabled=bool(row.collection_enabled),
                 recording_enabled=bool(row.recording_enabled),
                 recording_sample_rate=float(row.recording_sample_rate),
+                cookieless=bool(row.cookieless),
+                excluded=networks_of(row.excluded_addresses),
             )
         self._store(self._by_key, key, info, generation)
         return info

@@ -7,11 +7,13 @@ from functools import cache
 from typing import Any
 from zoneinfo import available_timezones
 
+import orjson
 from sqlalchemy import Connection, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from sightline.errors import ApiError, not_found
 from sightline.sites.domains import DomainError, normalise_domain
+from sightline.sites.privacy import check_exclusions, check_retention, exclusions_of
 from sightline.storage.schema import deleted_sites, sites
 from sightline.storage.types import utcnow
 
@@ -83,6 +85,9 @@ def public_site(row: Any, base_url: str) -> dict[str, Any]:
         "recording_enabled": bool(row["recording_enabled"]),
         "recording_sample_rate": float(row["recording_sample_rate"]),
         "timezone": row["timezone"],
+        "cookieless": bool(row["cookieless"]),
+        "excluded_addresses": exclusions_of(row["excluded_addresses"]),
+        "retention_days": row["retention_days"],
         "created_at": _iso(row["created_at"]),
         "connection": {
             "state": connection_state(row),
@@ -139,7 +144,7 @@ def _duplicate() -> ApiError:
 
 
 def update_site(conn: Connection, owner_id: int, site_id: int, changes: dict[str, Any]) -> Any:
-    """Apply the validated ``changes`` (name, collection_enabled, recording_*) to one site."""
+    """Apply the validated ``changes`` (name, collection, recording, time zone, privacy) to one site."""
     get_site(conn, owner_id, site_id)
     values: dict[str, Any] = {}
     if "name" in changes:
@@ -151,6 +156,12 @@ def update_site(conn: Connection, owner_id: int, site_id: int, changes: dict[str
         values["recording_sample_rate"] = float(changes["recording_sample_rate"])
     if "timezone" in changes:
         values["timezone"] = check_timezone(changes["timezone"])
+    if "cookieless" in changes:
+        values["cookieless"] = bool(changes["cookieless"])
+    if "excluded_addresses" in changes:
+        values["excluded_addresses"] = orjson.dumps(check_exclusions(changes["excluded_addresses"])).decode()
+    if "retention_days" in changes:
+        values["retention_days"] = check_retention(changes["retention_days"])
     if values:
         conn.execute(
             update(sites).where(sites.c.id == site_id, sites.c.owner_id == owner_id).values(**values)

@@ -10,13 +10,14 @@ from __future__ import annotations
 from sightline.storage.metadata import metadata
 from sightline.storage.tables.accounts import sessions, setup_tokens, users
 from sightline.storage.tables.events import event_batches, events
-from sightline.storage.tables.privacy import store_tasks
+from sightline.storage.tables.privacy import erasures, store_tasks, visitor_salts
 from sightline.storage.tables.recordings import recording_chunks, recordings
 from sightline.storage.tables.sites import deleted_sites, sites
 from sightline.storage.tables.surveys import survey_responses, survey_revisions, surveys
 
 __all__ = [
     "deleted_sites",
+    "erasures",
     "event_batches",
     "events",
     "metadata",
@@ -30,4 +31,5 @@ __all__ = [
     "survey_revisions",
     "surveys",
     "users",
+    "visitor_salts",
 ]

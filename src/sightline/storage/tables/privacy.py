@@ -1,4 +1,4 @@
-"""Visitors' data rights: the analytics store's share of erasures and retention cuts.
+"""Visitors' data rights and cookieless counting: store tasks, erasures, daily salts.
 
 ``store_tasks`` (migration 0013) is how an erasure or a retention cut reaches the analytics
 store, which keeps its own copy of the events: the SQL side inserts one row per task, the store
@@ -8,7 +8,17 @@ applies it and sets ``done_at``. ``kind`` is ``erase_visitor`` (``visitor_id`` s
 
 from __future__ import annotations
 
-from sqlalchemy import CheckConstraint, Column, ForeignKey, Index, Integer, String, Table
+from sqlalchemy import (
+    BigInteger,
+    CheckConstraint,
+    Column,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+    Table,
+)
 
 from sightline.storage.metadata import metadata
 from sightline.storage.types import UTCDateTime
@@ -30,3 +40,30 @@ store_tasks = Table(
 )
 
 Index("ix_store_tasks_pending", store_tasks.c.done_at, store_tasks.c.id)
+
+# One secret salt per UTC day ("2026-11-23") for cookieless visitor codes (migration 0013b);
+# a row is deleted 48 hours after its day began, after which nobody can recompute that day's codes.
+visitor_salts = Table(
+    "visitor_salts",
+    metadata,
+    Column("day", String(10), primary_key=True),
+    Column("salt", LargeBinary(32), nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+)
+
+# One row per visitor erasure: who asked, when, what was removed; never the visitor's code.
+erasures = Table(
+    "erasures",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("site_id", Integer, ForeignKey("sites.id", ondelete="CASCADE"), nullable=False),
+    Column("requested_by", Integer, ForeignKey("users.id", ondelete="SET NULL"), nullable=True),
+    Column("status", String(16), nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("finished_at", UTCDateTime, nullable=True),
+    Column("events_removed", BigInteger, nullable=False, default=0, server_default="0"),
+    Column("recordings_removed", Integer, nullable=False, default=0, server_default="0"),
+    Column("responses_removed", Integer, nullable=False, default=0, server_default="0"),
+)
+
+Index("ix_erasures_site", erasures.c.site_id, erasures.c.id)

@@ -18,6 +18,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    false,
 )
 
 from sightline.storage.metadata import metadata
@@ -43,6 +44,11 @@ sites = Table(
     Column("last_check_detail", Text, nullable=True),
     # IANA zone the reports use for days and hours (migration 0005, reports).
     Column("timezone", String(64), nullable=False, default="UTC", server_default="UTC"),
+    # Privacy settings (migration 0013b): cookieless counting, excluded client addresses (a JSON
+    # list of addresses and CIDR ranges), retention in days (NULL: --event-retention-days).
+    Column("cookieless", Boolean, nullable=False, default=False, server_default=false()),
+    Column("excluded_addresses", Text, nullable=False, default="[]", server_default="[]"),
+    Column("retention_days", Integer, nullable=True),
     UniqueConstraint("owner_id", "domain", name="uq_sites_owner_domain"),
 )
 
