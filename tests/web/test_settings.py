@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
 import pytest
 from playwright.sync_api import expect
 
@@ -85,3 +88,19 @@ def test_the_settings_page_fits_the_screen_in_both_themes(console: Console, sche
     width, viewport = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
     assert width <= viewport
     console.shoot(page, f"settings-{scheme}-{size}")
+
+
+def test_the_custom_range_starts_on_today_in_the_sites_zone(console: Console) -> None:
+    page = console.signed_in()
+    site = console.api(
+        page, "POST", "/api/sites", {"name": "Far east shop", "domain": unique("kiritimati") + ".example.com"}
+    )
+    assert isinstance(site, dict)
+    # UTC+14: its date differs from the browser's (UTC) for 14 hours of every day.
+    console.api(page, "PATCH", f"/api/sites/{site['id']}", {"timezone": "Pacific/Kiritimati"})
+    page.goto(f"/sites/{site['id']}/reports")
+    expect(page.get_by_text("days and hours in")).to_contain_text("Pacific/Kiritimati")
+    page.get_by_role("button", name="Custom").click()
+    today = datetime.now(ZoneInfo("Pacific/Kiritimati")).date().isoformat()
+    expect(page.get_by_label("From", exact=True)).to_have_value(today)
+    expect(page.get_by_label("To", exact=True)).to_have_value(today)

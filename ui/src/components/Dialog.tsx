@@ -6,13 +6,15 @@ interface DialogProps {
   title: string;
   onClose: () => void;
   children: ComponentChildren;
+  /** A wide dialog (tables); the default fits a short form. */
+  wide?: boolean;
 }
 
 /**
  * A modal dialog (the native <dialog>: focus is trapped and Escape closes it). Focus goes back
  * to the control that opened it when it closes, unless that control has gone.
  */
-export function Dialog({ open, title, onClose, children }: DialogProps) {
+export function Dialog({ open, title, onClose, children, wide }: DialogProps) {
   const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
   const opener = useRef<HTMLElement | null>(null);
@@ -43,7 +45,7 @@ export function Dialog({ open, title, onClose, children }: DialogProps) {
   };
 
   return (
-    <dialog ref={ref} class="dialog" aria-labelledby={titleId} onClose={closed}>
+    <dialog ref={ref} class={wide ? "dialog dialog-wide" : "dialog"} aria-labelledby={titleId} onClose={closed}>
       <div class="dialog-head">
         <h2 id={titleId}>{title}</h2>
         <button type="button" class="icon-button" aria-label="Close" onClick={() => ref.current?.close()}>

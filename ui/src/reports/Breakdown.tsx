@@ -3,7 +3,8 @@ import { useEffect, useState } from "preact/hooks";
 
 import { messageOf } from "../api";
 import { count } from "../format";
-import { reports, type Breakdown as BreakdownData, type FilterName, type ReportQuery, type Row } from "./api";
+import { reports, type Breakdown as BreakdownData, type FilterName, type Figures, type ReportQuery, type Row } from "./api";
+import { BreakdownDetails } from "./BreakdownDetails";
 import { duration } from "./figures";
 
 export interface Tab {
@@ -22,9 +23,31 @@ interface Props {
   onFilter: (name: FilterName, value: string) => void;
   /** Custom events: a click shows the event's props instead of filtering at once. */
   props?: boolean;
+  /** The period's figures, of which each row's share is shown. */
+  totals?: Figures;
+}
+
+type Column = { key: keyof Row; label: string };
+
+/** The figure a row's bar and percentage show: visitors where the rows have them, else visits. */
+export function shareKey(columns: Column[]): keyof Row {
+  const keys = columns.map((c) => c.key);
+  return keys.includes("visitors") ? "visitors" : keys.includes("visits") ? "visits" : keys[0];
+}
+
+/** Each row's share (0..1) of the period's total, and its bar's length relative to the largest row. */
+export function shares(rows: Row[], key: keyof Row, totals?: Figures): { share: number | null; bar: number }[] {
+  const value = (row: Row) => (typeof row[key] === "number" ? (row[key] as number) : 0);
+  const largest = Math.max(0, ...rows.map(value));
+  const total = totals && typeof totals[key as keyof Figures] === "number" ? totals[key as keyof Figures] : 0;
+  return rows.map((row) => ({
+    share: total > 0 ? Math.min(1, value(row) / total) : null,
+    bar: largest > 0 ? value(row) / largest : 0,
+  }));
 }
 
 const percent = new Intl.NumberFormat(undefined, { style: "percent", maximumFractionDigits: 1 });
+const wholePercent = new Intl.NumberFormat(undefined, { style: "percent", maximumFractionDigits: 0 });
 
 function cell(key: keyof Row, row: Row): string {
   const value = row[key];
@@ -39,7 +62,8 @@ export function label(dimension: string, value: string): string {
   return value;
 }
 
-export function BreakdownPanel({ title, tabs, siteId, query, onFilter, props }: Props) {
+export function BreakdownPanel({ title, tabs, siteId, query, onFilter, props, totals }: Props) {
+  const [details, setDetails] = useState(false);
   const [tab, setTab] = useState(0);
   const [data, setData] = useState<BreakdownData | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -88,66 +112,153 @@ export function BreakdownPanel({ title, tabs, siteId, query, onFilter, props }: 
       {error && <p class="report-error" role="alert">{error}</p>}
       {data && data.rows.length === 0 && <p class="report-empty">No data for this period.</p>}
       {data && data.rows.length > 0 && (
-        <table class="report-table" data-dimension={event ? "props" : current.dimension}>
-          <caption class="visually-hidden">
-            {event ? `Props of ${event}` : `${title}: ${current.label}`}
-          </caption>
-          <thead>
-            <tr>
-              <th scope="col">{event ? "Prop" : current.label}</th>
-              {columns.map((c) => (
-                <th key={c.key} scope="col" class="num">
-                  {c.label}
-                </th>
-              ))}
-            </tr>
-          </thead>
-          <tbody>
-            {data.rows.map((row) => {
-              const shown = event ? `${row.key}: ${row.value}` : label(current.dimension, row.value);
-              const clickable = !event && (current.filter || props);
-              const onClick = () => {
-                if (props) setEvent(row.value);
-                else if (current.filter) onFilter(current.filter, row.value);
-              };
-              return (
-                <tr key={`${row.key ?? ""}${row.value}`}>
-                  <th scope="row" class="report-value">
-                    {clickable ? (
-                      <button
-                        type="button"
-                        class="link-button"
-                        onClick={onClick}
-                        title={props ? `Show the props of ${shown}` : `Filter by ${shown}`}
-                      >
-                        {shown}
-                      </button>
-                    ) : (
-                      <span>{shown}</span>
-                    )}
-                    {props && !event && current.filter && (
-                      <button
-                        type="button"
-                        class="link-button report-filter"
-                        onClick={() => onFilter("event", row.value)}
-                        aria-label={`Filter by the event ${shown}`}
-                      >
-                        Filter
-                      </button>
-                    )}
-                  </th>
-                  {columns.map((c) => (
-                    <td key={c.key} class="num">
-                      {cell(c.key, row)}
-                    </td>
-                  ))}
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
+        <BreakdownTable
+          rows={data.rows}
+          columns={columns}
+          dimension={event ? "props" : current.dimension}
+          caption={event ? `Props of ${event}` : `${title}: ${current.label}`}
+          heading={event ? "Prop" : current.label}
+          totals={totals}
+          event={event}
+          filter={current.filter}
+          props={props}
+          onFilter={onFilter}
+          onEvent={setEvent}
+        />
+      )}
+      {data && data.rows.length > 0 && (
+        <div class="report-more">
+          <button
+            type="button"
+            class="button button-quiet"
+            aria-label={`Details: all ${event ? `props of ${event}` : current.label.toLowerCase()}`}
+            onClick={() => setDetails(true)}
+          >
+            Details
+          </button>
+          {data.more && <span class="report-more-note">Top {data.rows.length} shown</span>}
+        </div>
+      )}
+      {details && (
+        <BreakdownDetails
+          title={event ? `${title}: ${event}` : `${title}: ${current.label}`}
+          siteId={siteId}
+          query={query}
+          dimension={event ? "props" : current.dimension}
+          name={event ?? undefined}
+          onClose={() => setDetails(false)}
+          render={(rows) => (
+            <BreakdownTable
+              rows={rows}
+              columns={columns}
+              dimension={event ? "props" : current.dimension}
+              caption={event ? `Props of ${event}` : `${title}: ${current.label}`}
+              heading={event ? "Prop" : current.label}
+              totals={totals}
+              event={event}
+              filter={current.filter}
+              props={props}
+              onFilter={(name, value) => {
+                setDetails(false);
+                onFilter(name, value);
+              }}
+              onEvent={(value) => {
+                setDetails(false);
+                setEvent(value);
+              }}
+            />
+          )}
+        />
       )}
       {!data && !error && <p class="loading">Loading…</p>}
     </section>
+  );
+}
+
+interface TableProps {
+  rows: Row[];
+  columns: Column[];
+  dimension: string;
+  caption: string;
+  heading: string;
+  totals?: Figures;
+  event: string | null;
+  filter?: FilterName;
+  props?: boolean;
+  onFilter: (name: FilterName, value: string) => void;
+  onEvent: (value: string) => void;
+}
+
+/** Rows with a bar proportional to their share and the share in percent (as the first figure). */
+export function BreakdownTable({ rows, columns, dimension, caption, heading, totals, event, filter, props, onFilter, onEvent }: TableProps) {
+  const key = shareKey(columns);
+  const measured = shares(rows, key, event ? undefined : totals);
+  const showShare = measured.some((m) => m.share !== null);
+  return (
+    <table class="report-table" data-dimension={dimension}>
+      <caption class="visually-hidden">{caption}</caption>
+      <thead>
+        <tr>
+          <th scope="col">{heading}</th>
+          {columns.map((c) => (
+            <th key={c.key} scope="col" class="num">
+              {c.label}
+            </th>
+          ))}
+          {showShare && (
+            <th scope="col" class="num report-share">
+              <span aria-hidden="true">%</span>
+              <span class="visually-hidden">Share of all {String(key).replace("_", " ")}</span>
+            </th>
+          )}
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((row, index) => {
+          const shown = event ? `${row.key}: ${row.value}` : label(dimension, row.value);
+          const clickable = !event && (filter || props);
+          const onClick = () => {
+            if (props) onEvent(row.value);
+            else if (filter) onFilter(filter, row.value);
+          };
+          const { share, bar } = measured[index];
+          return (
+            <tr key={`${row.key ?? ""}${row.value}`}>
+              <th scope="row" class="report-value">
+                <span class="report-bar" style={{ width: `${(bar * 100).toFixed(1)}%` }} aria-hidden="true" />
+                {clickable ? (
+                  <button
+                    type="button"
+                    class="link-button"
+                    onClick={onClick}
+                    title={props ? `Show the props of ${shown}` : `Filter by ${shown}`}
+                  >
+                    {shown}
+                  </button>
+                ) : (
+                  <span>{shown}</span>
+                )}
+                {props && !event && filter && (
+                  <button
+                    type="button"
+                    class="link-button report-filter"
+                    onClick={() => onFilter("event", row.value)}
+                    aria-label={`Filter by the event ${shown}`}
+                  >
+                    Filter
+                  </button>
+                )}
+              </th>
+              {columns.map((c) => (
+                <td key={c.key} class="num">
+                  {cell(c.key, row)}
+                </td>
+              ))}
+              {showShare && <td class="num report-share">{share === null ? "" : share > 0 && share < 0.01 ? "<1%" : wholePercent.format(share)}</td>}
+            </tr>
+          );
+        })}
+      </tbody>
+    </table>
   );
 }

@@ -41,14 +41,32 @@ export function Chart({ points, previous, metric, label, interval, timezone, for
     const build = () => {
       plot?.destroy();
       const xs = points.map((p) => epoch(p, interval));
-      const data: uPlot.AlignedData = [xs, points.map((p) => Number(p[metric]))];
+      const ys = points.map((p) => Number(p[metric]));
+      const data: uPlot.AlignedData = [xs, ys];
+      const last = xs.length - 1;
+      // At rest (no point under the cursor) the legend shows the latest point, not dashes.
+      const at = (idx: number | null) => (idx == null ? last : idx);
+      const pointLabel =
+        interval === "day"
+          ? new Intl.DateTimeFormat(undefined, { weekday: "short", month: "short", day: "numeric", timeZone: "UTC" })
+          : new Intl.DateTimeFormat(undefined, { month: "short", day: "numeric", hour: "numeric", minute: "2-digit", timeZone: timezone });
       const series: uPlot.Series[] = [
-        {},
-        { label, stroke: colour(element, "--accent"), width: 2, fill: colour(element, "--accent-soft"), value: (_u, v) => (v == null ? "–" : format(v)) },
+        { label: interval === "day" ? "Day" : "Hour", value: (_u, _v, _s, idx) => (last < 0 ? "" : pointLabel.format(new Date(xs[at(idx)] * 1000))) },
+        { label, stroke: colour(element, "--accent"), width: 2, fill: colour(element, "--accent-soft"), value: (_u, _v, _s, idx) => (last < 0 ? "–" : format(ys[at(idx)])) },
       ];
       if (previous) {
-        data.push(points.map((_, i) => (previous[i] ? Number(previous[i][metric]) : null)) as number[]);
-        series.push({ label: "Previous period", stroke: colour(element, "--muted"), width: 1.5, dash: [6, 5], value: (_u, v) => (v == null ? "–" : format(v)) });
+        const before = points.map((_, i) => (previous[i] ? Number(previous[i][metric]) : null));
+        data.push(before as number[]);
+        series.push({
+          label: "Previous period",
+          stroke: colour(element, "--muted"),
+          width: 1.5,
+          dash: [6, 5],
+          value: (_u, _v, _s, idx) => {
+            const v = last < 0 ? null : before[at(idx)];
+            return v == null ? "–" : format(v);
+          },
+        });
       }
       const tickLabel =
         interval === "day"
@@ -66,7 +84,11 @@ export function Chart({ points, previous, metric, label, interval, timezone, for
           axes: [
             {
               ...axis,
-              splits: () => xs.filter((_, i) => i % Math.max(1, Math.ceil(xs.length / 8)) === 0),
+              // As many labels as fit (about 90 px each), so dates never overlap on a phone.
+              splits: (u) => {
+                const fit = Math.max(2, Math.floor(u.width / 90));
+                return xs.filter((_, i) => i % Math.max(1, Math.ceil(xs.length / fit)) === 0);
+              },
               values: (_u, ticks) => ticks.map((t) => tickLabel.format(new Date(t * 1000))),
             },
             {

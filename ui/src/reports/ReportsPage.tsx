@@ -1,13 +1,13 @@
 // Reports of one site: range and comparison, filters, summary figures, the chart, breakdowns, realtime.
 import { useLocation, useRoute } from "preact-iso/router";
-import { useCallback, useEffect, useMemo, useState } from "preact/hooks";
+import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks";
 
 import { api, type Site } from "../api";
 import { Notice } from "../components/Notice";
 import { Page } from "../components/Page";
 import { count } from "../format";
-import { useAutoRefresh, useResource } from "../hooks";
-import { parseQuery, queryParams, reports, type FilterName, type RangeName, type ReportQuery } from "./api";
+import { type Resource, useAutoRefresh, useResource } from "../hooks";
+import { parseQuery, queryParams, reports, type FilterName, type RangeName, type ReportQuery, type Summary } from "./api";
 import { BreakdownPanel, label, type Tab } from "./Breakdown";
 import { Chart } from "./Chart";
 import { change, changeText, METRICS, metricOf, type Metric } from "./figures";
@@ -42,6 +42,14 @@ function SiteReports({ siteId }: { siteId: number }) {
   const location = useLocation();
   const query = useMemo(() => parseQuery(location.url.split("?")[1] ?? ""), [location.url]);
   const site = useResource(() => findSite(siteId));
+  const summary = useResource(() => reports.summary(siteId, query));
+  const queryKey = JSON.stringify(query);
+  const first = useRef(true);
+  useEffect(() => {
+    if (first.current) first.current = false;
+    else void summary.reload();
+  }, [queryKey]);
+  const totals = summary.data?.current;
   const setQuery = useCallback(
     (next: ReportQuery) => {
       const search = queryParams(next);
@@ -73,7 +81,7 @@ function SiteReports({ siteId }: { siteId: number }) {
       subtitle={site.data ? <TimezoneNote site={site.data} /> : undefined}
       actions={<RealtimeBadge siteId={siteId} />}
     >
-      <Controls query={query} onChange={setQuery} />
+      <Controls key={site.data?.timezone ?? ""} query={query} onChange={setQuery} timezone={site.data?.timezone ?? "UTC"} />
       {Object.keys(query.filters).length > 0 && (
         <div class="report-filters" role="group" aria-label="Filters">
           {(Object.entries(query.filters) as [FilterName, string][]).map(([f, value]) => (
@@ -91,13 +99,14 @@ function SiteReports({ siteId }: { siteId: number }) {
           </button>
         </div>
       )}
-      <Overview siteId={siteId} query={query} timezone={site.data?.timezone ?? "UTC"} />
+      <Overview siteId={siteId} query={query} summary={summary} timezone={site.data?.timezone ?? "UTC"} />
       <div class="report-grid">
         <BreakdownPanel
           title="Pages"
           siteId={siteId}
           query={query}
           onFilter={setFilter}
+          totals={totals}
           tabs={[
             { dimension: "pages", label: "Top pages", filter: "page", columns: [{ key: "visitors", label: "Visitors" }, { key: "pageviews", label: "Pageviews" }] },
             { dimension: "entry_pages", label: "Entry pages", filter: "page", columns: [{ key: "visits", label: "Entries" }, { key: "bounce_rate", label: "Bounce rate" }] },
@@ -109,6 +118,7 @@ function SiteReports({ siteId }: { siteId: number }) {
           siteId={siteId}
           query={query}
           onFilter={setFilter}
+          totals={totals}
           tabs={[
             { dimension: "sources", label: "Sources", filter: "source", columns: VISIT_COLUMNS },
             { dimension: "utm_sources", label: "UTM source", columns: VISIT_COLUMNS },
@@ -121,6 +131,7 @@ function SiteReports({ siteId }: { siteId: number }) {
           siteId={siteId}
           query={query}
           onFilter={setFilter}
+          totals={totals}
           tabs={[
             { dimension: "browsers", label: "Browsers", columns: VISIT_COLUMNS },
             { dimension: "operating_systems", label: "Systems", columns: VISIT_COLUMNS },
@@ -132,6 +143,7 @@ function SiteReports({ siteId }: { siteId: number }) {
           siteId={siteId}
           query={query}
           onFilter={setFilter}
+          totals={totals}
           props
           tabs={[{ dimension: "events", label: "Event", filter: "event", columns: [{ key: "visitors", label: "Visitors" }, { key: "events", label: "Events" }] }]}
         />
@@ -148,8 +160,17 @@ function TimezoneNote({ site }: { site: ReportSite }) {
   );
 }
 
-function Controls({ query, onChange }: { query: ReportQuery; onChange: (q: ReportQuery) => void }) {
-  const today = new Date().toISOString().slice(0, 10);
+/** Today's date (YYYY-MM-DD) in the site's time zone, the default of a custom range. */
+export function todayIn(timezone: string): string {
+  try {
+    return new Intl.DateTimeFormat("en-CA", { timeZone: timezone, year: "numeric", month: "2-digit", day: "2-digit" }).format(new Date());
+  } catch {
+    return new Date().toISOString().slice(0, 10);
+  }
+}
+
+function Controls({ query, onChange, timezone }: { query: ReportQuery; onChange: (q: ReportQuery) => void; timezone: string }) {
+  const today = todayIn(timezone);
   const [from, setFrom] = useState(query.from ?? today);
   const [to, setTo] = useState(query.to ?? today);
   return (
@@ -193,18 +214,27 @@ function Controls({ query, onChange }: { query: ReportQuery; onChange: (q: Repor
   );
 }
 
-function Overview({ siteId, query, timezone }: { siteId: number; query: ReportQuery; timezone: string }) {
+interface OverviewProps {
+  siteId: number;
+  query: ReportQuery;
+  summary: Resource<Summary>;
+  timezone: string;
+}
+
+function Overview({ siteId, query, summary, timezone }: OverviewProps) {
   const key = JSON.stringify(query);
-  const summary = useResource(() => reports.summary(siteId, query));
   const series = useResource(() => reports.timeseries(siteId, query));
   const [metric, setMetric] = useState<Metric>("visitors");
+  const first = useRef(true);
   useEffect(() => {
-    void summary.reload();
-    void series.reload();
+    if (first.current) first.current = false;
+    else void series.reload();
   }, [key]);
   const chosen = metricOf(metric);
   const current = summary.data?.current;
   const previous = summary.data?.previous ?? undefined;
+  // Comparing with a period that had no visits shows nothing: say so instead.
+  const nothingBefore = query.compare && previous !== undefined && previous.visits === 0 && previous.pageviews === 0;
   return (
     <>
       {(summary.error || series.error) && <Notice kind="error">{summary.error ?? series.error}</Notice>}
@@ -231,7 +261,7 @@ function Overview({ siteId, query, timezone }: { siteId: number; query: ReportQu
           <>
             <Chart
               points={series.data.points}
-              previous={series.data.previous}
+              previous={nothingBefore ? null : series.data.previous}
               metric={metric}
               label={chosen.label}
               interval={series.data.interval}
@@ -254,6 +284,11 @@ function Overview({ siteId, query, timezone }: { siteId: number; query: ReportQu
           </>
         )}
         {series.loading && !series.data && <p class="loading">Loading the chart…</p>}
+        {nothingBefore && summary.data?.previous_range && (
+          <p class="report-note">
+            Nothing to compare with: no visits from {summary.data.previous_range.from} to {summary.data.previous_range.to}.
+          </p>
+        )}
       </section>
     </>
   );

@@ -109,10 +109,12 @@ export const reports = {
     request<Summary>("GET", `${base(siteId)}/summary?${queryParams(q)}`),
   timeseries: (siteId: number, q: ReportQuery) =>
     request<Series>("GET", `${base(siteId)}/timeseries?${queryParams(q)}`),
-  breakdown: (siteId: number, q: ReportQuery, dimension: string, name?: string) => {
+  /** The most rows one breakdown request returns (docs/reports.md). */
+  MAX_ROWS: 100,
+  breakdown: (siteId: number, q: ReportQuery, dimension: string, name?: string, limit = 10) => {
     const params = queryParams({ ...q, compare: false });
     params.set("dimension", dimension);
-    params.set("limit", "10");
+    params.set("limit", String(limit));
     if (name) params.set("name", name);
     return request<Breakdown>("GET", `${base(siteId)}/breakdown?${params}`);
   },

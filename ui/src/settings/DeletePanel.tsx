@@ -53,7 +53,7 @@ export function DeletePanel({ site }: SettingsProps) {
         Delete this site…
       </button>
       <Dialog open={open} title={`Delete ${site.name}?`} onClose={() => setOpen(false)}>
-        <form onSubmit={submit} noValidate>
+        <form class="dialog-body" onSubmit={submit} noValidate>
           <p>
             Everything Sightline stores about <strong>{site.domain}</strong> is deleted for good.
           </p>

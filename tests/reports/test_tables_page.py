@@ -1,0 +1,142 @@
+"""Report tables in real Chromium: each row's bar and share, and the details view with every row,
+a search and pages, at 1280x800 and 390x844 in both themes."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from playwright.sync_api import expect
+
+from sightline.storage import open_database
+from tests.reports import helpers
+from tests.support.server import LiveServer
+from tests.web.conftest import Console, unique
+
+SIZES = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
+PAGES = 27
+
+
+@pytest.fixture(scope="module")
+def many_pages(console_server: LiveServer) -> int:
+    """A site whose 27 pages had 1..27 visitors each today (page-27 the most)."""
+    with console_server.client() as client:
+        assert (
+            client.post(
+                "/api/login", json={"email": "owner@example.com", "password": "correct horse battery staple"}
+            ).status_code
+            == 200
+        )
+        site = client.post(
+            "/api/sites", json={"name": "Many pages", "domain": unique("many") + ".example.com"}
+        ).json()
+        now = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+        start = max(now - timedelta(hours=2), now.replace(hour=0))
+        rows = [
+            helpers.Event(
+                site["id"],
+                start + timedelta(seconds=n * 7 + i),
+                f"v{n}-{i}",
+                f"s{n}-{i}",
+                "pageview",
+                f"/page-{n}",
+                None,
+                None,
+                None,
+                None,
+                "Chrome",
+                "Linux",
+                "desktop",
+            )
+            for n in range(1, PAGES + 1)
+            for i in range(n)
+        ]
+        assert console_server.database_url is not None
+        db = open_database(console_server.database_url, migrate=False)
+        helpers.insert_events(db, rows)
+        db.dispose()
+        helpers.wait_caught_up(client)
+        return int(site["id"])
+
+
+def test_every_row_has_a_bar_and_a_share_and_the_details_hold_every_row(
+    console: Console, many_pages: int
+) -> None:
+    total = PAGES * (PAGES + 1) // 2
+    tab = console.signed_in()
+    tab.goto(f"/sites/{many_pages}/reports?range=today")
+    table = tab.locator('.report-panel table[data-dimension="pages"]')
+    expect(table.locator("tbody tr")).to_have_count(10)
+    first = table.locator("tbody tr").first
+    expect(first.locator("th")).to_contain_text("/page-27")
+    expect(first.locator("td.report-share")).to_have_text(f"{round(27 / total * 100)}%")
+    widths = table.locator(".report-bar").evaluate_all(
+        "bars => bars.map(b => b.getBoundingClientRect().width)"
+    )
+    assert widths == sorted(widths, reverse=True) and widths[-1] < widths[0]
+    assert abs(widths[9] / widths[0] - 18 / 27) < 0.02
+    expect(tab.get_by_text("Top 10 shown")).to_be_visible()
+
+    tab.get_by_role("button", name="Details: all top pages").click()
+    dialog = tab.get_by_role("dialog", name="Pages: Top pages")
+    expect(dialog.locator("tbody tr")).to_have_count(20)
+    expect(dialog.get_by_role("status")).to_have_text(f"Rows 1–20 of {PAGES}")
+    dialog.get_by_role("button", name="Next").click()
+    expect(dialog.locator("tbody tr")).to_have_count(PAGES - 20)
+    expect(dialog.locator("tbody tr").last).to_contain_text("/page-1")
+    expect(dialog.get_by_role("button", name="Next")).to_be_disabled()
+    dialog.get_by_label("Search").fill("page-2")
+    expect(dialog.get_by_role("status")).to_have_text("Rows 1–9 of 9 found")
+    dialog.get_by_label("Search").fill("nothing-like-this")
+    expect(dialog.get_by_text('Nothing matches "nothing-like-this".')).to_be_visible()
+    dialog.get_by_label("Search").fill("page-13")
+    dialog.get_by_role("button", name="/page-13", exact=True).click()
+    expect(dialog).to_be_hidden()
+    expect(tab).to_have_url(re.compile(r"page=%2Fpage-13"))
+    expect(tab.locator(".filter-chip")).to_contain_text("/page-13")
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("size", list(SIZES))
+def test_the_details_view_fits_the_screen_in_both_themes(
+    console: Console, many_pages: int, scheme: str, size: str
+) -> None:
+    tab = console.signed_in(scheme=scheme, viewport=SIZES[size])
+    tab.goto(f"/sites/{many_pages}/reports?range=today")
+    expect(tab.locator('.report-panel table[data-dimension="pages"] tbody tr')).to_have_count(10)
+    tab.wait_for_load_state("networkidle")
+    width, viewport = tab.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+    assert width <= viewport
+    heads = tab.locator('.report-panel table[data-dimension="pages"] thead th').evaluate_all(
+        "cells => cells.map(c => c.getBoundingClientRect().height)"
+    )
+    assert max(heads) < 40, f"a column heading wraps: {heads}"
+    # Each tab group stays on one line (the UTM tabs used to wrap onto a second row).
+    for group in tab.locator(".report-panel .segmented").all():
+        buttons = group.locator("button").evaluate_all("bs => bs.map(b => b.getBoundingClientRect().top)")
+        assert len(set(round(t) for t in buttons)) == 1, buttons
+    console.shoot(tab, f"reports-{scheme}-{size}")
+    tab.get_by_role("button", name="Details: all top pages").click()
+    dialog = tab.get_by_role("dialog", name="Pages: Top pages")
+    expect(dialog.locator("tbody tr")).to_have_count(20)
+    console.shoot(tab, f"reports-details-{scheme}-{size}")
+
+
+def test_the_chart_legend_shows_the_latest_point_at_rest_and_an_empty_comparison_says_so(
+    console: Console, many_pages: int
+) -> None:
+    tab = console.signed_in()
+    tab.goto(f"/sites/{many_pages}/reports?range=today")
+    legend = tab.locator(".report-chart .u-legend")
+    expect(legend).to_contain_text("Hour")
+    values = legend.locator(".u-value").all_inner_texts()
+    assert values and all(v.strip() not in ("", "--", "-", "–") for v in values[:2]), values
+    # Yesterday had no visits: the comparison says so rather than drawing a flat line.
+    expect(tab.locator(".report-note")).to_contain_text("Nothing to compare with: no visits from")
+    assert legend.get_by_text("Previous period").count() == 0
+    tab.goto(f"/sites/{many_pages}/reports?range=7d")
+    expect(legend).to_contain_text("Day")
+    # A daily point reads as a day, never as a time of day.
+    first_value = legend.locator(".u-value").first
+    expect(first_value).not_to_have_text(re.compile(r"\d:\d\d|am|pm", re.IGNORECASE))
