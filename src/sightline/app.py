@@ -6,11 +6,14 @@ This is the only module that wires every surface together.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections import Counter
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
+from starlette.routing import BaseRoute, Match, Mount
 from starlette.types import Receive, Scope, Send
 
 from sightline import __version__
@@ -24,8 +27,21 @@ from sightline.health.registry import database_probe, disk_probe
 from sightline.ingest import feedback as ingest_feedback
 from sightline.ingest import recordings as ingest_recordings
 from sightline.ingest.service import Ingest, is_sdk_path
+from sightline.metrics.collectors import (
+    RECORDINGS_SPEC,
+    STORE_SPEC,
+    SURVEYS_SPEC,
+    FiguresCollector,
+    HttpCollector,
+    IngestCollector,
+    build_registry,
+    store_figures,
+)
+from sightline.metrics.endpoint import MetricsEndpoint
+from sightline.metrics.http import HttpFigures, Observed
 from sightline.recordings import feature as recordings_feature
 from sightline.recordings import retention
+from sightline.recordings.service import Recordings
 from sightline.settings import Settings
 from sightline.storage import Database, open_database
 from sightline.store.client import Store
@@ -46,17 +62,46 @@ requests must carry an `Origin` header equal to the console's origin; JSON metho
 
 class SightlineApp(FastAPI):
     """FastAPI that hands ingest's hot path (``/i/events``, ``/i/config``, ``/analytics*.js``) to
-    ingest before the console's middleware stack, which those paths do not use."""
+    ingest before the console's middleware stack, which those paths do not use. Every HTTP request
+    first passes ``observed`` (request id, route figures for ``/metrics``)."""
 
     ingest: Ingest | None = None
+    observed: Observed | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.observed is not None and scope["type"] == "http":
+            await self.observed(scope, receive, send)
+        else:
+            await self.dispatch(scope, receive, send)
+
+    async def dispatch(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and self.ingest is not None:
-            endpoint = self.ingest.endpoint(scope["path"])
+            path = scope["path"]
+            endpoint = self.ingest.endpoint(path)
             if endpoint is not None:
+                scope["sightline.route"] = self.ingest.template(path)
                 await endpoint(scope, receive, send)
                 return
         await super().__call__(scope, receive, send)
+
+    def route_template(self, scope: Scope) -> str | None:
+        """The template of the route a request would have reached (one refused before routing)."""
+        for route in _flat_routes(self.router.routes):
+            match, _ = route.matches(scope)
+            if match != Match.NONE:
+                path = str(getattr(route, "path", ""))
+                return path + "/{path}" if isinstance(route, Mount) else path
+        return None
+
+
+def _flat_routes(routes: Sequence[BaseRoute]) -> Iterator[BaseRoute]:
+    """Every route with a path, looking inside included routers (FastAPI wraps each include)."""
+    for route in routes:
+        inner = getattr(route, "original_router", None)
+        if inner is not None:
+            yield from _flat_routes(inner.routes)
+        elif isinstance(getattr(route, "path", None), str):
+            yield route
 
 
 def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
@@ -94,10 +139,27 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
     )
     app.state.ctx = ctx
     app.ingest = ingest
+    http_figures = HttpFigures()
+    app.observed = Observed(app.dispatch, http_figures, app.route_template)
+    survey_counts: Counter[str] = Counter()
+    registry = build_registry(
+        [
+            HttpCollector(http_figures),
+            IngestCollector(ingest),
+            FiguresCollector(lambda: _recording_figures(recordings), RECORDINGS_SPEC),
+            FiguresCollector(lambda: _survey_figures(survey_counts), SURVEYS_SPEC),
+            FiguresCollector(store_figures(ctx.health), STORE_SPEC),
+        ]
+    )
+    app.add_route(
+        "/metrics",
+        MetricsEndpoint(registry, settings.metrics_token, settings.trusted_proxies).handle,
+        include_in_schema=False,
+    )
     app.state.recordings = recordings
     errors.install(app)
     app.router.routes[0:0] = ingest.routes()  # SDK paths first: the hot path matches at once
-    app.router.routes[0:0] = ingest_feedback.routes(ingest.pipeline, database)
+    app.router.routes[0:0] = ingest_feedback.routes(ingest.pipeline, database, survey_counts)
     app.router.routes[0:0] = ingest_recordings.routes(
         ingest.pipeline, recordings, accept_headless=bool(settings.ingest_accept_headless)
     )
@@ -118,6 +180,22 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
     app.add_middleware(ConsoleGuard, context=lambda: _context(app))
     app.add_middleware(SecurityHeaders, skip=is_sdk_path)
     return app
+
+
+def _recording_figures(recordings: Recordings) -> dict[str, Any]:
+    count, size = recordings.totals()
+    return {
+        "stored_chunks": recordings.stored_counts["chunks"],
+        "stored_bytes": recordings.stored_counts["bytes"],
+        "refused": dict(recordings.drop_counts),
+        "recordings": count,
+        "used_bytes": size,
+    }
+
+
+def _survey_figures(counts: Counter[str]) -> dict[str, Any]:
+    refused = {k.partition(":")[2]: v for k, v in counts.items() if k.startswith("refused:")}
+    return {"stored": counts["stored"], "duplicate": counts["duplicate"], "refused": refused}
 
 
 def _context(app: FastAPI) -> Context:

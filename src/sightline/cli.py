@@ -7,17 +7,14 @@ from __future__ import annotations
 
 import argparse
 import getpass
-import logging
 import os
 import sys
 from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
-from sightline import __version__
+from sightline import __version__, logs
 from sightline.settings import MIGRATE, OWNER, REBUILD, REGISTRY, SERVE, Settings, SettingsError, load
-
-log = logging.getLogger("sightline")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -56,11 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SettingsError as exc:
         print(f"sightline: {exc}", file=sys.stderr)
         return 2
-    logging.basicConfig(
-        level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
-    if settings.log_level != "debug":
-        logging.getLogger("alembic").setLevel(logging.WARNING)
+    logs.configure(settings.log_level, settings.log_format)
     if args.command == SERVE:
         return serve(settings)
     if args.command == OWNER:
@@ -182,7 +175,8 @@ def serve(settings: Settings) -> int:
         log_level=settings.log_level,
         proxy_headers=False,  # sightline.clientaddr reads them, from --trusted-proxies only
         server_header=False,
-        access_log=settings.log_level == "debug",
+        log_config=None,  # Sightline's own handler (logs.configure): text or JSON, request ids
+        access_log=False,  # uvicorn's has client addresses; sightline.access logs requests at debug
     )
     db.dispose()
     return 0

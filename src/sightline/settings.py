@@ -97,6 +97,20 @@ def _events_url(raw: str) -> str:
     return value
 
 
+def _log_format(raw: str) -> str:
+    value = raw.strip().lower()
+    if value not in {"text", "json"}:
+        raise ValueError("log format is text or json")
+    return value
+
+
+def _token(raw: str) -> str:
+    value = raw.strip()
+    if len(value) < 16:
+        raise ValueError("use a token of at least 16 characters (for example: openssl rand -hex 32)")
+    return value
+
+
 def _log_level(raw: str) -> str:
     value = raw.strip().lower()
     if value not in {"debug", "info", "warning", "error"}:
@@ -161,6 +175,24 @@ REGISTRY: tuple[Setting, ...] = (
         _networks,
     ),
     Setting("log_level", "choice", "info", "One of debug, info, warning, error.", _log_level),
+    Setting(
+        "log_format",
+        "choice",
+        "text",
+        "text, or json for one JSON object per line (time, level, logger, message, request_id); "
+        "every line logged while a request is handled carries its request id.",
+        _log_format,
+        DB_COMMANDS,
+    ),
+    Setting(
+        "metrics_token",
+        "string",
+        None,
+        "Bearer token GET /metrics asks for (Authorization: Bearer TOKEN); without one, /metrics "
+        "answers only to clients on this machine (loopback). Prefer the environment variable: "
+        "a flag shows in the process list.",
+        _token,
+    ),
     Setting(
         "session_idle_minutes",
         "integer",

@@ -28,7 +28,9 @@ class LiveServer:
         database_url: str | None = None,
         env: Mapping[str, str] | None = None,
         port: int | None = None,
+        host: str = "127.0.0.1",
     ) -> None:
+        self.host = host  # the listen address; tests reach it on 127.0.0.1 either way
         self.data_dir = data_dir
         self.database_url = database_url
         self.port = port or free_port()
@@ -45,7 +47,7 @@ class LiveServer:
             "sightline.cli",
             "serve",
             "--host",
-            "127.0.0.1",
+            self.host,
             "--port",
             str(self.port),
             "--data-dir",

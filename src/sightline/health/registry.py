@@ -39,6 +39,18 @@ class HealthRegistry:
     def names(self) -> list[str]:
         return list(self._probes)
 
+    def service(self, name: str) -> dict[str, Any] | None:
+        """One service's report (``status`` and its figures), or None when nothing registered it."""
+        entry = self._probes.get(name)
+        if entry is None:
+            return None
+        try:
+            result = entry[0]()
+        except Exception:
+            log.exception("health probe %s failed", name)
+            return {"status": DOWN, "error": "probe_failed"}
+        return {"status": result.status, **result.figures}
+
     def report(self, version: str) -> dict[str, Any]:
         services: dict[str, Any] = {}
         overall = OK

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -136,9 +137,11 @@ class SurveyEndpoint(_Endpoint):
 class ResponsesEndpoint(_Endpoint):
     """``POST /i/feedback/responses``: one visitor's answers, stored once per ``response_id``."""
 
-    def __init__(self, pipeline: Pipeline, db: Database) -> None:
+    def __init__(self, pipeline: Pipeline, db: Database, counts: Counter[str] | None = None) -> None:
         super().__init__(pipeline, db)
         self.preflight = EventsEndpoint(pipeline).preflight
+        # "stored", "duplicate", and "refused:<code>" (read by /metrics)
+        self.counts: Counter[str] = Counter() if counts is None else counts
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["method"] == "OPTIONS":
@@ -160,8 +163,10 @@ class ResponsesEndpoint(_Endpoint):
         except ClientGoneError:
             return
         except RefusedError as refusal:
+            self.counts["refused:" + refusal.payload["error"]["code"]] += 1
             await refusal.send(send)
             return
+        self.counts["stored" if stored else "duplicate"] += 1
         payload = {"response_id": submission.response_id, "stored": stored}
         await answer(send, 202, payload, cors(origin))
 
@@ -200,9 +205,10 @@ class ResponsesEndpoint(_Endpoint):
             raise self.storage_unavailable(origin) from None
 
 
-def routes(pipeline: Pipeline, db: Database) -> list[BaseRoute]:
-    """The widget's routes, for ``app.create_app`` to put beside ingest's."""
+def routes(pipeline: Pipeline, db: Database, counts: Counter[str] | None = None) -> list[BaseRoute]:
+    """The widget's routes, for ``app.create_app`` to put beside ingest's; ``counts`` gets the
+    responses' outcomes."""
     return [
         Route("/i/feedback/surveys/{survey_id}", SurveyEndpoint(pipeline, db)),
-        Route("/i/feedback/responses", ResponsesEndpoint(pipeline, db)),
+        Route("/i/feedback/responses", ResponsesEndpoint(pipeline, db, counts)),
     ]

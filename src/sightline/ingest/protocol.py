@@ -29,6 +29,7 @@ class Hello(Struct, array_like=True, gc=False):
     database_url: str
     log_level: str
     geoip_database: str | None = None  # the operator's MaxMind-format file (--geoip-database)
+    log_format: str = "text"
 
 
 class Ready(Struct, array_like=True, gc=False, tag=0):

@@ -57,6 +57,7 @@ class ChunksEndpoint:
         self.accept_headless = accept_headless
         self.preflight = EventsEndpoint(pipeline).preflight
         self.dropped: Counter[str] = service.drop_counts
+        self.stored: Counter[str] = service.stored_counts
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["method"] == "OPTIONS":
@@ -91,6 +92,9 @@ class ChunksEndpoint:
                 await answer(send, 202, payload, cors(origin))
                 return
             accepted = await to_thread.run_sync(self.store, site.id, recording_id, seq, chunk, origin)
+            if accepted.stored:
+                self.stored["chunks"] += 1
+                self.stored["bytes"] += len(chunk.stored)
         except ClientGoneError:
             return
         except RefusedError as refusal:

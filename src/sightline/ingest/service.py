@@ -10,6 +10,7 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 from anyio import to_thread
 from starlette.routing import BaseRoute, Route
@@ -21,7 +22,7 @@ from sightline.health.registry import DEGRADED, DOWN, OK, HealthRegistry, Servic
 from sightline.ingest import agents
 from sightline.ingest.checkpoint import WalCheckpointer
 from sightline.ingest.http import ConfigEndpoint, EventsEndpoint, answer, error_payload
-from sightline.ingest.pipeline import Pipeline
+from sightline.ingest.pipeline import DROP_REASONS, Pipeline
 from sightline.ingest.script import ScriptEndpoint, ScriptFiles, is_script_path
 from sightline.ingest.writer import GroupCommitter
 from sightline.settings import Settings
@@ -52,6 +53,7 @@ class Ingest:
             capacity=int(settings.ingest_queue_events),
             log_level=str(settings.log_level),
             geoip_database=str(geoip_database) if geoip_database else None,
+            log_format=str(settings.log_format),
             checkpointer=WalCheckpointer(db) if db.dialect == "sqlite" else None,
         )
         self.pipeline = Pipeline(
@@ -83,6 +85,12 @@ class Ingest:
             return self._script
         return found
 
+    def template(self, path: str) -> str:
+        """The route template of a path ``endpoint`` answers (the metrics' route label)."""
+        if path in self._exact:
+            return path
+        return "/analytics.js" if path == "/analytics.js" else "/analytics-{name}.js"
+
     def routes(self) -> list[BaseRoute]:
         """The same endpoints as routes, for an application that does not call ``endpoint`` first."""
         return [
@@ -113,6 +121,23 @@ class Ingest:
             await self.writer.stop()
             self.directory.close()
             sys.setswitchinterval(previous)
+
+    def metrics(self) -> dict[str, Any]:
+        """Figures for ``/metrics``, read at scrape time from what the pipeline and writer count."""
+        stats = self.writer.stats
+        return {
+            "stored_events": stats.stored_events,
+            "stored_batches": stats.stored_batches,
+            "duplicate_batches": stats.duplicate_batches,
+            "dropped": {reason: self.pipeline.dropped.get(reason, 0) for reason in DROP_REASONS},
+            "queue_depth": self.writer.queued_events,
+            "queue_capacity": self.writer.capacity,
+            "commits": stats.commits,
+            "failed_commits": stats.failures,
+            "commit_latency": stats.latency,
+            "writer_up": 1 if self.writer.running else 0,
+            "writer_starts": stats.writer_starts,
+        }
 
     def probe(self) -> ServiceReport:
         stats = self.writer.stats

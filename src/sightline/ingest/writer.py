@@ -40,6 +40,7 @@ from sightline.ingest.protocol import (
     Submit,
     frame,
 )
+from sightline.metrics.buckets import COMMIT_BOUNDS, LatencyBuckets
 
 log = logging.getLogger("sightline.ingest")
 
@@ -79,6 +80,7 @@ class CommitStats:
     duplicate_batches: int = 0
     writer_starts: int = 0
     writer_pid: int | None = None
+    latency: LatencyBuckets = field(default_factory=lambda: LatencyBuckets(COMMIT_BOUNDS))
 
 
 class GroupCommitter:
@@ -88,6 +90,7 @@ class GroupCommitter:
         capacity: int,
         log_level: str = "info",
         geoip_database: str | None = None,
+        log_format: str = "text",
         checkpointer: WalCheckpointer | None = None,
     ) -> None:
         self.database_url = database_url
@@ -96,6 +99,7 @@ class GroupCommitter:
         self.checkpointer = checkpointer
         self.log_level = log_level
         self.geoip_database = geoip_database
+        self.log_format = log_format
         self.capacity = capacity
         self.stats = CommitStats()
         self.queued_events = 0  # waiting or being committed; changed on the event loop only
@@ -205,7 +209,12 @@ class GroupCommitter:
         await self._loop.connect_read_pipe(
             lambda: _Outcomes(self, ready, exited), os.fdopen(from_writer, "rb", buffering=0)
         )
-        self._pipe.write(frame(self._encoder, Hello(self.database_url, self.log_level, self.geoip_database)))
+        self._pipe.write(
+            frame(
+                self._encoder,
+                Hello(self.database_url, self.log_level, self.geoip_database, self.log_format),
+            )
+        )
         try:
             await asyncio.wait_for(ready.wait(), START_TIMEOUT)
         except TimeoutError:
@@ -228,6 +237,7 @@ class GroupCommitter:
             self.checkpointer.poke()
         self.stats.commits += 1
         self.stats.last_commit_ms = outcome.commit_ms
+        self.stats.latency.observe(outcome.commit_ms / 1000)
         self.stats.last_group_batches = len(outcome.seqs)
         failed = False
         for seq, code in zip(outcome.seqs, outcome.codes, strict=True):

@@ -28,6 +28,7 @@ import time
 
 import msgspec
 
+from sightline import logs
 from sightline.geo import GeoDatabaseError, Locator
 from sightline.ingest import batch
 from sightline.ingest.protocol import (
@@ -221,9 +222,7 @@ def main(argv: list[str]) -> int:
     in_fd, out_fd = int(argv[1]), int(argv[2])
     frames = Frames()
     hello, first = read_hello(in_fd, frames)
-    logging.basicConfig(
-        level=hello.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    logs.configure(hello.log_level, hello.log_format)
     try:
         locator = Locator(hello.geoip_database)
     except GeoDatabaseError as exc:  # the server checked it at start; it changed since

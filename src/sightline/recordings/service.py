@@ -50,6 +50,7 @@ class Recordings:
         self.max_bytes = max_bytes
         self._locks = [threading.Lock() for _ in range(LOCK_STRIPES)]
         self.drop_counts: Counter[str] = Counter()  # refused chunks by error code (ingest counts)
+        self.stored_counts: Counter[str] = Counter()  # "chunks", "bytes" stored (ingest counts)
 
     def _lock(self, recording_id: str) -> threading.Lock:
         return self._locks[zlib.crc32(recording_id.encode()) % LOCK_STRIPES]

@@ -1,0 +1,243 @@
+"""What ``GET /metrics`` shows: every figure read at scrape time from what the parts already keep.
+
+One ``CollectorRegistry`` per application (tests run several in one process). Each collector
+reads plain counters its part keeps anyway (ingest's drop reasons and commit stats, the route
+figures of ``http.py``, the recordings' and surveys' counts, the health registry), so nothing on
+the request path calls the metrics library.
+
+The analytics store (``sightline.store``, being built) reports through the health registry's
+``store`` service; ``StoreCollector`` is the hook that turns it into metrics, and falls back to
+the reports' rollup job (``reports``) while that is the store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, Protocol
+
+from prometheus_client import CollectorRegistry, PlatformCollector, ProcessCollector
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
+from prometheus_client.registry import Collector
+
+from sightline.metrics.buckets import LatencyBuckets
+from sightline.metrics.http import HttpFigures
+
+Figures = Callable[[], Mapping[str, Any] | None]
+
+
+def histogram(
+    name: str, documentation: str, labels: list[str], series: Iterable[tuple[list[str], LatencyBuckets]]
+) -> HistogramMetricFamily:
+    family = HistogramMetricFamily(name, documentation, labels=labels)
+    for values, buckets in series:
+        family.add_metric(values, list(buckets.cumulative()), buckets.total)
+    return family
+
+
+class HttpCollector(Collector):
+    def __init__(self, figures: HttpFigures) -> None:
+        self.figures = figures
+
+    def collect(self) -> Iterator[Metric]:
+        requests = CounterMetricFamily(
+            "sightline_http_requests",
+            "HTTP requests answered, by route template, method and status (0: client left first).",
+            labels=["route", "method", "status"],
+        )
+        routes = list(self.figures.routes.items())
+        for (route, method), figures in routes:
+            for status, count in list(figures.statuses.items()):
+                requests.add_metric([route, method, str(status)], count)
+        yield requests
+        yield histogram(
+            "sightline_http_request_duration_seconds",
+            "Time from a request's arrival to the end of its answer, by route template and method.",
+            ["route", "method"],
+            (([route, method], figures.latency) for (route, method), figures in routes),
+        )
+
+
+class IngestSource(Protocol):
+    """What the ingest collector reads (``sightline.ingest.service.Ingest``)."""
+
+    def metrics(self) -> Mapping[str, Any]: ...
+
+
+class IngestCollector(Collector):
+    def __init__(self, ingest: IngestSource) -> None:
+        self.ingest = ingest
+
+    def collect(self) -> Iterator[Metric]:
+        m = self.ingest.metrics()
+        yield CounterMetricFamily(
+            "sightline_ingest_accepted_events", "Events stored and acknowledged.", value=m["stored_events"]
+        )
+        yield CounterMetricFamily(
+            "sightline_ingest_accepted_batches", "Batches stored and acknowledged.", value=m["stored_batches"]
+        )
+        yield CounterMetricFamily(
+            "sightline_ingest_duplicate_batches",
+            "Batches sent again after they were stored (acknowledged, stored once).",
+            value=m["duplicate_batches"],
+        )
+        dropped = CounterMetricFamily(
+            "sightline_ingest_dropped_batches",
+            "Batches not stored, by reason (bot: answered 202 like everyone, nothing stored).",
+            labels=["reason"],
+        )
+        for reason, count in sorted(m["dropped"].items()):
+            dropped.add_metric([reason], count)
+        yield dropped
+        yield GaugeMetricFamily(
+            "sightline_ingest_queue_events", "Events waiting for the database now.", value=m["queue_depth"]
+        )
+        yield GaugeMetricFamily(
+            "sightline_ingest_queue_capacity_events",
+            "Events that may wait at once (--ingest-queue-events); beyond it ingest answers 429.",
+            value=m["queue_capacity"],
+        )
+        yield CounterMetricFamily("sightline_ingest_commits", "Group commits.", value=m["commits"])
+        yield CounterMetricFamily(
+            "sightline_ingest_failed_commits",
+            "Group commits (or writer deaths) whose batches were answered 503.",
+            value=m["failed_commits"],
+        )
+        yield histogram(
+            "sightline_ingest_commit_duration_seconds",
+            "Time of one group commit in the writer process (rows built, stored, committed).",
+            [],
+            [([], m["commit_latency"])],
+        )
+        yield GaugeMetricFamily(
+            "sightline_ingest_writer_up", "1 while the writer process takes batches.", value=m["writer_up"]
+        )
+        yield CounterMetricFamily(
+            "sightline_ingest_writer_starts",
+            "Writer processes started (1 plus restarts).",
+            value=m["writer_starts"],
+        )
+
+
+class FiguresCollector(Collector):
+    """Counters and gauges from a function returning ``{name: value}`` or ``{name: {label: value}}``."""
+
+    def __init__(self, figures: Figures, spec: Mapping[str, tuple[str, str, str | None]]) -> None:
+        self.figures = figures
+        self.spec = spec  # figure -> (metric name, "counter" | "gauge", label name or None)
+
+    def collect(self) -> Iterator[Metric]:
+        values = self.figures()
+        if values is None:
+            return
+        for figure, (name, kind, label) in self.spec.items():
+            value = values.get(figure)
+            if value is None:
+                continue
+            doc = _DOCS.get(name, name)
+            family: Metric
+            if label is None:
+                family = (
+                    CounterMetricFamily(name, doc, value=value)
+                    if kind == "counter"
+                    else GaugeMetricFamily(name, doc, value=value)
+                )
+            else:
+                family = (
+                    CounterMetricFamily(name, doc, labels=[label])
+                    if kind == "counter"
+                    else GaugeMetricFamily(name, doc, labels=[label])
+                )
+                for key, count in sorted(value.items()):
+                    family.add_metric([str(key)], count)
+            yield family
+
+
+_DOCS = {
+    "sightline_recordings_stored_chunks": "Recording chunks stored.",
+    "sightline_recordings_stored_bytes": "Bytes of recording chunks stored (compressed).",
+    "sightline_recordings_refused_chunks": "Recording chunks not stored, by reason.",
+    "sightline_recordings": "Recordings kept now.",
+    "sightline_recordings_used_bytes": "Bytes the kept recordings use.",
+    "sightline_survey_responses_stored": "Survey responses stored.",
+    "sightline_survey_responses_duplicate": "Survey responses sent again after they were stored.",
+    "sightline_survey_responses_refused": "Survey responses not stored, by reason.",
+    "sightline_store_lag_events": "Events in the database the analytics store has not taken in yet.",
+    "sightline_store_lag_seconds": "Age of the oldest event the analytics store has not taken in.",
+    "sightline_store_fed_events": "Events the analytics store has taken in (its feed; rate() of it).",
+    "sightline_store_up": "1 while the analytics store answers (health status not down).",
+    "sightline_disk_free_bytes": "Free bytes on each file system Sightline writes to.",
+    "sightline_disk_total_bytes": "Size of each file system Sightline writes to.",
+    "sightline_disk_low": "1 while a file system is below --disk-refuse-free-mb (ingest answers 507).",
+}
+
+
+class HealthSource(Protocol):
+    def service(self, name: str) -> Mapping[str, Any] | None: ...
+
+
+def store_figures(health: HealthSource) -> Figures:
+    """HOOK for the analytics store: its lag and feed from health's ``store`` service.
+
+    The store's health report (``{status, lag_events, lag_seconds, ...}``) is the source; add a
+    ``fed_events`` figure (events taken in since start) to it and the feed rate appears here as
+    ``rate(sightline_store_fed_events_total[5m])``. Until the store exists, the reports' rollup
+    job stands in (``reports.pending_events``).
+    """
+
+    def figures() -> Mapping[str, Any] | None:
+        store = health.service("store")
+        if store is not None:
+            return {
+                "lag_events": store.get("lag_events"),
+                "lag_seconds": store.get("lag_seconds"),
+                "fed_events": store.get("fed_events"),
+                "up": 0 if store.get("status") == "down" else 1,
+            }
+        reports = health.service("reports")
+        if reports is not None:
+            return {
+                "lag_events": reports.get("pending_events"),
+                "up": 0 if reports["status"] == "down" else 1,
+            }
+        return None
+
+    return figures
+
+
+STORE_SPEC = {
+    "lag_events": ("sightline_store_lag_events", "gauge", None),
+    "lag_seconds": ("sightline_store_lag_seconds", "gauge", None),
+    "fed_events": ("sightline_store_fed_events", "counter", None),
+    "up": ("sightline_store_up", "gauge", None),
+}
+RECORDINGS_SPEC = {
+    "stored_chunks": ("sightline_recordings_stored_chunks", "counter", None),
+    "stored_bytes": ("sightline_recordings_stored_bytes", "counter", None),
+    "refused": ("sightline_recordings_refused_chunks", "counter", "reason"),
+    "recordings": ("sightline_recordings", "gauge", None),
+    "used_bytes": ("sightline_recordings_used_bytes", "gauge", None),
+}
+SURVEYS_SPEC = {
+    "stored": ("sightline_survey_responses_stored", "counter", None),
+    "duplicate": ("sightline_survey_responses_duplicate", "counter", None),
+    "refused": ("sightline_survey_responses_refused", "counter", "reason"),
+}
+DISK_SPEC = {
+    "free_bytes": ("sightline_disk_free_bytes", "gauge", "volume"),
+    "total_bytes": ("sightline_disk_total_bytes", "gauge", "volume"),
+    "low": ("sightline_disk_low", "gauge", "volume"),
+}
+
+
+def build_registry(collectors: Iterable[Collector]) -> CollectorRegistry:
+    registry = CollectorRegistry(auto_describe=False)
+    ProcessCollector(registry=registry)
+    PlatformCollector(registry=registry)
+    for collector in collectors:
+        registry.register(collector)
+    return registry

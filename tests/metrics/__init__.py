@@ -1,0 +1,1 @@
+"""Tests of /metrics and the request ids of the logs."""
