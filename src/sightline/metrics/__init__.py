@@ -5,6 +5,7 @@ outermost ASGI layer that counts and times every request by route template and g
 id, ``collectors.py`` turns what each part already counts into metrics at scrape time, and
 ``endpoint.py`` answers ``/metrics`` to a token holder or a loopback client.
 
-May import: ``sightline.logs``, ``sightline.errors``, ``sightline.clientaddr``. Reads the other parts through small
-protocols wired in ``app.py``; never imports them (ingest imports ``buckets`` from here).
+May import: ``sightline.logs``, ``sightline.errors``, ``sightline.clientaddr``. Reads the other
+parts through small protocols wired in ``app.py``; never imports them (ingest imports ``buckets``
+from here).
 """
