@@ -1,6 +1,6 @@
 // Every row of one breakdown in a dialog: search by value and page through the rows.
 import type { ComponentChildren } from "preact";
-import { useEffect, useMemo, useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 
 import { messageOf } from "../api";
 import { Dialog } from "../components/Dialog";
@@ -24,27 +24,40 @@ export function BreakdownDetails({ title, siteId, query, dimension, name, onClos
   const [data, setData] = useState<Breakdown | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [search, setSearch] = useState("");
+  // The search the server was asked for: typing waits for a pause of 250 ms.
+  const [asked, setAsked] = useState("");
   const [page, setPage] = useState(0);
+  const [loading, setLoading] = useState(true);
+
+  useEffect(() => {
+    const timer = window.setTimeout(() => {
+      setAsked(search.trim());
+      setPage(0);
+    }, 250);
+    return () => window.clearTimeout(timer);
+  }, [search]);
 
   useEffect(() => {
     let alive = true;
-    reports.breakdown(siteId, query, dimension, name, reports.MAX_ROWS).then(
-      (result) => alive && setData(result),
-      (failure) => alive && setError(messageOf(failure)),
-    );
+    setLoading(true);
+    reports
+      .breakdown(siteId, query, dimension, name, { limit: PAGE_SIZE, offset: page * PAGE_SIZE, search: asked })
+      .then(
+        (result) => {
+          if (!alive) return;
+          setData(result);
+          setError(null);
+        },
+        (failure) => alive && setError(messageOf(failure)),
+      )
+      .finally(() => alive && setLoading(false));
     return () => {
       alive = false;
     };
-  }, [siteId, JSON.stringify(query), dimension, name]);
+  }, [siteId, JSON.stringify(query), dimension, name, page, asked]);
 
-  const found = useMemo(() => {
-    const needle = search.trim().toLowerCase();
-    const rows = data?.rows ?? [];
-    return needle ? rows.filter((row) => `${row.key ?? ""} ${row.value}`.toLowerCase().includes(needle)) : rows;
-  }, [data, search]);
-  const pages = Math.max(1, Math.ceil(found.length / PAGE_SIZE));
-  const shown = found.slice(page * PAGE_SIZE, (page + 1) * PAGE_SIZE);
-  const first = found.length ? page * PAGE_SIZE + 1 : 0;
+  const shown = data?.rows ?? [];
+  const first = page * PAGE_SIZE + 1;
 
   return (
     <Dialog open title={title} onClose={onClose} wide>
@@ -69,34 +82,28 @@ export function BreakdownDetails({ title, siteId, query, dimension, name, onClos
           </p>
         )}
         {!data && !error && <p class="loading">Loading…</p>}
-        {data && found.length === 0 && (
-          <p class="report-empty">{search.trim() ? `Nothing matches "${search.trim()}".` : "No data for this period."}</p>
+        {data && shown.length === 0 && (
+          <p class="report-empty">{asked ? `Nothing matches "${asked}".` : "No data for this period."}</p>
         )}
-        {data && found.length > 0 && render(shown)}
+        {data && shown.length > 0 && render(shown)}
         {data && (
           <div class="report-pager">
             <p role="status" class="report-pager-status">
-              {found.length === 0
+              {shown.length === 0
                 ? ""
-                : `Rows ${count(first)}–${count(first + shown.length - 1)} of ${count(found.length)}${
-                    search.trim() ? " found" : ""
-                  }`}
+                : `Rows ${count(first)}–${count(first + shown.length - 1)}${
+                    data.more ? "" : ` of ${count(first + shown.length - 1)}`
+                  }${asked ? ` containing "${asked}"` : ""}`}
             </p>
             <div class="report-pager-buttons">
-              <button type="button" class="button" disabled={page === 0} onClick={() => setPage(page - 1)}>
+              <button type="button" class="button" disabled={page === 0 || loading} onClick={() => setPage(page - 1)}>
                 Previous
               </button>
-              <button type="button" class="button" disabled={page >= pages - 1} onClick={() => setPage(page + 1)}>
+              <button type="button" class="button" disabled={!data.more || loading} onClick={() => setPage(page + 1)}>
                 Next
               </button>
             </div>
           </div>
-        )}
-        {data?.more && (
-          <p class="field-hint">
-            This view holds the top {count(data.rows.length)} rows of the period; narrow the period or add a filter to
-            see others.
-          </p>
         )}
       </div>
     </Dialog>

@@ -109,12 +109,19 @@ export const reports = {
     request<Summary>("GET", `${base(siteId)}/summary?${queryParams(q)}`),
   timeseries: (siteId: number, q: ReportQuery) =>
     request<Series>("GET", `${base(siteId)}/timeseries?${queryParams(q)}`),
-  /** The most rows one breakdown request returns (docs/reports.md). */
-  MAX_ROWS: 100,
-  breakdown: (siteId: number, q: ReportQuery, dimension: string, name?: string, limit = 10) => {
+  /** One page of a breakdown: `limit` rows after `offset`, only values containing `search`. */
+  breakdown: (
+    siteId: number,
+    q: ReportQuery,
+    dimension: string,
+    name?: string,
+    page: { limit?: number; offset?: number; search?: string } = {},
+  ) => {
     const params = queryParams({ ...q, compare: false });
     params.set("dimension", dimension);
-    params.set("limit", String(limit));
+    params.set("limit", String(page.limit ?? 10));
+    if (page.offset) params.set("offset", String(page.offset));
+    if (page.search) params.set("search", page.search);
     if (name) params.set("name", name);
     return request<Breakdown>("GET", `${base(siteId)}/breakdown?${params}`);
   },
