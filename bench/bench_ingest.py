@@ -8,6 +8,11 @@ holds every event wrk got a 202 for. Target: ingest >= 60 % of the ceiling's req
 Each run also reports the CPU time per request of the server's process and of its child processes
 (ingest's writer process, which stores the events; the ceiling has none), read from /proc.
 
+The server runs as users run it: its store process feeds the analytics store from the log while
+wrk sends events, and an owner's dashboard asks for today's summary, time series and realtime
+visitors every half second throughout (``BENCH_REPORTS=0`` stops the dashboard: a diagnostic).
+After the runs it reports how long the store took to hold every acknowledged event.
+
 Environment: ``BENCH_SECONDS`` (default 5) per run, ``BENCH_ROUNDS`` (default 3) alternating rounds;
 the figures are the medians.
 """
@@ -182,14 +187,10 @@ def main() -> int:
     db = open_database(f"sqlite:///{work / 'data' / 'sightline.db'}")
     with db.begin() as conn:
         owner = create_user(conn, "bench@example.com", "correct horse battery staple")
-        key = create_site(conn, owner["id"], "Bench", "localhost:9999")["key"]
+        site = create_site(conn, owner["id"], "Bench", "localhost:9999")
+    key, site_id = site["key"], int(site["id"])
     ingest_port, ceiling_port = free_port(), free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("SIGHTLINE_")}
-    # The reports' rollup job folds new events into rollups in the same process every 2 s; with
-    # hundreds of thousands of new events it would compete with ingest for the interpreter and
-    # the disk during the runs. BENCH_ROLLUP=1 keeps it (the figures are then the whole server's).
-    if os.environ.get("BENCH_ROLLUP") != "1":
-        env["SIGHTLINE_REPORT_ROLLUP_SECONDS"] = "3600"
     serve = [sys.executable, "-m", "sightline.cli", "serve", "--port", str(ingest_port)]
     serve += ["--data-dir", str(work / "data"), "--log-level", "warning"]
     ingest = subprocess.Popen(serve, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -201,6 +202,9 @@ def main() -> int:
     try:
         wait_up(f"http://127.0.0.1:{ingest_port}/healthz", ingest)
         wait_up(f"http://127.0.0.1:{ceiling_port}/", ceiling)
+        dashboard = Dashboard(f"http://127.0.0.1:{ingest_port}", site_id)
+        if os.environ.get("BENCH_REPORTS") != "0":
+            dashboard.start()
         pids = {"ceiling": ceiling.pid, "ingest": ingest.pid}
         for name, port in (("ceiling", ceiling_port), ("ingest", ingest_port)):
             for per in (1, 20):
@@ -217,7 +221,10 @@ def main() -> int:
                     label = f"{name}-{per}"
                     script = lua_script(work, key, per, f"{label}-r{number}")
                     results.append(run_wrk(label, f"http://127.0.0.1:{port}", script, seconds, pids[name]))
+        dashboard.stop()
+        caught_up = dashboard.wait_for_store()
     finally:
+        dashboard.stop()
         for process in (ingest, ceiling):
             process.terminate()
             process.wait(timeout=30)
@@ -225,7 +232,69 @@ def main() -> int:
         rows = conn.execute(select(func.count()).select_from(events)).scalar_one()
     db.dispose()
     shutil.rmtree(work, ignore_errors=True)
-    return report(results, rows)
+    print(
+        f"dashboard during the runs: {dashboard.requests} report requests, {dashboard.failures} failed, "
+        f"p95 {dashboard.p95():.0f} ms; the store held every stored event {caught_up:.1f} s "
+        "after the last run"
+    )
+    return report(results, rows) or (1 if dashboard.failures else 0)
+
+
+class Dashboard:
+    """An owner's dashboard open during the runs: today's summary, time series and realtime
+    visitors every half second, in a thread; then, how long the store takes to catch up."""
+
+    def __init__(self, base_url: str, site_id: int) -> None:
+        import threading
+
+        self.base_url = base_url
+        self.site_id = site_id
+        self.requests = 0
+        self.failures = 0
+        self.timings: list[float] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self.client = httpx.Client(base_url=base_url, headers={"Origin": base_url}, timeout=30)
+        answer = self.client.post(
+            "/api/login", json={"email": "bench@example.com", "password": "correct horse battery staple"}
+        )
+        answer.raise_for_status()
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _run(self) -> None:
+        base = f"/api/sites/{self.site_id}/reports"
+        paths = [f"{base}/summary?range=today", f"{base}/timeseries?range=today", f"{base}/realtime"]
+        while not self._stop.wait(0.5):
+            for path in paths:
+                started = time.perf_counter()
+                try:
+                    ok = self.client.get(path).status_code == 200
+                except httpx.HTTPError:
+                    ok = False
+                self.timings.append((time.perf_counter() - started) * 1000)
+                self.requests += 1
+                self.failures += not ok
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=30)
+
+    def p95(self) -> float:
+        if len(self.timings) < 2:
+            return self.timings[0] if self.timings else 0.0
+        return statistics.quantiles(self.timings, n=20, method="inclusive")[18]
+
+    def wait_for_store(self, timeout: float = 900) -> float:
+        started = time.monotonic()
+        while time.monotonic() - started < timeout:
+            figures = self.client.get("/api/health").json()["services"]["store"]
+            if figures["status"] != "down" and figures["lag_events"] == 0:
+                return time.monotonic() - started
+            time.sleep(0.2)
+        return float("nan")
 
 
 def median_of(results: list[Result], label: str) -> Result:

@@ -45,6 +45,7 @@ AGENTS = [
     ("Chrome", "ChromeOS", "desktop"),
     ("Opera", "Windows", "desktop"),
 ]
+COUNTRIES = ["US", "US", "US", "DE", "DE", "GB", "FR", "IN", "IN", "BR", "CA", "JP", "NL", "ES", "IT", "PL"]
 CUSTOM = ["signup", "download", "play_video", "add_to_cart", "search"]
 PROPS = [
     '{"plan":"free"}',
@@ -121,6 +122,9 @@ def generate(site_id: int, events: int, days: int, end: datetime, seed: int = 1)
                     None,
                     PROPS[int(props[i])] if is_custom else None,
                     "bench",
+                    COUNTRIES[v % len(COUNTRIES)],
+                    None,
+                    None,
                 )
             )
         yield rows

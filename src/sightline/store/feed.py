@@ -145,6 +145,25 @@ def _visit(row: Sequence[Any]) -> Visit:
     )
 
 
+def _new_visit(row: Sequence[Any], at: int) -> Visit:
+    """A visit first seen at this log row: its attributes are the row's."""
+    event_id, site_id, _, visitor_id, session_id = row[:5]
+    source, utm_s, utm_m, utm_c, browser, os_name, device, *place = row[8:]
+    key = key_of(site_id, session_id)
+    attrs = (
+        cut(source) or NONE,
+        cut(utm_s),
+        cut(utm_m),
+        cut(utm_c),
+        browser or NONE,
+        os_name or NONE,
+        device or NONE,
+        *(p or "" for p in place),
+    )
+    visitor = key_of(site_id, visitor_id)
+    return Visit(site_id, key, visitor, at, at, at, 0, 0, None, None, None, None, attrs, event_id)
+
+
 def _place(name: str) -> Any:
     column = getattr(events.c, name, None)
     return column if column is not None else literal(None)
@@ -157,7 +176,7 @@ class Feeder:
         self.db = db
         self.engine = engine
         self.batch = batch
-        self.visits: dict[int, Visit] = {}
+        self.visits: dict[tuple[int, str], Visit] = {}  # by (site id, session id)
         self.fed_events = 0
         self.last_step_ms: float | None = None
 
@@ -215,55 +234,37 @@ class Feeder:
         return total
 
     def _load(self, rows: Sequence[Any]) -> None:
-        missing = {key_of(r[1], r[4]) for r in rows} - self.visits.keys()
+        """Reads back from the store the visits of ``rows`` that are not in memory."""
+        visits = self.visits
+        missing = {(r[1], r[4]) for r in rows if (r[1], r[4]) not in visits}
         if not missing:
             return
+        by_key = {key_of(site_id, session_id): (site_id, session_id) for site_id, session_id in missing}
         oldest = min(int(r[2]) for r in rows) - LOOK_BACK
-        keys = sorted(missing)
+        keys = sorted(by_key)
         for i in range(0, len(keys), 5000):
             for row in self.engine.visits_of(keys[i : i + 5000], oldest):
                 visit = _visit(row)
-                self.visits[visit.visit] = visit
+                visits[by_key[visit.visit]] = visit
 
     def _build(self, rows: Sequence[Any]) -> tuple[Columns, Columns]:
+        """The batch's event rows and the new rows of the visits it touched, as columns.
+
+        The per-event loop is the feed's hot path: visits are found by (site, session) in memory
+        (hashed once per visit), and each event becomes one tuple; the columns are one ``zip``.
+        """
         self._load(rows)
-        out: Columns = {name: [] for name in schema.EVENT_COLUMNS}
-        columns = [out[name] for name in schema.EVENT_COLUMNS]
-        touched: dict[int, Visit] = {}
         visits = self.visits
+        out: list[tuple[Any, ...]] = []
+        append = out.append
+        touched: dict[tuple[int, str], Visit] = {}
         for row in rows:
-            event_id, site_id, at, visitor_id, session_id, name, path, props = row[:8]
+            event_id, site_id, at, _, session_id, name, path, props = row[:8]
             at = int(at)
-            key = key_of(site_id, session_id)
-            visit = visits.get(key)
+            visit = visits.get((site_id, session_id))
             if visit is None:
-                source, utm_s, utm_m, utm_c, browser, os_name, device, *place = row[8:]
-                visit = visits[key] = Visit(
-                    site_id,
-                    key,
-                    key_of(site_id, visitor_id),
-                    at,
-                    at,
-                    at,
-                    0,
-                    0,
-                    None,
-                    None,
-                    None,
-                    None,
-                    (
-                        cut(source) or NONE,
-                        cut(utm_s),
-                        cut(utm_m),
-                        cut(utm_c),
-                        browser or NONE,
-                        os_name or NONE,
-                        device or NONE,
-                        *(p or "" for p in place),
-                    ),
-                    event_id,
-                )
-            page = cut(path)
+                visit = visits[(site_id, session_id)] = _new_visit(row, at)
+            page = path if len(path) <= VALUE_MAX else path[:VALUE_MAX]
             if at < visit.start:
                 visit.start = at
             if at > visit.last:
@@ -277,22 +278,32 @@ class Feeder:
             else:
                 visit.events += 1
             visit.version = event_id
-            touched[key] = visit
-            for column, value in zip(
-                columns,
-                (site_id, at, event_id, visit.visitor, key, cut(name), page, props_of(props), visit.start),
-                strict=False,
-            ):
-                column.append(value)
-            for column, value in zip(columns[9:], visit.attrs, strict=True):
-                column.append(value)
-        visit_out: Columns = {name: [] for name in schema.VISIT_COLUMNS}
-        visit_lists = [visit_out[name] for name in schema.VISIT_COLUMNS]
-        for visit in touched.values():
-            for column, value in zip(visit_lists, visit.row(), strict=True):
-                column.append(value)
+            touched[(site_id, session_id)] = visit
+            append(
+                (
+                    site_id,
+                    at,
+                    event_id,
+                    visit.visitor,
+                    visit.visit,
+                    name,
+                    page,
+                    props_of(props),
+                    visit.start,
+                    *visit.attrs,
+                )
+            )
+        columns = list(zip(*out, strict=True))
+        event_columns: Columns = {
+            name: list(values) for name, values in zip(schema.EVENT_COLUMNS, columns, strict=True)
+        }
+        visit_rows = [visit.row() for visit in touched.values()]
+        visit_columns: Columns = {
+            name: list(values)
+            for name, values in zip(schema.VISIT_COLUMNS, zip(*visit_rows, strict=True), strict=True)
+        }
         self._forget(max(int(r[2]) for r in rows))
-        return out, visit_out
+        return event_columns, visit_columns
 
     def _forget(self, newest: int) -> None:
         if len(self.visits) < 200_000:

@@ -1,0 +1,216 @@
+"""The analytics store as users run it: freshness under load, sustained feeding, memory.
+
+Starts ``sightline serve`` (SQLite log, DuckDB store, everything on) and:
+
+1. **Freshness at 20,000 events/s.** wrk sends 20-event batches paced to 1,000 requests/s
+   (``delay()`` per connection) for ``BENCH_STORE_SECONDS`` (default 60); meanwhile a probe sends
+   one event with a path of its own every half second and times, from its 202, until the pages
+   breakdown of the dashboard (``search`` for that path) shows it. Target: p95 under 5 s.
+2. **Sustained feeding.** wrk sends 20-event batches as fast as ingest takes them for the same
+   time; the store's ``fed_events`` is sampled every second from health. Reported: events/s
+   acknowledged, events/s fed into the store over the run, the largest lag, and the time the
+   store needs afterwards to hold every acknowledged event. Target: fed >= 50,000 events/s.
+3. The resident memory of the server and of its child processes (ingest's writer, the store).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+
+from bench.bench_ingest import ORIGIN, USER_AGENT, free_port, lua_script, wait_up
+
+EMAIL = "bench@example.com"
+PASSWORD = "correct horse battery staple"
+PACED = """
+function delay()
+  return DELAY_MS
+end
+"""
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def children(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+class Probe:
+    """One fresh event every half second; seconds from its 202 until the dashboard shows it."""
+
+    def __init__(self, base: str, client: httpx.Client, key: str, site_id: int) -> None:
+        self.base, self.client, self.key, self.site_id = base, client, key, site_id
+        self.delays: list[float] = []
+        self.missed = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        sdk = httpx.Client(base_url=self.base, timeout=30)
+        headers = {"Origin": ORIGIN, "User-Agent": USER_AGENT, "Content-Type": "text/plain;charset=UTF-8"}
+        while not self._stop.wait(0.5):
+            path = f"/fresh-{uuid.uuid4().hex[:12]}"
+            event = {
+                "name": "pageview",
+                "ts": int(time.time() * 1000),
+                "visitor_id": "probe",
+                "session_id": "probe",
+                "url": f"{ORIGIN}{path}",
+                "path": path,
+                "screen": 1280,
+            }
+            body = {"key": self.key, "batch_id": uuid.uuid4().hex, "events": [event]}
+            answer = sdk.post("/i/events", json=body, headers=headers)
+            if answer.status_code != 202:
+                self.missed += 1
+                continue
+            acknowledged = time.monotonic()
+            while time.monotonic() - acknowledged < 60:
+                rows = self.client.get(
+                    f"/api/sites/{self.site_id}/reports/breakdown",
+                    params={"dimension": "pages", "range": "today", "search": path},
+                ).json()["rows"]
+                if rows:
+                    self.delays.append(time.monotonic() - acknowledged)
+                    break
+                time.sleep(0.05)
+            else:
+                self.missed += 1
+        sdk.close()
+
+    def __enter__(self) -> Probe:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=90)
+
+
+def store_figures(client: httpx.Client) -> dict[str, object]:
+    figures: dict[str, object] = client.get("/api/health").json()["services"]["store"]
+    return figures
+
+
+def wrk(url: str, script: Path, seconds: int, threads: int, connections: int) -> str:
+    command = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "-s", str(script), url]
+    return subprocess.run(command, capture_output=True, text=True, check=True).stdout
+
+
+def requests_of(output: str) -> int:
+    for line in output.splitlines():
+        if "requests in" in line:
+            return int(line.split()[0])
+    return 0
+
+
+def main() -> int:
+    seconds = int(os.environ.get("BENCH_STORE_SECONDS", "60"))
+    from sightline.accounts.users import create_user
+    from sightline.sites.service import create_site
+    from sightline.storage import open_database
+
+    work = Path(tempfile.mkdtemp(prefix="sightline-bench-store-"))
+    db = open_database(f"sqlite:///{work / 'data' / 'sightline.db'}")
+    with db.begin() as conn:
+        owner = create_user(conn, EMAIL, PASSWORD)
+        site = create_site(conn, owner["id"], "Bench", "localhost:9999")
+    db.dispose()
+    key, site_id = site["key"], int(site["id"])
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SIGHTLINE_")}
+    serve = [sys.executable, "-m", "sightline.cli", "serve", "--port", str(port)]
+    serve += ["--data-dir", str(work / "data"), "--log-level", "warning"]
+    server = subprocess.Popen(serve, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    failures = 0
+    try:
+        wait_up(f"{base}/healthz", server)
+        client = httpx.Client(base_url=base, headers={"Origin": base}, timeout=60)
+        client.post("/api/login", json={"email": EMAIL, "password": PASSWORD}).raise_for_status()
+        while store_figures(client)["status"] == "down":
+            time.sleep(0.2)
+
+        paced = lua_script(work, key, 20, "paced")
+        paced.write_text(paced.read_text("utf-8") + PACED.replace("DELAY_MS", "20"))
+        with Probe(base, client, key, site_id) as probe:
+            output = wrk(base, paced, seconds, 1, 20)
+        sent = requests_of(output) * 20 / seconds
+        delays = sorted(probe.delays)
+        p50 = statistics.median(delays) if delays else float("nan")
+        p95 = statistics.quantiles(delays, n=20, method="inclusive")[18] if len(delays) > 1 else float("nan")
+        print(
+            f"freshness at {sent:,.0f} events/s for {seconds} s: {len(delays)} probes, "
+            f"p50 {p50:.2f} s, p95 {p95:.2f} s, max {max(delays, default=float('nan')):.2f} s, "
+            f"missed {probe.missed} (target p95 < 5 s)"
+        )
+        failures += not p95 < 5 or probe.missed > 0
+        while store_figures(client)["lag_events"]:
+            time.sleep(0.5)
+
+        flat = lua_script(work, key, 20, "sustained")
+        before = store_figures(client)
+        samples: list[tuple[float, int, int]] = []
+        done = threading.Event()
+
+        def sample() -> None:
+            while not done.wait(1.0):
+                figures = store_figures(client)
+                samples.append(
+                    (time.monotonic(), int(str(figures["fed_events"])), int(str(figures["lag_events"])))
+                )
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        started = time.monotonic()
+        output = wrk(base, flat, seconds, 2, 50)
+        ended = time.monotonic()
+        done.set()
+        sampler.join()
+        acknowledged = requests_of(output) * 20
+        after_run = store_figures(client)
+        while int(str(store_figures(client)["lag_events"])):
+            time.sleep(0.2)
+        caught_up = time.monotonic() - ended
+        fed_in_run = int(str(after_run["fed_events"])) - int(str(before["fed_events"]))
+        rate = fed_in_run / (ended - started)
+        print(
+            f"sustained for {seconds} s: {acknowledged / (ended - started):,.0f} events/s acknowledged, "
+            f"{rate:,.0f} events/s fed into the store during the run, largest lag "
+            f"{max((s[2] for s in samples), default=0):,} events, all in the store {caught_up:.1f} s after "
+            "the run (target: fed >= 50,000 events/s)"
+        )
+        failures += rate < 50_000
+        pids = {"server": server.pid, **{f"child {c}": c for c in children(server.pid)}}
+        memory = ", ".join(f"{name} {rss_mb(pid):,.0f} MiB" for name, pid in pids.items())
+        size = sum(p.stat().st_size for p in (work / "data").glob("store.duckdb*"))
+        total = int(str(store_figures(client)["fed_events"]))
+        print(f"resident memory: {memory}; store {size / 2**20:,.0f} MiB for {total:,} events")
+        client.close()
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        shutil.rmtree(work, ignore_errors=True)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
