@@ -5,9 +5,8 @@ reads plain counters its part keeps anyway (ingest's drop reasons and commit sta
 figures of ``http.py``, the recordings' and surveys' counts, the health registry), so nothing on
 the request path calls the metrics library.
 
-The analytics store (``sightline.store``, being built) reports through the health registry's
-``store`` service; ``StoreCollector`` is the hook that turns it into metrics, and falls back to
-the reports' rollup job (``reports``) while that is the store.
+The analytics store (``sightline.store``) reports through the health registry's ``store``
+service; ``StoreCollector`` turns it into metrics.
 """
 
 from __future__ import annotations
@@ -181,13 +180,8 @@ class HealthSource(Protocol):
 
 
 def store_figures(health: HealthSource) -> Figures:
-    """HOOK for the analytics store: its lag and feed from health's ``store`` service.
-
-    The store's health report (``{status, lag_events, lag_seconds, ...}``) is the source; add a
-    ``fed_events`` figure (events taken in since start) to it and the feed rate appears here as
-    ``rate(sightline_store_fed_events_total[5m])``. Until the store exists, the reports' rollup
-    job stands in (``reports.pending_events``).
-    """
+    """The analytics store's lag and feed, from health's ``store`` service (its one source):
+    the feed rate is ``rate(sightline_store_fed_events_total[5m])``."""
 
     def figures() -> Mapping[str, Any] | None:
         store = health.service("store")
@@ -197,12 +191,6 @@ def store_figures(health: HealthSource) -> Figures:
                 "lag_seconds": store.get("lag_seconds"),
                 "fed_events": store.get("fed_events"),
                 "up": 0 if store.get("status") == "down" else 1,
-            }
-        reports = health.service("reports")
-        if reports is not None:
-            return {
-                "lag_events": reports.get("pending_events"),
-                "up": 0 if reports["status"] == "down" else 1,
             }
         return None
 
