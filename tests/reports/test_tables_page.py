@@ -143,3 +143,26 @@ def test_the_chart_legend_shows_the_latest_point_at_rest_and_an_empty_comparison
     # A daily point reads as a day, never as a time of day.
     first_value = legend.locator(".u-value").first
     expect(first_value).not_to_have_text(re.compile(r"\d:\d\d|am|pm", re.IGNORECASE))
+
+
+def test_the_sites_list_and_the_reports_index_show_visitors_today_and_a_sparkline(
+    console: Console, many_pages: int
+) -> None:
+    total = PAGES * (PAGES + 1) // 2
+    tab = console.signed_in(viewport=SIZES["phone"])
+    for path, row in (("/sites", f"[data-site-id='{many_pages}']"), ("/reports", "li.report-site")):
+        tab.goto(path)
+        site = tab.locator(row).filter(has_text="Many pages")
+        expect(site.locator(".trend-today")).to_have_text(f"{total} visitors today")
+        spark = site.get_by_role("img", name=re.compile(r"^Visitors of the last 7 days: "))
+        expect(spark).to_have_attribute("aria-label", re.compile(rf", \w+ {total}$"))
+        points = spark.locator("polyline").get_attribute("points") or ""
+        assert len(points.split()) == 7
+        # Today is the highest point: the line ends at the top of the box.
+        assert float(points.split()[-1].split(",")[1]) <= 2.5
+        width, viewport = tab.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+        assert width <= viewport
+    console.shoot(tab, "reports-index-phone")
+    tab.goto("/sites")
+    expect(tab.locator(".trend-today").first).to_be_visible()
+    console.shoot(tab, "sites-sparklines-phone")

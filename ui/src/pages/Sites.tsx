@@ -9,10 +9,16 @@ import { Notice } from "../components/Notice";
 import { Page } from "../components/Page";
 import { checkErrorText } from "../connection";
 import { dateTime, timeAgo } from "../format";
+import { Trend } from "../components/Trend";
 import { useAutoRefresh, useResource } from "../hooks";
 
 export function SitesPage() {
-  const sites = useResource(api.sites);
+  const [refreshed, setRefreshed] = useState(0);
+  const sites = useResource(async () => {
+    const list = await api.sites();
+    setRefreshed((n) => n + 1);
+    return list;
+  });
   const { query } = useLocation();
   const [adding, setAdding] = useState(false);
   useAutoRefresh(sites.reload, 30_000);
@@ -40,7 +46,7 @@ export function SitesPage() {
       {sites.data && sites.data.length > 0 && (
         <ul class="site-list" aria-label="Your sites">
           {sites.data.map((site) => (
-            <SiteRow key={site.id} site={site} />
+            <SiteRow key={site.id} site={site} refresh={refreshed} />
           ))}
         </ul>
       )}
@@ -51,7 +57,7 @@ export function SitesPage() {
   );
 }
 
-function SiteRow({ site }: { site: Site }) {
+function SiteRow({ site, refresh }: { site: Site; refresh: number }) {
   const { connection } = site;
   return (
     <li class="site-row" data-site-id={site.id}>
@@ -65,6 +71,12 @@ function SiteRow({ site }: { site: Site }) {
         <Badge state={connection.state} />
       </div>
       <dl class="site-facts">
+        <div class="site-trend">
+          <dt>Visitors</dt>
+          <dd>
+            <Trend siteId={site.id} refresh={refresh} />
+          </dd>
+        </div>
         <div>
           <dt>Last event</dt>
           <dd>

@@ -4,6 +4,7 @@ import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks"
 
 import { api, type Site } from "../api";
 import { Notice } from "../components/Notice";
+import { Trend } from "../components/Trend";
 import { Page } from "../components/Page";
 import { count } from "../format";
 import { type Resource, useAutoRefresh, useResource } from "../hooks";
@@ -328,6 +329,9 @@ export function ReportsIndex() {
                   {site.name}
                 </a>
                 <span class="site-domain">{site.domain}</span>
+              </div>
+              <div class="site-trend">
+                <Trend siteId={site.id} />
               </div>
             </li>
           ))}
