@@ -26,6 +26,7 @@ from sightline.store.feed import Feeder
 from sightline.store.upkeep import Upkeep
 
 log = logging.getLogger("sightline.store")
+PROGRESS_EVERY = 15.0  # seconds between two progress lines while a backlog is fed
 
 
 @dataclass(frozen=True)
@@ -111,6 +112,7 @@ def main(options: Options, ready: Connection) -> None:
     ready.send(("ready", status.as_dict()))
     ready.close()
     window: list[tuple[float, int]] = []
+    said = time.monotonic()
     while os.getppid() == parent:
         try:
             fed = feeder.step()
@@ -130,6 +132,14 @@ def main(options: Options, ready: Connection) -> None:
         window = [(t, n) for t, n in window if now - t <= 60]
         span = now - window[0][0] if len(window) > 1 else 0
         status.rate = round(sum(n for _, n in window[1:]) / span, 1) if span else 0.0
+        if fed == options.batch and now - said >= PROGRESS_EVERY:  # a backlog: say how it goes
+            said = now
+            log.info(
+                "analytics store: %d events fed since start (%.0f/s), up to event %d",
+                status.fed_events,
+                status.rate,
+                status.watermark,
+            )
         if fed < options.batch:
             time.sleep(options.interval if fed == 0 else options.interval / 4)
     listener.close()
