@@ -203,3 +203,29 @@ def test_the_log_keeps_events_for_the_retention_after_they_reached_the_store(
         assert conn.execute(select(func.count()).select_from(events)).scalar_one() == len(rows) - len(old)
     feeder.catch_up()
     assert _count(engine, "events") == len(rows)  # the store keeps what the log let go
+
+
+def test_countries_are_a_breakdown_with_unknown_places_shown_as_none(db: Database, engine: Engine) -> None:
+    from sightline.reports import queries
+
+    site, rows = _seed(db, visits=60)
+    places = ["DE", "US", None]
+    with db.begin() as conn:
+        for n, visit in enumerate(helpers.visits_of(rows)):
+            conn.execute(
+                events.update()
+                .where(events.c.session_id == visit.session_id)
+                .values(country=places[n % 3], region="Bavaria" if n % 3 == 0 else None)
+            )
+    Feeder(db, engine).catch_up()
+    span = (NOW - timedelta(days=4), NOW + timedelta(hours=1))
+    found, _ = queries.breakdown(
+        engine.query, engine.dialect, site, span, queries.Filters(), "country", "visits", queries.Page(10)
+    )
+    visits = helpers.visits_of(rows)
+    expected = Counter(places[n % 3] or "(none)" for n, _ in enumerate(visits))
+    assert {r["value"]: r["visits"] for r in found} == dict(expected)
+    regions, _ = queries.breakdown(
+        engine.query, engine.dialect, site, span, queries.Filters(), "region", "visits", queries.Page(10)
+    )
+    assert [(r["value"], r["visits"]) for r in regions] == [("Bavaria", expected["DE"])]

@@ -34,6 +34,9 @@ DIMENSIONS: dict[str, Dimension] = {
     "browsers": Dimension("browser", "visits", _VISIT_FIGURES),
     "operating_systems": Dimension("os", "visits", _VISIT_FIGURES),
     "devices": Dimension("device", "visits", _VISIT_FIGURES),
+    "countries": Dimension("country", "visits", _VISIT_FIGURES),
+    "regions": Dimension("region", "visits", _VISIT_FIGURES),
+    "cities": Dimension("city", "visits", _VISIT_FIGURES),
     "events": Dimension("event", "events", ("visitors", "events")),
     "props": Dimension("prop", "events", ("visitors", "events")),
 }

@@ -39,7 +39,7 @@ VISIT_COLUMNS = {
     "exit": "exit",
 }
 VIEWED = f"name = '{PAGEVIEW}'"
-OPTIONAL = {"utm_source", "utm_medium", "utm_campaign", "country", "region", "city"}
+OPTIONAL = {"utm_source", "utm_medium", "utm_campaign", "region", "city"}  # rows only when known
 
 
 @dataclass(frozen=True)

@@ -158,7 +158,8 @@ def _new_visit(row: Sequence[Any], at: int) -> Visit:
         browser or NONE,
         os_name or NONE,
         device or NONE,
-        *(p or "" for p in place),
+        place[0] or NONE,  # country: "(none)" when unknown, as the reports show it
+        *(p or "" for p in place[1:]),  # region, city: "" when the database has none
     )
     visitor = key_of(site_id, visitor_id)
     return Visit(site_id, key, visitor, at, at, at, 0, 0, None, None, None, None, attrs, event_id)
