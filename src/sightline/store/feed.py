@@ -145,11 +145,10 @@ def _visit(row: Sequence[Any]) -> Visit:
     )
 
 
-def _new_visit(row: Sequence[Any], at: int) -> Visit:
-    """A visit first seen at this log row: its attributes are the row's."""
-    event_id, site_id, _, visitor_id, session_id = row[:5]
+def _new_visit(row: Sequence[Any], at: int, key: int, visitor: int) -> Visit:
+    """A visit first seen at this log row (``key`` and ``visitor`` hashed): the row's attributes."""
+    event_id, site_id = row[:2]
     source, utm_s, utm_m, utm_c, browser, os_name, device, *place = row[8:]
-    key = key_of(site_id, session_id)
     attrs = (
         cut(source) or NONE,
         cut(utm_s),
@@ -161,7 +160,6 @@ def _new_visit(row: Sequence[Any], at: int) -> Visit:
         place[0] or NONE,  # country: "(none)" when unknown, as the reports show it
         *(p or "" for p in place[1:]),  # region, city: "" when the database has none
     )
-    visitor = key_of(site_id, visitor_id)
     return Visit(site_id, key, visitor, at, at, at, 0, 0, None, None, None, None, attrs, event_id)
 
 
@@ -178,6 +176,8 @@ class Feeder:
         self.engine = engine
         self.batch = batch
         self.visits: dict[tuple[int, str], Visit] = {}  # by (site id, session id)
+        self._keys: dict[tuple[int, str], int] = {}  # visits read back or new in this batch: hashes
+        self._visitors: dict[tuple[int, str], int] = {}  # visitor codes' hashes (bounded cache)
         self.fed_events = 0
         self.last_step_ms: float | None = None
 
@@ -238,9 +238,10 @@ class Feeder:
         """Reads back from the store the visits of ``rows`` that are not in memory."""
         visits = self.visits
         missing = {(r[1], r[4]) for r in rows if (r[1], r[4]) not in visits}
+        self._keys = {pair: key_of(*pair) for pair in missing}
         if not missing:
             return
-        by_key = {key_of(site_id, session_id): (site_id, session_id) for site_id, session_id in missing}
+        by_key = {key: pair for pair, key in self._keys.items()}
         oldest = min(int(r[2]) for r in rows) - LOOK_BACK
         keys = sorted(by_key)
         for i in range(0, len(keys), 5000):
@@ -264,7 +265,9 @@ class Feeder:
             at = int(at)
             visit = visits.get((site_id, session_id))
             if visit is None:
-                visit = visits[(site_id, session_id)] = _new_visit(row, at)
+                visit = visits[(site_id, session_id)] = _new_visit(
+                    row, at, self._keys[(site_id, session_id)], self._visitor(site_id, row[3])
+                )
             page = path if len(path) <= VALUE_MAX else path[:VALUE_MAX]
             if at < visit.start:
                 visit.start = at
@@ -305,6 +308,14 @@ class Feeder:
         }
         self._forget(max(int(r[2]) for r in rows))
         return event_columns, visit_columns
+
+    def _visitor(self, site_id: int, code: str) -> int:
+        key = self._visitors.get((site_id, code))
+        if key is None:
+            if len(self._visitors) > 500_000:
+                self._visitors.clear()
+            key = self._visitors[(site_id, code)] = key_of(site_id, code)
+        return key
 
     def _forget(self, newest: int) -> None:
         if len(self.visits) < 200_000:
