@@ -5,7 +5,7 @@ Built once in ``app.create_app`` and handed to every surface through ``request.a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 from sightline.accounts.sessions import Lifetimes
@@ -15,6 +15,7 @@ from sightline.settings import Settings
 from sightline.sites.check import ConnectionChecker
 from sightline.storage import Database
 from sightline.store.client import Store
+from sightline.teams.limits import RequestLimit
 
 
 @dataclass
@@ -25,6 +26,8 @@ class Context:
     checker: ConnectionChecker
     health: HealthRegistry
     store: Store | None = None  # the analytics store every report reads (set by app.create_app)
+    key_limit: RequestLimit = field(default_factory=lambda: RequestLimit(120))  # per API key
+    share_limit: RequestLimit = field(default_factory=lambda: RequestLimit(120))  # per shared link
 
     @property
     def lifetimes(self) -> Lifetimes:
@@ -32,6 +35,10 @@ class Context:
             idle=timedelta(minutes=self.settings.session_idle_minutes),
             absolute=timedelta(hours=self.settings.session_max_hours),
         )
+
+    @property
+    def invitation_lifetime(self) -> timedelta:
+        return timedelta(days=self.settings.invitation_days)
 
     @property
     def origin(self) -> str:
@@ -53,4 +60,6 @@ def build_context(settings: Settings, db: Database) -> Context:
             allow_private=settings.allow_private_addresses,
         ),
         health=HealthRegistry(),
+        key_limit=RequestLimit(settings.api_key_requests_per_minute),
+        share_limit=RequestLimit(settings.share_requests_per_minute),
     )

@@ -236,6 +236,28 @@ REGISTRY: tuple[Setting, ...] = (
         _positive_int,
     ),
     Setting(
+        "invitation_days",
+        "integer",
+        7,
+        "How long a team invitation link stays valid.",
+        _positive_int,
+    ),
+    Setting(
+        "api_key_requests_per_minute",
+        "integer",
+        120,
+        "Stats API requests one API key may make per minute; beyond it 429 with Retry-After.",
+        _positive_int,
+    ),
+    Setting(
+        "share_requests_per_minute",
+        "integer",
+        120,
+        "Requests one shared dashboard link may serve per minute (and wrong passwords allowed "
+        "per link per 15 minutes: a tenth of it); beyond it 429 with Retry-After.",
+        _positive_int,
+    ),
+    Setting(
         "allow_private_addresses",
         "boolean",
         False,

@@ -1,10 +1,13 @@
-"""Every registered console route is protected in PRODUCT.md's order: 401, 403, 415, 413.
+"""Every registered console route is protected in PRODUCT.md's order: 401, 403, 415, 413, then
+the role's 403 ``forbidden``; and every route is called as each role (owner, admin, viewer, a
+viewer given one site, an API key).
 
 The routes are read from the application itself, so a route added later is checked too.
 """
 
 from __future__ import annotations
 
+import re
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,8 +16,11 @@ import httpx
 import pytest
 
 from sightline.console.guard import JSON_METHODS, OPEN_ROUTES, STATE_CHANGING
+from sightline.console.roles import ADMIN_READS, is_key_route
+from tests.conftest import sign_in
 from tests.support.routes import Route, console_routes
 from tests.support.server import LiveServer
+from tests.support.team import MEMBER_PASSWORD, token_of
 
 ROUTES = console_routes(Path(tempfile.mkdtemp(prefix="sightline-routes-")))
 SIGNED = [r for r in ROUTES if (r.method, r.template) not in OPEN_ROUTES]
@@ -181,3 +187,122 @@ def test_a_wrong_method_on_a_known_path_is_405_in_the_error_shape(owner: httpx.C
     response = owner.put("/api/me", json={})
     assert response.status_code == 405
     assert response.json()["error"]["code"] == "method_not_allowed"
+
+
+# Roles: every route, for every role. Path ids are filled with an id no object has, so that no
+# call touches the owner (id 1) or anything else that exists.
+UNUSED_ID = "987654321"
+KEY_ROUTES = [r for r in ROUTES if is_key_route(r.method, r.template)]
+MEMBER_ROUTES = [r for r in SIGNED if (r.method, r.template) != ("POST", "/api/logout")]
+
+
+def _path(route: Route, value: str = UNUSED_ID) -> str:
+    return re.sub(r"\{[^}]+\}", value, route.template)
+
+
+def _call(client: httpx.Client, route: Route, path: str | None = None) -> httpx.Response:
+    headers = {"Content-Type": "application/json"}
+    return client.request(route.method, path or _path(route), headers=headers, content=b"{}")
+
+
+@pytest.fixture(scope="module")
+def members(console_server: LiveServer) -> Iterator[dict[str, httpx.Client]]:
+    """An admin and two viewers (one given one site) of the owner's team, signed in, and an API key."""
+    made: dict[str, httpx.Client] = {"owner": sign_in(console_server)}
+    site = made["owner"].post("/api/sites", json={"name": "Matrix", "domain": "matrix.example.com"}).json()
+    for role, site_ids in (("admin", None), ("viewer", None), ("scoped", [site["id"]])):
+        invitation = (
+            made["owner"]
+            .post(
+                "/api/invitations",
+                json={"email": f"{role}@matrix.example.com", "role": "admin" if role == "admin" else "viewer"}
+                | ({"site_ids": site_ids} if site_ids else {}),
+            )
+            .json()
+        )
+        client = console_server.client()
+        accepted = client.post(
+            "/api/invitations/accept",
+            json={"token": token_of(invitation["url"]), "password": MEMBER_PASSWORD},
+        )
+        assert accepted.status_code == 201, accepted.text
+        made[role] = client
+    key = made["owner"].post("/api/keys", json={"name": "matrix"}).json()["key"]
+    made["key"] = httpx.Client(
+        base_url=console_server.base_url, headers={"Authorization": f"Bearer {key}"}, timeout=30
+    )
+    made["site"] = site  # type: ignore[assignment]
+    yield made
+    for name, client in made.items():
+        if name != "site":
+            client.close()
+
+
+def test_an_admin_may_call_every_route(members: dict[str, httpx.Client]) -> None:
+    for route in MEMBER_ROUTES:
+        response = _call(members["admin"], route)
+        assert response.status_code not in {401, 403}, f"{route}: {response.status_code} {response.text}"
+
+
+def test_a_viewer_may_read_but_every_change_is_403_forbidden(members: dict[str, httpx.Client]) -> None:
+    for route in MEMBER_ROUTES:
+        response = _call(members["viewer"], route)
+        if route.method in STATE_CHANGING or (route.method, route.template) in ADMIN_READS:
+            assert response.status_code == 403, f"{route} let a viewer through: {response.status_code}"
+            assert response.json()["error"]["code"] == "forbidden"
+        else:
+            assert response.status_code not in {401, 403}, f"{route}: {response.status_code} {response.text}"
+    assert members["viewer"].get("/api/me").json()["role"] == "viewer"
+
+
+def test_forbidden_comes_after_the_origin_type_and_size_checks(
+    members: dict[str, httpx.Client], console_server: LiveServer
+) -> None:
+    viewer = members["viewer"]
+    with httpx.Client(base_url=console_server.base_url, cookies=viewer.cookies, timeout=30) as no_origin:
+        assert no_origin.post("/api/sites", json={}).status_code == 403
+        assert no_origin.post("/api/sites", json={}).json()["error"]["code"] == "bad_origin"
+    assert viewer.post("/api/sites", content=b"{}", headers={"Content-Type": "text/plain"}).status_code == 415
+    big = viewer.post("/api/sites", content=BIG, headers={"Content-Type": "application/json"})
+    assert big.status_code == 413
+    assert viewer.post("/api/sites", json={}).json()["error"]["code"] == "forbidden"
+
+
+def test_a_viewer_given_one_site_finds_no_other_site_on_any_route(members: dict[str, httpx.Client]) -> None:
+    site_routes = [r for r in MEMBER_ROUTES if "{site_id}" in r.template and r.method == "GET"]
+    assert site_routes
+    for route in site_routes:
+        if (route.method, route.template) in ADMIN_READS:
+            continue
+        response = _call(members["scoped"], route, route.template.replace("{site_id}", UNUSED_ID))
+        assert response.status_code == 404, f"{route}: {response.status_code}"
+    other = members["owner"].post("/api/sites", json={"name": "Other", "domain": "other.matrix.example.com"})
+    listed = [s["id"] for s in members["scoped"].get("/api/sites").json()["sites"]]
+    assert listed == [members["site"]["id"]]  # type: ignore[index]
+    assert other.json()["id"] not in listed
+
+
+def test_an_api_key_reads_the_report_routes_and_nothing_else(members: dict[str, httpx.Client]) -> None:
+    assert KEY_ROUTES
+    site_id = str(members["site"]["id"])  # type: ignore[index]
+    for route in SIGNED:
+        response = _call(members["key"], route, _path(route, site_id))
+        if route in KEY_ROUTES:
+            assert response.status_code not in {401, 403}, f"{route}: {response.status_code} {response.text}"
+        else:
+            assert response.status_code == 401, f"{route} accepted an API key: {response.status_code}"
+
+
+def test_a_viewer_may_sign_out(console_server: LiveServer, members: dict[str, httpx.Client]) -> None:
+    invitation = (
+        members["owner"]
+        .post("/api/invitations", json={"email": "leaving@matrix.example.com", "role": "viewer"})
+        .json()
+    )
+    with console_server.client() as client:
+        client.post(
+            "/api/invitations/accept",
+            json={"token": token_of(invitation["url"]), "password": MEMBER_PASSWORD},
+        )
+        assert client.post("/api/logout", json={}).status_code == 204
+        assert client.get("/api/me").status_code == 401

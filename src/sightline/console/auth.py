@@ -9,10 +9,11 @@ from fastapi.responses import JSONResponse
 
 from sightline.accounts import passwords, users
 from sightline.accounts.sessions import COOKIE_NAME, end_session, start_session
-from sightline.console.deps import client_ip, context, owner
+from sightline.console.deps import client_ip, context, member
 from sightline.console.schemas import EmptyBody, LoginBody
 from sightline.context import Context
 from sightline.errors import ApiError
+from sightline.teams.principal import principal_for
 
 router = APIRouter(prefix="/api", tags=["session"])
 
@@ -63,7 +64,8 @@ def login(body: LoginBody, request: Request) -> JSONResponse:
         if request.state.session_token:
             end_session(conn, request.state.session_token)
         token = start_session(conn, user.id, ctx.lifetimes)
-    response = JSONResponse({"user": users.public_user(user._mapping)})
+        who = principal_for(conn, user)
+    response = JSONResponse({"user": who.public()})
     set_session_cookie(response, ctx, token)
     return response
 
@@ -80,6 +82,6 @@ def logout(request: Request, body: EmptyBody | None = None) -> Response:
     return response
 
 
-@router.get("/me", summary="The signed-in owner")
+@router.get("/me", summary="The signed-in member: id, email, created_at, role and site_ids")
 def me(request: Request) -> dict[str, Any]:
-    return users.public_user(owner(request)._mapping)
+    return member(request).public()

@@ -1,13 +1,12 @@
-"""Request-scoped helpers shared by the handlers: the running context and the signed-in owner."""
+"""Request-scoped helpers shared by the handlers: the running context and who is asking."""
 
 from __future__ import annotations
-
-from typing import Any
 
 from fastapi import Request
 
 from sightline.clientaddr import client_address
 from sightline.context import Context
+from sightline.teams.principal import Principal
 
 
 def context(request: Request) -> Context:
@@ -15,9 +14,17 @@ def context(request: Request) -> Context:
     return ctx
 
 
-def owner(request: Request) -> Any:
-    """The signed-in owner row the guard found (id, email, created_at)."""
-    return request.state.user
+def member(request: Request) -> Principal:
+    """Who the guard found: the signed-in member (or API key), their role and their sites."""
+    who: Principal = request.state.user
+    return who
+
+
+def owner(request: Request) -> Principal:
+    """Who is asking, as handlers scope data: ``.id`` is the team owner's id, whose sites these are.
+
+    The guard has already checked the role and, for a viewer, the site the request names."""
+    return member(request)
 
 
 def client_ip(request: Request) -> str:

@@ -1,29 +1,45 @@
 """The checks every console request passes before a handler runs, in PRODUCT.md's order.
 
-401 no valid session (login and setup aside) -> 403 Origin not byte-equal to the console origin on
-a state-changing method -> 415 JSON method without ``application/json`` -> 413 body over 8 KiB,
-declared or streamed. The body is read here, capped, and replayed to the handler.
+401 no valid session (login and setup aside; an API key counts only on the reports' GET routes)
+-> 403 Origin not byte-equal to the console origin on a state-changing method -> 415 JSON method
+without ``application/json`` -> 413 body over 8 KiB, declared or streamed -> 403 ``forbidden``
+when the member's role may not make the call (``roles.py``). The body is read here, capped, and
+replayed to the handler.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from http.cookies import CookieError, SimpleCookie
 from typing import Any
+from urllib.parse import parse_qsl
 
 from anyio import to_thread
+from fastapi.routing import APIRoute
+from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sightline.accounts.sessions import COOKIE_NAME, resume_session
+from sightline.console.roles import api_routes, authorise, is_key_route, match_route
 from sightline.context import Context
-from sightline.errors import error_response
+from sightline.errors import ApiError, error_response
 from sightline.numbers import ascii_int
+from sightline.teams import keys
+from sightline.teams.principal import Principal, principal_for
 
 MAX_BODY = 8 * 1024
 STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 JSON_METHODS = frozenset({"POST", "PUT", "PATCH"})
 # (method, path) pairs that work without a session; every other guarded request needs one.
-OPEN_ROUTES = frozenset({("POST", "/api/login"), ("GET", "/setup"), ("POST", "/setup")})
+OPEN_ROUTES = frozenset(
+    {
+        ("POST", "/api/login"),
+        ("GET", "/setup"),
+        ("POST", "/setup"),
+        ("POST", "/api/invitations/lookup"),
+        ("POST", "/api/invitations/accept"),
+    }
+)
 
 
 def is_guarded(path: str) -> bool:
@@ -60,10 +76,24 @@ class BodyTooLargeError(Exception):
     pass
 
 
+def bearer_token(scope: Scope) -> str | None:
+    raw = _header(scope, b"authorization")
+    if raw is None or raw[:7].lower() != b"bearer ":
+        return None
+    return raw[7:].strip().decode("latin-1")
+
+
 class ConsoleGuard:
-    def __init__(self, app: ASGIApp, context: Callable[[], Context]) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        context: Callable[[], Context],
+        routes: Callable[[], Sequence[BaseRoute]] = list,
+    ) -> None:
         self.app = app
         self.context = context
+        self.routes = routes
+        self._api_routes: list[APIRoute] | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or not is_guarded(scope["path"]):
@@ -74,7 +104,18 @@ class ConsoleGuard:
         state: dict[str, Any] = scope.setdefault("state", {})
         token = session_token(scope)
         user = await to_thread.run_sync(self._resume, ctx, token) if token else None
-        if user is None and (method, scope["path"]) not in OPEN_ROUTES:
+        if self._api_routes is None:
+            self._api_routes = [r for r in api_routes(self.routes()) if is_guarded(r.path)]
+        route = match_route(self._api_routes, scope)
+        bearer = bearer_token(scope)
+        open_route = (method, scope["path"]) in OPEN_ROUTES
+        if user is None and bearer is not None and not open_route:
+            try:
+                user = await to_thread.run_sync(self._key, ctx, bearer, method, route)
+            except ApiError as error:
+                await error.response()(scope, receive, send)
+                return
+        if user is None and not open_route:
             await error_response(401, "not_signed_in", "Sign in to use the console.")(scope, receive, send)
             return
         state["user"] = user
@@ -98,12 +139,47 @@ class ConsoleGuard:
         except BodyTooLargeError:
             await _too_large()(scope, receive, send)
             return
+        if user is not None and route is not None:
+            try:
+                await to_thread.run_sync(self._authorise, ctx, user, method, route, scope)
+            except ApiError as error:
+                await error.response()(scope, receive, send)
+                return
         await self.app(scope, _replay(body, receive), send)
 
     @staticmethod
-    def _resume(ctx: Context, token: str) -> Any:
+    def _resume(ctx: Context, token: str) -> Principal | None:
         with ctx.db.begin() as conn:
-            return resume_session(conn, token, ctx.lifetimes)
+            row = resume_session(conn, token, ctx.lifetimes)
+            return principal_for(conn, row) if row is not None else None
+
+    @staticmethod
+    def _key(ctx: Context, bearer: str, method: str, route: tuple[str, Any] | None) -> Principal:
+        if route is None or not is_key_route(method, route[0]):
+            raise ApiError(
+                401,
+                "not_signed_in",
+                "API keys read GET /api/sites/{id}/reports/* only; sign in for the rest.",
+            )
+        with ctx.db.begin() as conn:
+            who = keys.authenticate(conn, bearer)
+        if who is None:
+            raise ApiError(401, "invalid_api_key", "This API key is unknown or was revoked.")
+        ctx.key_limit.take(str(who.key_id))
+        return who
+
+    @staticmethod
+    def _authorise(ctx: Context, who: Principal, method: str, route: tuple[str, Any], scope: Scope) -> None:
+        query_site = _query_value(scope, "site_id")
+        with ctx.db.read() as conn:
+            authorise(conn, who, method, route[0], route[1], query_site)
+
+
+def _query_value(scope: Scope, name: str) -> str | None:
+    for key, value in parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True):
+        if key == name:
+            return str(value)
+    return None
 
 
 def _too_large() -> Any:

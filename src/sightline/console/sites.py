@@ -24,7 +24,8 @@ def list_sites(request: Request) -> dict[str, Any]:
     ctx = context(request)
     with ctx.db.read() as conn:
         rows = service.list_sites(conn, owner(request).id)
-    return {"sites": [service.public_site(row, ctx.origin) for row in rows]}
+    who = owner(request)
+    return {"sites": [service.public_site(row, ctx.origin) for row in rows if who.may_read_site(row["id"])]}
 
 
 @router.post("", summary="Create a site connection", status_code=201, responses={409: {}, 422: {}})

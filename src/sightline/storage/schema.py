@@ -14,17 +14,22 @@ from sightline.storage.tables.privacy import erasures, store_tasks, visitor_salt
 from sightline.storage.tables.recordings import recording_chunks, recordings
 from sightline.storage.tables.sites import deleted_sites, sites
 from sightline.storage.tables.surveys import survey_responses, survey_revisions, surveys
+from sightline.storage.tables.teams import api_keys, invitations, members, shares
 
 __all__ = [
+    "api_keys",
     "deleted_sites",
     "erasures",
     "event_batches",
     "events",
+    "invitations",
+    "members",
     "metadata",
     "recording_chunks",
     "recordings",
     "sessions",
     "setup_tokens",
+    "shares",
     "sites",
     "store_tasks",
     "survey_responses",

@@ -1,0 +1,130 @@
+"""Who may call which console route: roles, viewers' sites and API keys, decided before a handler.
+
+- The owner and admins may call every route (the rules inside, such as "the owner cannot be
+  removed", live in ``sightline.teams``).
+- A viewer reads: every ``GET`` except the team's management lists (``ADMIN_READS``), and of the
+  sites they are given only; their state-changing calls are 403 ``forbidden`` (signing out aside).
+  A site outside their sites is 404, as if it did not exist.
+- An API key (``Authorization: Bearer``) reads ``GET /api/sites/{site_id}/reports/*`` only, and
+  only its own site when it is scoped to one.
+
+A new route needs no entry here: a ``GET`` is a read (scoped by the site it names) and anything
+else changes state. ``tests/console/test_route_matrix.py`` proves the outcome for every route.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from fastapi.routing import APIRoute
+from sqlalchemy import Connection, Table, select
+from starlette.routing import BaseRoute, Match
+from starlette.types import Scope
+
+from sightline.errors import ApiError
+from sightline.storage.metadata import metadata
+from sightline.teams.principal import Principal
+
+# Reads only the owner and admins may make: the team's people, keys and links.
+ADMIN_READS = frozenset(
+    {
+        ("GET", "/api/members"),
+        ("GET", "/api/invitations"),
+        ("GET", "/api/keys"),
+        ("GET", "/api/sites/{site_id}/shares"),
+    }
+)
+# State-changing calls every signed-in member may make.
+EVERYONE_MAY = frozenset({("POST", "/api/logout")})
+KEY_ROUTES = "/api/sites/{site_id}/reports/"
+# Path parameters naming an object that belongs to a site: the table that says which.
+SITE_OF = {"recording_id": "recordings", "survey_id": "surveys", "goal_id": "goals"}
+
+
+def api_routes(routes: Sequence[BaseRoute]) -> list[APIRoute]:
+    """Every ``APIRoute`` of the application, looking inside included routers."""
+    found: list[APIRoute] = []
+    for route in routes:
+        if isinstance(route, APIRoute):
+            found.append(route)
+            continue
+        inner = getattr(route, "original_router", None) or getattr(route, "routes", None)
+        if inner is not None:
+            found.extend(api_routes(inner.routes if hasattr(inner, "routes") else inner))
+    return found
+
+
+def match_route(routes: Sequence[APIRoute], scope: Scope) -> tuple[str, Mapping[str, Any]] | None:
+    """The template and path parameters of the console route that will answer ``scope``, if any."""
+    for route in routes:
+        matched, child = route.matches(scope)
+        if matched == Match.FULL:
+            return route.path, child.get("path_params", {})
+    return None
+
+
+def forbidden(message: str) -> ApiError:
+    return ApiError(403, "forbidden", message)
+
+
+def is_key_route(method: str, template: str) -> bool:
+    return method == "GET" and template.startswith(KEY_ROUTES)
+
+
+def authorise(
+    conn: Connection,
+    who: Principal,
+    method: str,
+    template: str,
+    path_params: Mapping[str, Any],
+    query_site: str | None,
+) -> None:
+    """Raise 403 ``forbidden`` or 404 when ``who`` may not make this request."""
+    if who.role == "api_key":
+        if not is_key_route(method, template):
+            raise ApiError(401, "not_signed_in", "An API key reads GET /api/sites/{id}/reports/* only.")
+    elif who.is_admin:
+        return
+    elif method != "GET":
+        if (method, template) not in EVERYONE_MAY:
+            raise forbidden("Your role (viewer) may read reports but not change anything.")
+        return
+    elif (method, template) in ADMIN_READS:
+        raise forbidden("Only the owner and admins see this.")
+    if who.site_ids is None:
+        return
+    site_ids = _sites_named(conn, path_params, query_site)
+    if site_ids is None:
+        if any(name.endswith("_id") for name in path_params):
+            raise forbidden("You may read only the sites you were given.")
+        return
+    for site_id in site_ids:
+        if site_id is not None and not who.may_read_site(site_id):
+            if who.role == "api_key":
+                raise forbidden("This API key reads only the site it was created for.")
+            raise ApiError(404, "not_found", "No site with that id exists.")
+
+
+def _sites_named(
+    conn: Connection, path_params: Mapping[str, Any], query_site: str | None
+) -> list[int | None] | None:
+    """The sites a request names (by site id, an object of a site, or ``?site_id=``); None: none."""
+    found: list[int | None] = []
+    for name, value in path_params.items():
+        if name == "site_id":
+            found.append(_int(value))
+        elif name in SITE_OF and isinstance(metadata.tables.get(SITE_OF[name]), Table):
+            table = metadata.tables[SITE_OF[name]]
+            key = _int(value) if table.c.id.type.python_type is int else str(value)
+            found.append(conn.execute(select(table.c.site_id).where(table.c.id == key)).scalar())
+    if query_site is not None:
+        found.append(_int(query_site))
+    return found or None
+
+
+def _int(value: object) -> int | None:
+    try:
+        return int(str(value))
+    except ValueError:
+        return None

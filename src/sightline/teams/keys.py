@@ -1,0 +1,107 @@
+"""API keys for the stats API: created by an admin, shown once, stored only as a SHA-256 hash.
+
+A key reads the reports of its team's sites, or of one site when it is scoped to it; it never
+changes anything. ``authenticate`` finds the key of a bearer token and records when it was last
+used (at most once a minute per key, so reading does not mean writing on every request).
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import Connection, delete, insert, select, update
+
+from sightline.accounts.tokens import token_hash
+from sightline.errors import ApiError
+from sightline.storage.schema import api_keys, sites
+from sightline.storage.types import utcnow
+from sightline.teams.principal import Principal
+
+PREFIX = "sl_"
+_TOUCH_EVERY = timedelta(seconds=60)
+
+
+def new_key() -> str:
+    return PREFIX + secrets.token_urlsafe(32)
+
+
+def check_name(name: object) -> str:
+    if not isinstance(name, str) or not name.strip() or len(name.strip()) > 100:
+        raise ApiError(422, "invalid_name", "Give the key a name of 1 to 100 characters.", field="name")
+    return name.strip()
+
+
+def create_key(conn: Connection, by: Principal, name: object, site_id: object) -> dict[str, Any]:
+    checked = check_name(name)
+    if site_id is not None:
+        if type(site_id) is not int:
+            raise ApiError(422, "invalid_site_id", "site_id is a site's id or null.", field="site_id")
+        found = conn.execute(
+            select(sites.c.id).where(sites.c.id == site_id, sites.c.owner_id == by.team_id)
+        ).first()
+        if found is None:
+            raise ApiError(422, "unknown_site", f"No site with id {site_id} exists.", field="site_id")
+    key = new_key()
+    row = conn.execute(
+        insert(api_keys)
+        .values(
+            team_id=by.team_id,
+            name=checked,
+            site_id=site_id,
+            key_hash=token_hash(key),
+            prefix=key[:10],
+            created_by=by.user_id,
+            created_at=utcnow(),
+        )
+        .returning(*api_keys.c)
+    ).one()
+    return {**public_key(row._mapping), "key": key}
+
+
+def public_key(row: Any) -> dict[str, Any]:
+    last = row["last_used_at"]
+    return {
+        "id": row["id"],
+        "name": row["name"],
+        "site_id": row["site_id"],
+        "prefix": row["prefix"],
+        "created_at": row["created_at"].isoformat(),
+        "last_used_at": last.isoformat() if last is not None else None,
+    }
+
+
+def list_keys(conn: Connection, team_id: int) -> list[dict[str, Any]]:
+    rows = conn.execute(select(api_keys).where(api_keys.c.team_id == team_id).order_by(api_keys.c.id))
+    return [public_key(row._mapping) for row in rows]
+
+
+def revoke_key(conn: Connection, team_id: int, key_id: int) -> None:
+    gone = conn.execute(
+        delete(api_keys).where(api_keys.c.id == key_id, api_keys.c.team_id == team_id)
+    ).rowcount
+    if gone != 1:
+        raise ApiError(404, "not_found", "No API key with that id exists.")
+
+
+def authenticate(conn: Connection, key: str) -> Principal | None:
+    """The principal a bearer key acts as (a reader of its site or sites), or None."""
+    if not key.startswith(PREFIX) or len(key) > 200:
+        return None
+    row = conn.execute(select(api_keys).where(api_keys.c.key_hash == token_hash(key))).first()
+    if row is None:
+        return None
+    now = utcnow()
+    if row.last_used_at is None or now - row.last_used_at >= _TOUCH_EVERY:
+        conn.execute(update(api_keys).where(api_keys.c.id == row.id).values(last_used_at=now))
+    site_ids = frozenset({row.site_id}) if row.site_id is not None else None
+    return Principal(
+        user_id=0,
+        email="",
+        created_at=None,
+        role="api_key",
+        team_id=row.team_id,
+        site_ids=site_ids,
+        key_id=row.id,
+    )

@@ -1,0 +1,125 @@
+"""API keys: shown once, stored as a hash, scoped to a site or not, revocable, rate-limited."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import uuid
+
+import httpx
+
+from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, StartServer, sign_in
+from tests.support.server import LiveServer, create_owner
+from tests.support.team import client, close_member_clients, new_member
+
+__all__ = ["close_member_clients"]
+
+
+def _site(owner: httpx.Client) -> int:
+    response = owner.post(
+        "/api/sites", json={"name": "Shop", "domain": f"k{uuid.uuid4().hex[:10]}.example.com"}
+    )
+    assert response.status_code == 201
+    return int(response.json()["id"])
+
+
+def _bearer(server: LiveServer, key: str) -> httpx.Client:
+    made = client(server)
+    made.headers["Authorization"] = f"Bearer {key}"
+    del made.headers["Origin"]
+    return made
+
+
+def test_a_key_is_shown_once_and_only_its_hash_is_stored(
+    owner: httpx.Client, console_server: LiveServer
+) -> None:
+    created = owner.post("/api/keys", json={"name": "Dashboard script"})
+    assert created.status_code == 201
+    body = created.json()
+    assert set(body) >= {"id", "name", "key", "created_at"}
+    listed = owner.get("/api/keys").json()["keys"]
+    mine = next(k for k in listed if k["id"] == body["id"])
+    assert "key" not in mine
+    assert mine["last_used_at"] is None
+    assert body["key"].startswith(mine["prefix"])
+    if console_server.database_url is None:
+        stored = (
+            sqlite3.connect(console_server.data_dir / "sightline.db")
+            .execute("SELECT key_hash FROM api_keys WHERE id = ?", (body["id"],))
+            .fetchone()[0]
+        )
+        assert stored == hashlib.sha256(body["key"].encode()).digest()
+        assert body["key"].encode() not in (console_server.data_dir / "sightline.db").read_bytes()
+
+
+def test_a_key_reads_reports_and_records_when_it_was_last_used(
+    owner: httpx.Client, console_server: LiveServer
+) -> None:
+    site_id = _site(owner)
+    key = owner.post("/api/keys", json={"name": "all sites"}).json()
+    reader = _bearer(console_server, key["key"])
+    summary = reader.get(f"/api/sites/{site_id}/reports/summary?range=30d")
+    assert summary.status_code == 200
+    assert summary.json()["current"]["visitors"] == 0
+    assert reader.get(f"/api/sites/{site_id}/reports/breakdown?dimension=pages").status_code == 200
+    assert reader.get("/api/sites").status_code == 401
+    assert reader.get("/api/me").status_code == 401
+    assert reader.post(f"/api/sites/{site_id}/retry", json={}).status_code == 401
+    listed = next(k for k in owner.get("/api/keys").json()["keys"] if k["id"] == key["id"])
+    assert listed["last_used_at"] is not None
+
+
+def test_a_key_scoped_to_one_site_reads_only_that_site(
+    owner: httpx.Client, console_server: LiveServer
+) -> None:
+    mine, other = _site(owner), _site(owner)
+    key = owner.post("/api/keys", json={"name": "one site", "site_id": mine}).json()
+    assert key["site_id"] == mine
+    reader = _bearer(console_server, key["key"])
+    assert reader.get(f"/api/sites/{mine}/reports/summary").status_code == 200
+    refused = reader.get(f"/api/sites/{other}/reports/summary")
+    assert refused.status_code == 403
+    assert refused.json()["error"]["code"] == "forbidden"
+
+
+def test_a_revoked_or_made_up_key_is_401(owner: httpx.Client, console_server: LiveServer) -> None:
+    site_id = _site(owner)
+    key = owner.post("/api/keys", json={"name": "short lived"}).json()
+    reader = _bearer(console_server, key["key"])
+    assert reader.get(f"/api/sites/{site_id}/reports/summary").status_code == 200
+    assert owner.delete(f"/api/keys/{key['id']}").status_code == 204
+    revoked = reader.get(f"/api/sites/{site_id}/reports/summary")
+    assert revoked.status_code == 401
+    assert revoked.json()["error"]["code"] == "invalid_api_key"
+    assert (
+        _bearer(console_server, "sl_" + "x" * 43).get(f"/api/sites/{site_id}/reports/summary").status_code
+        == 401
+    )
+    assert owner.delete(f"/api/keys/{key['id']}").status_code == 404
+
+
+def test_bad_key_requests_name_the_field_and_viewers_cannot_make_keys(
+    owner: httpx.Client, console_server: LiveServer
+) -> None:
+    assert owner.post("/api/keys", json={"name": ""}).json()["error"]["field"] == "name"
+    assert (
+        owner.post("/api/keys", json={"name": "x", "site_id": 987654}).json()["error"]["field"] == "site_id"
+    )
+    viewer = new_member(console_server, owner, "viewer")
+    assert viewer.post("/api/keys", json={"name": "mine"}).status_code == 403
+
+
+def test_a_key_over_its_rate_limit_is_told_when_to_retry(start_server: StartServer) -> None:
+    server = start_server(env={"SIGHTLINE_API_KEY_REQUESTS_PER_MINUTE": "3"})
+    create_owner(server, OWNER_EMAIL, OWNER_PASSWORD)
+    owner = sign_in(server)
+    try:
+        site_id = _site(owner)
+        key = owner.post("/api/keys", json={"name": "busy"}).json()["key"]
+    finally:
+        owner.close()
+    reader = _bearer(server, key)
+    answers = [reader.get(f"/api/sites/{site_id}/reports/summary") for _ in range(4)]
+    assert [a.status_code for a in answers] == [200, 200, 200, 429]
+    assert 1 <= int(answers[-1].headers["Retry-After"]) <= 60
+    assert answers[-1].json()["error"]["code"] == "rate_limited"
