@@ -17,11 +17,12 @@ from starlette.routing import BaseRoute, Match, Mount
 from starlette.types import Receive, Scope, Send
 
 from sightline import __version__
-from sightline.console import auth, errors, health, setup, sites, team
+from sightline.console import auth, errors, health, setup, shared, sites, team
 from sightline.console import recordings as console_recordings
 from sightline.console import reports as console_reports
 from sightline.console import surveys as console_surveys
 from sightline.console.guard import ConsoleGuard
+from sightline.console.security_doc import document_security
 from sightline.context import Context, build_context
 from sightline.health.registry import database_probe, disk_probe
 from sightline.ingest import feedback as ingest_feedback
@@ -169,6 +170,9 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
     app.include_router(console_reports.router)
     app.include_router(console_recordings.router)
     app.include_router(team.router)
+    app.include_router(shared.router)
+    app.include_router(shared.public)
+    app.router.routes.extend(shared.public_routes())
     app.include_router(player.router)
     # Built assets (ui/, sdk/) are not in git; a server without them still starts.
     app.mount("/static", StaticAssets(directory=pages.STATIC, check_dir=False), name="static")
@@ -178,6 +182,7 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
         """Liveness for load balancers and orchestrators: the process answers."""
         return {"status": "ok"}
 
+    app.openapi = document_security(app)  # type: ignore[method-assign]
     app.add_middleware(ConsoleGuard, context=lambda: _context(app), routes=lambda: app.router.routes)
     app.add_middleware(SecurityHeaders, skip=is_sdk_path)
     return app

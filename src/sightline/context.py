@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from sightline.accounts.sessions import Lifetimes
-from sightline.accounts.throttle import LoginThrottle
+from sightline.accounts.throttle import FailureWindow, LoginThrottle
 from sightline.health import HealthRegistry
 from sightline.settings import Settings
 from sightline.sites.check import ConnectionChecker
@@ -28,6 +28,8 @@ class Context:
     store: Store | None = None  # the analytics store every report reads (set by app.create_app)
     key_limit: RequestLimit = field(default_factory=lambda: RequestLimit(120))  # per API key
     share_limit: RequestLimit = field(default_factory=lambda: RequestLimit(120))  # per shared link
+    # Wrong passwords per shared link.
+    share_failures: FailureWindow = field(default_factory=lambda: FailureWindow(12, 900))
 
     @property
     def lifetimes(self) -> Lifetimes:
@@ -62,4 +64,5 @@ def build_context(settings: Settings, db: Database) -> Context:
         health=HealthRegistry(),
         key_limit=RequestLimit(settings.api_key_requests_per_minute),
         share_limit=RequestLimit(settings.share_requests_per_minute),
+        share_failures=FailureWindow(max(3, settings.share_requests_per_minute // 10), 900),
     )

@@ -11,6 +11,7 @@ import re
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -206,9 +207,9 @@ def _call(client: httpx.Client, route: Route, path: str | None = None) -> httpx.
 
 
 @pytest.fixture(scope="module")
-def members(console_server: LiveServer) -> Iterator[dict[str, httpx.Client]]:
+def members(console_server: LiveServer) -> Iterator[dict[str, Any]]:
     """An admin and two viewers (one given one site) of the owner's team, signed in, and an API key."""
-    made: dict[str, httpx.Client] = {"owner": sign_in(console_server)}
+    made: dict[str, Any] = {"owner": sign_in(console_server)}
     site = made["owner"].post("/api/sites", json={"name": "Matrix", "domain": "matrix.example.com"}).json()
     for role, site_ids in (("admin", None), ("viewer", None), ("scoped", [site["id"]])):
         invitation = (
@@ -231,20 +232,20 @@ def members(console_server: LiveServer) -> Iterator[dict[str, httpx.Client]]:
     made["key"] = httpx.Client(
         base_url=console_server.base_url, headers={"Authorization": f"Bearer {key}"}, timeout=30
     )
-    made["site"] = site  # type: ignore[assignment]
+    made["site"] = site
     yield made
     for name, client in made.items():
         if name != "site":
             client.close()
 
 
-def test_an_admin_may_call_every_route(members: dict[str, httpx.Client]) -> None:
+def test_an_admin_may_call_every_route(members: dict[str, Any]) -> None:
     for route in MEMBER_ROUTES:
         response = _call(members["admin"], route)
         assert response.status_code not in {401, 403}, f"{route}: {response.status_code} {response.text}"
 
 
-def test_a_viewer_may_read_but_every_change_is_403_forbidden(members: dict[str, httpx.Client]) -> None:
+def test_a_viewer_may_read_but_every_change_is_403_forbidden(members: dict[str, Any]) -> None:
     for route in MEMBER_ROUTES:
         response = _call(members["viewer"], route)
         if route.method in STATE_CHANGING or (route.method, route.template) in ADMIN_READS:
@@ -256,7 +257,7 @@ def test_a_viewer_may_read_but_every_change_is_403_forbidden(members: dict[str, 
 
 
 def test_forbidden_comes_after_the_origin_type_and_size_checks(
-    members: dict[str, httpx.Client], console_server: LiveServer
+    members: dict[str, Any], console_server: LiveServer
 ) -> None:
     viewer = members["viewer"]
     with httpx.Client(base_url=console_server.base_url, cookies=viewer.cookies, timeout=30) as no_origin:
@@ -268,7 +269,7 @@ def test_forbidden_comes_after_the_origin_type_and_size_checks(
     assert viewer.post("/api/sites", json={}).json()["error"]["code"] == "forbidden"
 
 
-def test_a_viewer_given_one_site_finds_no_other_site_on_any_route(members: dict[str, httpx.Client]) -> None:
+def test_a_viewer_given_one_site_finds_no_other_site_on_any_route(members: dict[str, Any]) -> None:
     site_routes = [r for r in MEMBER_ROUTES if "{site_id}" in r.template and r.method == "GET"]
     assert site_routes
     for route in site_routes:
@@ -278,13 +279,13 @@ def test_a_viewer_given_one_site_finds_no_other_site_on_any_route(members: dict[
         assert response.status_code == 404, f"{route}: {response.status_code}"
     other = members["owner"].post("/api/sites", json={"name": "Other", "domain": "other.matrix.example.com"})
     listed = [s["id"] for s in members["scoped"].get("/api/sites").json()["sites"]]
-    assert listed == [members["site"]["id"]]  # type: ignore[index]
+    assert listed == [members["site"]["id"]]
     assert other.json()["id"] not in listed
 
 
-def test_an_api_key_reads_the_report_routes_and_nothing_else(members: dict[str, httpx.Client]) -> None:
+def test_an_api_key_reads_the_report_routes_and_nothing_else(members: dict[str, Any]) -> None:
     assert KEY_ROUTES
-    site_id = str(members["site"]["id"])  # type: ignore[index]
+    site_id = str(members["site"]["id"])
     for route in SIGNED:
         response = _call(members["key"], route, _path(route, site_id))
         if route in KEY_ROUTES:
@@ -293,7 +294,7 @@ def test_an_api_key_reads_the_report_routes_and_nothing_else(members: dict[str, 
             assert response.status_code == 401, f"{route} accepted an API key: {response.status_code}"
 
 
-def test_a_viewer_may_sign_out(console_server: LiveServer, members: dict[str, httpx.Client]) -> None:
+def test_a_viewer_may_sign_out(console_server: LiveServer, members: dict[str, Any]) -> None:
     invitation = (
         members["owner"]
         .post("/api/invitations", json={"email": "leaving@matrix.example.com", "role": "viewer"})

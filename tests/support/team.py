@@ -49,13 +49,13 @@ def client(server: LiveServer) -> httpx.Client:
 
 def join(server: LiveServer, invitation: dict[str, object]) -> httpx.Client:
     """A client signed in as the invitee, after accepting the invitation with a password."""
-    client = globals()["client"](server)
-    response = client.post(
+    made = client(server)
+    response = made.post(
         "/api/invitations/accept",
         json={"token": token_of(str(invitation["url"])), "password": MEMBER_PASSWORD},
     )
     assert response.status_code == 201, response.text
-    return client
+    return made
 
 
 def new_member(

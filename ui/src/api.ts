@@ -1,10 +1,15 @@
 // The console API client: JSON in and out, the error shape of the API as ApiError, and one place
 // that reacts to 401 (the session ended) by sending the owner to the login screen.
 
+export type Role = "owner" | "admin" | "viewer";
+
 export interface User {
   id: number;
   email: string;
   created_at: string;
+  role: Role;
+  /** The sites a viewer was given; null: every site. */
+  site_ids: number[] | null;
 }
 
 export type ConnectionState = "pending" | "connected" | "error" | "disabled";
@@ -99,7 +104,7 @@ export async function request<T>(method: string, path: string, body?: unknown): 
     error?.field ?? null,
     Number.isFinite(retry) ? retry : null,
   );
-  if (response.status === 401 && path !== "/api/login") onUnauthorized();
+  if (response.status === 401 && path !== "/api/login" && !path.startsWith("/api/invitations/")) onUnauthorized();
   throw failure;
 }
 

@@ -1,5 +1,6 @@
 // The console application: the login screen, or the signed-in frame with the sections' routes.
 import { render } from "preact";
+import lazy from "preact-iso/lazy";
 import { LocationProvider, Route, Router, useLocation } from "preact-iso/router";
 import { useEffect, useLayoutEffect, useState } from "preact/hooks";
 
@@ -9,6 +10,9 @@ import { focusHeading } from "./focus";
 import { LoginPage } from "./pages/Login";
 import { NotFoundPage } from "./pages/NotFound";
 import { sections } from "./sections";
+import { InvitePage } from "./team/InvitePage";
+
+const SharedDashboard = lazy(() => import("./reports/SharedDashboard").then((m) => m.SharedDashboard));
 
 function Home() {
   const { route } = useLocation();
@@ -42,10 +46,13 @@ function Root() {
     // Any 401 means the session is gone: sign in, then come back to where the owner was.
     handleUnauthorized(() => {
       const here = window.location.pathname + window.location.search;
-      if (window.location.pathname === "/login") return;
+      if (["/login", "/invite"].includes(window.location.pathname)) return;
+      if (window.location.pathname.startsWith("/share/")) return; // a shared dashboard has no session
       route(`/login?next=${encodeURIComponent(here)}`, true);
     });
   }, [route]);
+  if (path === "/invite") return <InvitePage />;
+  if (path.startsWith("/share/")) return <SharedDashboard />;
   return path === "/login" ? <LoginPage /> : <SignedIn />;
 }
 

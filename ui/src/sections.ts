@@ -16,6 +16,8 @@ export interface Section {
   /** Where the navigation entry leads. */
   href: string;
   routes: { path: string; component: ComponentType<any> }[];
+  /** Only the owner and admins see the entry (a viewer's calls there would be 403). */
+  adminOnly?: boolean;
 }
 
 export const sections: Section[] = [
@@ -58,6 +60,15 @@ export const sections: Section[] = [
         path: "/surveys/:id/responses",
         component: lazy(() => import("./surveys/ResponsesPage").then((m) => m.ResponsesPage)),
       },
+    ],
+  },
+  {
+    label: "Team",
+    href: "/team",
+    adminOnly: true,
+    routes: [
+      { path: "/team", component: lazy(() => import("./team/TeamPage").then((m) => m.TeamPage)) },
+      { path: "/team/keys", component: lazy(() => import("./team/KeysPage").then((m) => m.KeysPage)) },
     ],
   },
   { label: "Health", href: "/health", routes: [{ path: "/health", component: HealthPage }] },

@@ -25,7 +25,7 @@ class SecurityHeaders:
         if scope["type"] != "http" or self.skip(scope["path"]):
             await self.app(scope, receive, send)
             return
-        no_store = scope["path"].startswith("/api") or scope["path"] == "/setup"
+        no_store = scope["path"].startswith(("/api", "/share/")) or scope["path"] == "/setup"
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":

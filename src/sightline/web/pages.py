@@ -20,6 +20,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 
 from sightline.accounts.setup import setup_token_valid
 from sightline.context import Context
+from sightline.teams.shares import find_share
 
 router = APIRouter(include_in_schema=False)
 
@@ -39,6 +40,9 @@ CONSOLE_PATHS = (
     "/reports",
     "/surveys",
     "/surveys/{rest:path}",
+    "/invite",
+    "/team",
+    "/team/{rest:path}",
 )
 
 
@@ -91,6 +95,17 @@ def console_shell() -> HTMLResponse:
 
 for _path in CONSOLE_PATHS:
     router.add_api_route(_path, console_shell, methods=["GET"])
+
+
+@router.get("/share/{token}")
+def shared_dashboard(request: Request, token: str) -> HTMLResponse:
+    """A shared dashboard: the console application in its read-only mode, or 404 for a deleted link."""
+    ctx: Context = request.app.state.ctx
+    with ctx.db.read() as conn:
+        share = find_share(conn, token)
+    if share is None:
+        return render("share-gone.html", status=404, needs_assets=False)
+    return render("console.html")
 
 
 @router.get("/setup")

@@ -51,7 +51,7 @@ export function Shell({ user, children }: ShellProps) {
           </a>
           <nav class="nav" aria-label="Main">
             <ul>
-              {sections.map((section) => {
+              {sections.filter((section) => !section.adminOnly || (user && user.role !== "viewer")).map((section) => {
                 const current = section === currentSection;
                 return (
                   <li key={section.href}>

@@ -33,16 +33,23 @@ export function ReportsPage() {
 }
 
 /** A site as the reports need it: the API's record also carries the site's time zone. */
-type ReportSite = Site & { timezone: string };
+export type ReportSite = Pick<Site, "id" | "name" | "domain"> & { timezone: string };
 
 async function findSite(id: number): Promise<ReportSite | null> {
-  return ((await api.sites()) as ReportSite[]).find((site) => site.id === id) ?? null;
+  return ((await api.sites()) as (Site & ReportSite)[]).find((site) => site.id === id) ?? null;
 }
 
-function SiteReports({ siteId }: { siteId: number }) {
+interface SiteReportsProps {
+  siteId: number;
+  /** A shared dashboard: the site as the link describes it, and the link's own path. */
+  shared?: { site: ReportSite; home: string };
+}
+
+/** The dashboard of one site; read-only and without links into the console when `shared`. */
+export function SiteReports({ siteId, shared }: SiteReportsProps) {
   const location = useLocation();
   const query = useMemo(() => parseQuery(location.url.split("?")[1] ?? ""), [location.url]);
-  const site = useResource(() => findSite(siteId));
+  const site = useResource(() => (shared ? Promise.resolve(shared.site) : findSite(siteId)));
   const summary = useResource(() => reports.summary(siteId, query));
   const queryKey = JSON.stringify(query);
   const first = useRef(true);
@@ -56,9 +63,9 @@ function SiteReports({ siteId }: { siteId: number }) {
       const search = queryParams(next);
       if (!next.compare) search.set("compare", "false");
       else search.delete("compare");
-      location.route(`/sites/${siteId}/reports?${search}`, true);
+      location.route(`${shared ? shared.home : `/sites/${siteId}/reports`}?${search}`, true);
     },
-    [location, siteId],
+    [location, siteId, shared],
   );
   const setFilter = (name: FilterName, value: string) => setQuery({ ...query, filters: { ...query.filters, [name]: value } });
   const dropFilter = (name: FilterName) => {
@@ -77,8 +84,8 @@ function SiteReports({ siteId }: { siteId: number }) {
   const name = site.data?.name ?? "…";
   return (
     <Page
-      title={`Reports: ${name}`}
-      back={{ href: `/sites/${siteId}`, label: name }}
+      title={shared ? name : `Reports: ${name}`}
+      back={shared ? undefined : { href: `/sites/${siteId}`, label: name }}
       subtitle={site.data ? <TimezoneNote site={site.data} /> : undefined}
       actions={<RealtimeBadge siteId={siteId} />}
     >

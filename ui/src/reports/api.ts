@@ -102,7 +102,12 @@ export function parseQuery(search: string): ReportQuery {
   };
 }
 
-const base = (siteId: number) => `/api/sites/${siteId}/reports`;
+let base = (siteId: number) => `/api/sites/${siteId}/reports`;
+
+/** Reads the reports through a shared dashboard link instead of the console session. */
+export function readThroughShare(token: string): void {
+  base = () => `/share/${encodeURIComponent(token)}/api/reports`;
+}
 
 export const reports = {
   summary: (siteId: number, q: ReportQuery) =>

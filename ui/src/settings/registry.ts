@@ -9,6 +9,7 @@ import { CollectionPanel } from "./CollectionPanel";
 import { DeletePanel } from "./DeletePanel";
 import { NamePanel } from "./NamePanel";
 import { TimeZonePanel } from "./TimeZonePanel";
+import { SharingSection } from "../team/SharingSection";
 
 export interface SettingsProps {
   site: Site;
@@ -28,6 +29,7 @@ export const settingsSections: SettingsSection[] = [
   { id: "details", label: "Name and domain", component: NamePanel },
   { id: "time-zone", label: "Time zone", component: TimeZonePanel },
   { id: "collection", label: "Collection and recording", component: CollectionPanel },
+  { id: "sharing", label: "Sharing", component: SharingSection },
   // Sections of other features go above this line; deleting the site stays last.
   { id: "delete", label: "Delete site", component: DeletePanel },
 ];
