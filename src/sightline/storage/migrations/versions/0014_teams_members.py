@@ -1,6 +1,6 @@
 """teams: members and roles, invitations, API keys, shared dashboards
 
-Revision ID: 0010
+Revision ID: 0014_teams
 Revises: 0001
 Create Date: 2026-11-23 16:40:00
 """
@@ -12,7 +12,7 @@ from alembic import op
 
 import sightline.storage.types
 
-revision = "0010"
+revision = "0014_teams"
 down_revision = "0001"
 branch_labels = None
 depends_on = None
