@@ -1,0 +1,118 @@
+"""Dashboard latency at 100 million events across 50 sites (the largest with 20 million in 30 days).
+
+The store is generated directly (``bench/store_data.py``; the log only holds the owner and the
+sites), then ``sightline serve`` runs on it as users run it, and every request the dashboard
+makes for the largest site is timed for 7 and 30 days, unfiltered and under the four filters of
+the reports benchmark: p50/p95 over ``BENCH_REPEAT`` rounds (default 10). Target: p95 < 400 ms.
+
+``BENCH_SCALE_EVENTS`` (default 100,000,000) and ``BENCH_SCALE_SITES`` (50) change the size;
+``BENCH_DIR`` keeps the generated store between runs.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+
+from bench.bench_export import free_port, start_server
+from bench.bench_reports import EMAIL, PASSWORD, p95, requests_of, time_requests
+from bench.store_data import generate
+from sightline.accounts.users import create_user
+from sightline.sites import service as sites_service
+from sightline.storage import open_database
+from sightline.store.engines import Embedded
+from sightline.store.feed import micros
+
+TARGET_MS = 400.0
+FILTERS: list[dict[str, str]] = [
+    {"source": "google.com"},
+    {"page": "/p/0"},
+    {"event": "signup"},
+    {"page": "/p/0", "source": "google.com"},
+]
+
+
+def prepare(data_dir: Path, count: int, site_count: int) -> int:
+    """The log's owner and sites and the generated store; returns the largest site's id."""
+    marker = data_dir / f"scale-{count}-{site_count}"
+    if marker.exists():
+        return int(marker.read_text())
+    db = open_database(f"sqlite:///{data_dir / 'sightline.db'}")
+    try:
+        with db.begin() as conn:
+            owner_id = int(create_user(conn, EMAIL, PASSWORD)["id"])
+            sites = [
+                int(sites_service.create_site(conn, owner_id, f"Site {n}", f"site{n}.example.com")["id"])
+                for n in range(site_count)
+            ]
+    finally:
+        db.dispose()
+    store = Embedded(data_dir, 4096)
+    try:
+        seconds = generate(store._con, count, sites, micros(datetime.now(UTC)))
+    finally:
+        store.close()
+    size = sum(p.stat().st_size for p in data_dir.glob("store.duckdb*"))
+    print(
+        f"generated {count:,} events for {site_count} sites in {seconds:.0f} s; store "
+        f"{size / 2**30:.2f} GiB ({size / count:.1f} bytes per event)",
+        flush=True,
+    )
+    marker.write_text(str(sites[0]))
+    return sites[0]
+
+
+def main() -> int:
+    count = int(os.environ.get("BENCH_SCALE_EVENTS", "100000000"))
+    site_count = int(os.environ.get("BENCH_SCALE_SITES", "50"))
+    repeat = int(os.environ.get("BENCH_REPEAT", "10"))
+    keep = os.environ.get("BENCH_DIR")
+    work = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="sightline-bench-scale-"))
+    data_dir = work / "data"
+    data_dir.mkdir(parents=True, exist_ok=True)
+    failures = 0
+    process = None
+    try:
+        site_id = prepare(data_dir, count, site_count)
+        port = free_port()
+        process = start_server(data_dir, port, timeout=120)
+        origin = f"http://127.0.0.1:{port}"
+        with httpx.Client(base_url=origin, headers={"Origin": origin}, timeout=300) as client:
+            assert client.post("/api/login", json={"email": EMAIL, "password": PASSWORD}).status_code == 200
+            while client.get("/api/health").json()["services"]["store"]["status"] == "down":
+                time.sleep(0.5)
+            print(f"{'request':<34} {'range':>6} {'p50 ms':>8} {'p95 ms':>8}")
+            runs: list[tuple[str, dict[str, str] | None]] = [(r, None) for r in ("7d", "30d")]
+            runs += [(r, f) for f in FILTERS for r in ("7d", "30d")]
+            for range_name, filters in runs:
+                if filters:
+                    print("filter " + " & ".join(f"{k}={v}" for k, v in filters.items()) + ":")
+                timings = time_requests(client, requests_of(site_id, range_name, filters), repeat)
+                for name, values in timings.items():
+                    slow = p95(values) >= TARGET_MS
+                    failures += slow
+                    flag = "  TOO SLOW" if slow else ""
+                    median = statistics.median(values)
+                    print(f"{name:<34} {range_name:>6} {median:8.1f} {p95(values):8.1f}{flag}", flush=True)
+    finally:
+        if process is not None:
+            process.terminate()
+            process.wait(timeout=30)
+        if not keep:
+            shutil.rmtree(work, ignore_errors=True)
+    print(
+        f"target: p95 < {TARGET_MS:.0f} ms for every dashboard request: "
+        + ("ok" if not failures else "MISSED")
+    )
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,103 @@
+"""Generates a large analytics store directly (no log): ``events`` and ``visits`` in DuckDB SQL.
+
+For the scale benchmark (``bench/bench_scale.py``): ``events`` events over the last ``days``
+days across ``sites`` sites, the first of which gets a fifth of the visits (the largest site),
+the others the rest evenly. Visits have 1 to 5 events (3 on average) 45 s apart, returning
+visitors, 40 sources, a few UTM campaigns, 12 browser/OS/device mixes, 16 countries, 400 pages
+with a long tail, 15 % custom events with props. Rows are written one day of visit starts at a
+time, in time order, as the store process would have written them.
+"""
+
+from __future__ import annotations
+
+import time
+
+import duckdb
+
+from bench.reports_data import AGENTS, CAMPAIGNS, COUNTRIES, CUSTOM, SOURCES
+
+DAY = 86_400_000_000
+GAP = 45_000_000  # microseconds between two events of a visit
+
+
+def generate(
+    con: duckdb.DuckDBPyConnection, events: int, sites: list[int], end: int, days: int = 30
+) -> float:
+    """Writes the rows; returns the seconds it took."""
+    started = time.perf_counter()
+    visits = events // 3
+    params = {
+        "visits": visits,
+        "big": sites[0],
+        "others": sites[1:],
+        "end": end,
+        "span": days * DAY,
+        "sources": [s or "(none)" for s in SOURCES],
+        "campaigns": [list(c) for c in CAMPAIGNS],
+        "agents": [list(a) for a in AGENTS],
+        "countries": COUNTRIES,
+    }
+    con.execute(
+        """
+        CREATE OR REPLACE TEMP TABLE gen_visits AS
+        SELECT v,
+          CASE WHEN v % 5 = 0 THEN $big
+               ELSE list_extract($others, (1 + hash(v, 'site') % len($others))::INTEGER) END AS site_id,
+          $end - $span + (hash(v, 'start') % $span)::BIGINT AS start,
+          hash(v // 3, 'visitor') AS visitor,
+          hash(v, 'visit') AS visit,
+          (1 + hash(v, 'n') % 5)::INTEGER AS n,
+          list_extract($sources, (1 + hash(v, 'src') % len($sources))::INTEGER) AS source,
+          CASE WHEN hash(v, 'utm') % 10 = 0
+               THEN list_extract($campaigns, (1 + hash(v, 'c') % len($campaigns))::INTEGER)
+               ELSE ['', '', ''] END AS utm,
+          list_extract($agents, (1 + hash(v, 'a') % len($agents))::INTEGER) AS agent,
+          list_extract($countries, (1 + hash(v, 'co') % len($countries))::INTEGER) AS country
+        FROM range($visits) t(v)
+        """,
+        params,
+    )
+    first = end - days * DAY
+    for day in range(days):
+        low, high = first + day * DAY, first + (day + 1) * DAY
+        con.execute(
+            """
+            INSERT INTO events
+            SELECT site_id, start + i * $gap AS time, v * 8 + i AS id, visitor, visit,
+              CASE WHEN i > 0 AND hash(v, i, 'custom') % 100 < 15
+                   THEN list_extract($custom, (1 + hash(v, i, 'name') % len($custom))::INTEGER)
+                   ELSE 'pageview' END AS name,
+              '/p/'
+                || least(hash(v, i, 'p1') % 400, hash(v, i, 'p2') % 400, hash(v, i, 'p3') % 400)::VARCHAR,
+              CASE WHEN i > 0 AND hash(v, i, 'custom') % 100 < 15
+                   THEN ['plan' || chr(31)
+                         || (CASE WHEN hash(v, i, 'plan') % 2 = 0 THEN 'free' ELSE 'pro' END)]
+                   ELSE []::VARCHAR[] END AS props,
+              start AS visit_start, source, utm[1], utm[2], utm[3], agent[1], agent[2], agent[3],
+              country, '', ''
+            FROM (SELECT *, unnest(range(n)) AS i FROM gen_visits WHERE start >= $low AND start < $high)
+            ORDER BY time
+            """,
+            {"gap": GAP, "custom": CUSTOM, "low": low, "high": high},
+        )
+        con.execute(
+            """
+            INSERT INTO visits
+            SELECT site_id, visit, any_value(visitor), min(time), min(time), max(time),
+              count(*) FILTER (WHERE name = 'pageview'), count(*) FILTER (WHERE name != 'pageview'),
+              arg_min(path, time) FILTER (WHERE name = 'pageview'),
+              min(time) FILTER (WHERE name = 'pageview'),
+              arg_max(path, time) FILTER (WHERE name = 'pageview'),
+              max(time) FILTER (WHERE name = 'pageview'),
+              any_value(source), any_value(utm_source), any_value(utm_medium), any_value(utm_campaign),
+              any_value(browser), any_value(os), any_value(device), any_value(country), '', '', max(id)
+            FROM events WHERE visit_start >= $low AND visit_start < $high
+            GROUP BY site_id, visit
+            ORDER BY min(time)
+            """,
+            {"low": low, "high": high},
+        )
+        print(f"  day {day + 1}/{days} written ({time.perf_counter() - started:.0f} s)", flush=True)
+    con.execute("DROP TABLE gen_visits")
+    con.execute("CHECKPOINT")
+    return time.perf_counter() - started
