@@ -76,6 +76,7 @@ PAGES = [
     ("/health", "Health"),
     ("/reports", None),
     ("/sites/{site}/reports", None),
+    ("/sites/{site}/realtime", None),
     ("/recordings?site={site}", None),
     ("/recordings/{recording}", None),
     ("/surveys?site={site}", None),

@@ -47,6 +47,7 @@ export const sections: Section[] = [
     routes: [
       { path: "/reports", component: lazy(() => import("./reports/ReportsPage").then((m) => m.ReportsIndex)) },
       { path: "/sites/:id/reports", component: lazy(() => import("./reports/ReportsPage").then((m) => m.ReportsPage)) },
+      { path: "/sites/:id/realtime", component: lazy(() => import("./reports/RealtimePage").then((m) => m.RealtimePage)) },
     ],
   },
   {

@@ -25,6 +25,8 @@ interface Props {
   props?: boolean;
   /** The period's figures, of which each row's share is shown. */
   totals?: Figures;
+  /** Changes when the dashboard refreshes its figures. */
+  tick?: number;
 }
 
 type Column = { key: keyof Row; label: string };
@@ -62,7 +64,7 @@ export function label(dimension: string, value: string): string {
   return value;
 }
 
-export function BreakdownPanel({ title, tabs, siteId, query, onFilter, props, totals }: Props) {
+export function BreakdownPanel({ title, tabs, siteId, query, onFilter, props, totals, tick }: Props) {
   const [details, setDetails] = useState(false);
   const [tab, setTab] = useState(0);
   const [data, setData] = useState<BreakdownData | null>(null);
@@ -81,7 +83,7 @@ export function BreakdownPanel({ title, tabs, siteId, query, onFilter, props, to
     return () => {
       alive = false;
     };
-  }, [siteId, key, current.dimension, event]);
+  }, [siteId, key, current.dimension, event, tick]);
 
   const columns = event
     ? [

@@ -20,6 +20,9 @@ const RANGES: { name: RangeName; label: string }[] = [
   { name: "custom", label: "Custom" },
 ];
 
+/** How often the open dashboard reloads its figures. */
+export const DASHBOARD_REFRESH_MS = 60_000;
+
 const VISIT_COLUMNS: Tab["columns"] = [
   { key: "visitors", label: "Visitors" },
   { key: "visits", label: "Visits" },
@@ -58,6 +61,13 @@ export function SiteReports({ siteId, shared }: SiteReportsProps) {
     else void summary.reload();
   }, [queryKey]);
   const totals = summary.data?.current;
+  // The figures refresh while the page is open (and when the tab becomes visible again).
+  const [tick, setTick] = useState(0);
+  const refresh = useCallback(async () => {
+    setTick((t) => t + 1);
+    await summary.reload();
+  }, [summary.reload]);
+  useAutoRefresh(refresh, DASHBOARD_REFRESH_MS);
   const setQuery = useCallback(
     (next: ReportQuery) => {
       const search = queryParams(next);
@@ -107,7 +117,7 @@ export function SiteReports({ siteId, shared }: SiteReportsProps) {
           </button>
         </div>
       )}
-      <Overview siteId={siteId} query={query} summary={summary} timezone={site.data?.timezone ?? "UTC"} />
+      <Overview siteId={siteId} query={query} summary={summary} tick={tick} timezone={site.data?.timezone ?? "UTC"} />
       <div class="report-grid">
         <BreakdownPanel
           title="Pages"
@@ -115,6 +125,7 @@ export function SiteReports({ siteId, shared }: SiteReportsProps) {
           query={query}
           onFilter={setFilter}
           totals={totals}
+          tick={tick}
           tabs={[
             { dimension: "pages", label: "Top pages", filter: "page", columns: [{ key: "visitors", label: "Visitors" }, { key: "pageviews", label: "Pageviews" }] },
             { dimension: "entry_pages", label: "Entry pages", filter: "page", columns: [{ key: "visits", label: "Entries" }, { key: "bounce_rate", label: "Bounce rate" }] },
@@ -127,6 +138,7 @@ export function SiteReports({ siteId, shared }: SiteReportsProps) {
           query={query}
           onFilter={setFilter}
           totals={totals}
+          tick={tick}
           tabs={[
             { dimension: "sources", label: "Sources", filter: "source", columns: VISIT_COLUMNS },
             { dimension: "utm_sources", label: "UTM source", columns: VISIT_COLUMNS },
@@ -140,6 +152,7 @@ export function SiteReports({ siteId, shared }: SiteReportsProps) {
           query={query}
           onFilter={setFilter}
           totals={totals}
+          tick={tick}
           tabs={[
             { dimension: "browsers", label: "Browsers", columns: VISIT_COLUMNS },
             { dimension: "operating_systems", label: "Systems", columns: VISIT_COLUMNS },
@@ -152,6 +165,7 @@ export function SiteReports({ siteId, shared }: SiteReportsProps) {
           query={query}
           onFilter={setFilter}
           totals={totals}
+          tick={tick}
           props
           tabs={[{ dimension: "events", label: "Event", filter: "event", columns: [{ key: "visitors", label: "Visitors" }, { key: "events", label: "Events" }] }]}
         />
@@ -226,10 +240,11 @@ interface OverviewProps {
   siteId: number;
   query: ReportQuery;
   summary: Resource<Summary>;
+  tick: number;
   timezone: string;
 }
 
-function Overview({ siteId, query, summary, timezone }: OverviewProps) {
+function Overview({ siteId, query, summary, tick, timezone }: OverviewProps) {
   const key = JSON.stringify(query);
   const series = useResource(() => reports.timeseries(siteId, query));
   const [metric, setMetric] = useState<Metric>("visitors");
@@ -237,7 +252,7 @@ function Overview({ siteId, query, summary, timezone }: OverviewProps) {
   useEffect(() => {
     if (first.current) first.current = false;
     else void series.reload();
-  }, [key]);
+  }, [key, tick]);
   const chosen = metricOf(metric);
   const current = summary.data?.current;
   const previous = summary.data?.previous ?? undefined;
@@ -304,12 +319,14 @@ function Overview({ siteId, query, summary, timezone }: OverviewProps) {
 
 function RealtimeBadge({ siteId }: { siteId: number }) {
   const live = useResource(() => reports.realtime(siteId));
-  useAutoRefresh(live.reload, 30_000);
+  useAutoRefresh(live.reload, 10_000);
   const visitors = live.data?.visitors;
   return (
-    <span class="badge badge-large realtime" role="status" aria-live="polite">
-      <span class="badge-dot realtime-dot" aria-hidden="true" />
-      {visitors === undefined ? "…" : `${count(visitors)} ${visitors === 1 ? "visitor" : "visitors"} in the last 5 minutes`}
+    <span role="status" aria-live="polite">
+      <a class="badge badge-large realtime" href={`/sites/${siteId}/realtime`} title="Open the realtime view">
+        <span class="badge-dot realtime-dot" aria-hidden="true" />
+        {visitors === undefined ? "…" : `${count(visitors)} ${visitors === 1 ? "visitor" : "visitors"} in the last 5 minutes`}
+      </a>
     </span>
   );
 }
