@@ -9,10 +9,12 @@ import logging
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
+from sqlalchemy.engine import make_url
 from starlette.routing import BaseRoute, Match, Mount
 from starlette.types import Receive, Scope, Send
 
@@ -24,11 +26,13 @@ from sightline.console import surveys as console_surveys
 from sightline.console.guard import ConsoleGuard
 from sightline.console.security_doc import document_security
 from sightline.context import Context, build_context
-from sightline.health.registry import database_probe, disk_probe
+from sightline.health.disk import MIB, DiskGuard
+from sightline.health.registry import database_probe
 from sightline.ingest import feedback as ingest_feedback
 from sightline.ingest import recordings as ingest_recordings
 from sightline.ingest.service import Ingest, is_sdk_path
 from sightline.metrics.collectors import (
+    DISK_SPEC,
     RECORDINGS_SPEC,
     STORE_SPEC,
     SURVEYS_SPEC,
@@ -110,8 +114,14 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
     database = db or open_database(settings.effective_database_url)
     ctx = build_context(settings, database)
     ctx.health.register("database", database_probe(database), critical=True)
-    ctx.health.register("disk", disk_probe(settings.data_path))
-    ingest = Ingest(settings, database, ctx.health)
+    disk = DiskGuard(
+        settings.data_path,
+        sqlite_file(database),
+        warn_bytes=int(settings.disk_warn_free_mb) * MIB,
+        refuse_bytes=int(settings.disk_refuse_free_mb) * MIB,
+    )
+    ctx.health.register("disk", disk.probe)
+    ingest = Ingest(settings, database, ctx.health, disk)
     store = ctx.store = Store(settings, database)
     ctx.health.register("store", store.probe)
     recordings = recordings_feature.build(settings, database)
@@ -150,6 +160,7 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
             FiguresCollector(lambda: _recording_figures(recordings), RECORDINGS_SPEC),
             FiguresCollector(lambda: _survey_figures(survey_counts), SURVEYS_SPEC),
             FiguresCollector(store_figures(ctx.health), STORE_SPEC),
+            FiguresCollector(disk.figures, DISK_SPEC),
         ]
     )
     app.add_route(
@@ -186,6 +197,14 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
     app.add_middleware(ConsoleGuard, context=lambda: _context(app), routes=lambda: app.router.routes)
     app.add_middleware(SecurityHeaders, skip=is_sdk_path)
     return app
+
+
+def sqlite_file(database: Database) -> Path | None:
+    """The SQLite database's file, whose file system the disk guard watches too."""
+    if database.dialect != "sqlite":
+        return None
+    name = make_url(database.url).database
+    return Path(name).resolve() if name and name != ":memory:" else None
 
 
 def _recording_figures(recordings: Recordings) -> dict[str, Any]:

@@ -280,6 +280,23 @@ REGISTRY: tuple[Setting, ...] = (
         _positive_int,
     ),
     Setting(
+        "disk_warn_free_mb",
+        "integer",
+        2048,
+        "Below this many MiB free on the data directory's (or SQLite database's) file system, "
+        "health's disk service warns and names what uses the space.",
+        _positive_int,
+    ),
+    Setting(
+        "disk_refuse_free_mb",
+        "integer",
+        256,
+        "Below this many MiB free, new events, recording chunks and survey answers are refused "
+        "with 507 (the SDK sends them again later) instead of filling the disk; taken again by "
+        "itself once there is room.",
+        _positive_int,
+    ),
+    Setting(
         "recording_retention_days",
         "integer",
         30,

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import logging
-import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from sightline.storage import Database
@@ -83,15 +81,5 @@ def database_probe(db: Database) -> Probe:
             return ServiceReport(DOWN, {"error": "unreachable", "engine": db.dialect})
         status = OK if latency < 500 else DEGRADED
         return ServiceReport(status, {"engine": db.dialect, "round_trip_ms": round(latency, 3)})
-
-    return probe
-
-
-def disk_probe(path: Path, *, low_bytes: int = 1 << 30, critical_bytes: int = 100 << 20) -> Probe:
-    def probe() -> ServiceReport:
-        path.mkdir(parents=True, exist_ok=True)
-        usage = shutil.disk_usage(path)
-        status = DOWN if usage.free < critical_bytes else DEGRADED if usage.free < low_bytes else OK
-        return ServiceReport(status, {"free_bytes": usage.free, "total_bytes": usage.total})
 
     return probe

@@ -20,6 +20,7 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
 
 from sightline.errors import ApiError
+from sightline.health.disk import DATABASE
 from sightline.ingest.http import (
     ClientGoneError,
     EventsEndpoint,
@@ -30,7 +31,7 @@ from sightline.ingest.http import (
     read_body,
     request_origin,
 )
-from sightline.ingest.pipeline import RETRY_AFTER_SECONDS, Pipeline
+from sightline.ingest.pipeline import DISK_FULL_MESSAGE, RETRY_AFTER_SECONDS, Pipeline
 from sightline.numbers import ascii_int
 from sightline.sites.lookup import SiteInfo
 from sightline.storage import Database
@@ -90,6 +91,12 @@ class _Endpoint:
             message = "The site's owner has switched collection off."
             raise RefusedError(403, error_payload("collection_disabled", message), origin)
         return site
+
+    def refuse_when_disk_full(self, allowed: str | None) -> None:
+        disk = self.pipeline.disk
+        if disk is not None and disk.refuses(DATABASE):
+            payload = error_payload("insufficient_storage", DISK_FULL_MESSAGE)
+            raise RefusedError(507, payload, allowed, retry=True)
 
     def storage_unavailable(self, allowed: str | None) -> RefusedError:
         message = "The survey could not be reached in storage; try again shortly."
@@ -155,6 +162,7 @@ class ResponsesEndpoint(_Endpoint):
         try:
             body = await self._read(receive, origin, length)
             site = await self.authorise(body.get("key"), origin)
+            self.refuse_when_disk_full(origin)
             try:
                 submission = responses.check_submission(body)
             except ApiError as exc:

@@ -181,7 +181,7 @@ class EventsEndpoint:
             await answer(send, 202, payload, cors(allowed))
             return
         headers = cors(allowed)
-        if drop.status in (429, 503):
+        if drop.status in (429, 503, 507):
             headers.append((b"retry-after", str(RETRY_AFTER_SECONDS).encode()))
         await answer(send, drop.status, error_payload(drop.code, drop.message, drop.field), headers)
 

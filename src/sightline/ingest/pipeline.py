@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from anyio import to_thread
 
+from sightline.health.disk import DATABASE, DiskGuard
 from sightline.ingest import agents, batch
 from sightline.ingest.batch import Batch, BatchError
 from sightline.ingest.protocol import Submit
@@ -31,6 +32,7 @@ from sightline.sites.lookup import MISS, SiteDirectory, SiteInfo
 from sightline.sites.privacy import excluded
 
 RETRY_AFTER_SECONDS = 2
+DISK_FULL_MESSAGE = "The server's disk is almost full, so nothing new is stored; send this again later."
 
 # Every reason a batch can be dropped for, with its answer (status, error code); None = 202.
 DROP_REASONS: dict[str, tuple[int, str] | None] = {
@@ -44,6 +46,7 @@ DROP_REASONS: dict[str, tuple[int, str] | None] = {
     "excluded_address": None,  # the site's owner excluded this client address (or range)
     "overloaded": (429, "overloaded"),
     "storage_unavailable": (503, "storage_unavailable"),
+    "disk_full": (507, "insufficient_storage"),
 }
 
 
@@ -89,10 +92,12 @@ class Pipeline:
         writer: GroupCommitter,
         *,
         accept_headless: bool,
+        disk: DiskGuard | None = None,
     ) -> None:
         self.directory = directory
         self.writer = writer
         self.accept_headless = accept_headless
+        self.disk = disk  # below --disk-refuse-free-mb new data is refused (507)
         self.dropped: Counter[str] = Counter({reason: 0 for reason in DROP_REASONS})
         self.steps: tuple[tuple[str, Step], ...] = (
             ("parse", self.parse),
@@ -194,6 +199,8 @@ class Pipeline:
     def buffer(self, job: Job) -> None:
         assert job.submit is not None
         assert job.batch is not None
+        if self.disk is not None and self.disk.refuses(DATABASE):
+            raise DropError("disk_full", DISK_FULL_MESSAGE)
         try:
             job.pending = self.writer.enqueue(job.submit, len(job.batch.events))
         except QueueFullError:

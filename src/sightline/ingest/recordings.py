@@ -26,6 +26,7 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
 
 from sightline.errors import ApiError
+from sightline.health.disk import DATA
 from sightline.ingest import agents
 from sightline.ingest.feedback import KEY_MAX, RefusedError
 from sightline.ingest.http import (
@@ -38,7 +39,7 @@ from sightline.ingest.http import (
     read_body,
     request_origin,
 )
-from sightline.ingest.pipeline import Pipeline
+from sightline.ingest.pipeline import DISK_FULL_MESSAGE, Pipeline
 from sightline.numbers import ascii_int
 from sightline.recordings import chunks
 from sightline.recordings.service import Accepted, Recordings
@@ -73,6 +74,10 @@ class ChunksEndpoint:
         try:
             site = await self.authorise(query.get("key"), origin)
             seq = self.check_address(recording_id, query.get("seq"), origin)
+            disk = self.pipeline.disk
+            if disk is not None and disk.refuses(DATA):
+                payload = error_payload("insufficient_storage", DISK_FULL_MESSAGE)
+                raise RefusedError(507, payload, origin, retry=True)
             body = await self.read(receive, origin, length)
             try:
                 chunk = await to_thread.run_sync(chunks.decode, body)

@@ -18,6 +18,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sightline.clientaddr import client_address
 from sightline.geo import Locator
+from sightline.health.disk import DiskGuard
 from sightline.health.registry import DEGRADED, DOWN, OK, HealthRegistry, ServiceReport
 from sightline.ingest import agents
 from sightline.ingest.checkpoint import WalCheckpointer
@@ -42,7 +43,9 @@ def is_sdk_path(path: str) -> bool:
 
 
 class Ingest:
-    def __init__(self, settings: Settings, db: Database, health: HealthRegistry) -> None:
+    def __init__(
+        self, settings: Settings, db: Database, health: HealthRegistry, disk: DiskGuard | None = None
+    ) -> None:
         self.directory = SiteDirectory(db)
         geoip_database = settings.values.get("geoip_database")
         # Opened here once so that a bad file stops the start with a clear message (the writer
@@ -57,7 +60,7 @@ class Ingest:
             checkpointer=WalCheckpointer(db) if db.dialect == "sqlite" else None,
         )
         self.pipeline = Pipeline(
-            self.directory, self.writer, accept_headless=bool(settings.ingest_accept_headless)
+            self.directory, self.writer, accept_headless=bool(settings.ingest_accept_headless), disk=disk
         )
         sdk_dir = settings.values.get("sdk_dir")
         self.scripts = ScriptFiles(Path(sdk_dir).resolve() if sdk_dir else BUILT_SDK)

@@ -116,24 +116,26 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** One figure; a group of figures (e.g. counts by reason) becomes an indented list. */
-function Figure({ name, value }: { name: string; value: unknown }) {
+/** One figure; a group of figures (e.g. counts by reason) becomes an indented list. A group's
+ * unit (``used_bytes``: bytes per entry) carries over to its figures. */
+function Figure({ name, value, unit = "" }: { name: string; value: unknown; unit?: string }) {
   const title = FIGURE_LABELS[name] ?? label(name);
   if (!isRecord(value)) {
     return (
       <div>
         <dt>{title}</dt>
-        <dd>{figure(name, value)}</dd>
+        <dd>{figure(name + unit, value)}</dd>
       </div>
     );
   }
+  const innerUnit = name.endsWith("_bytes") ? "_bytes" : "";
   return (
     <div class="nested">
       <dt>{title}</dt>
       <dd>
         <dl class="figures">
           {Object.entries(value).map(([key, inner]) => (
-            <Figure key={key} name={key} value={inner} />
+            <Figure key={key} name={key} value={inner} unit={innerUnit} />
           ))}
         </dl>
       </dd>
