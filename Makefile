@@ -6,6 +6,10 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 DATA_DIR ?= ./data
+# `make test` runs the tests in this many pytest-xdist workers, each test module whole in one worker
+# (its module-scoped server and browser start once). The tests mostly wait on servers, browsers and
+# PostgreSQL, so more workers than cores pays; TEST_WORKERS=0 runs them in this process, in order.
+TEST_WORKERS ?= 4
 
 .PHONY: install install-dev system-deps assets run test lint typecheck bench clean
 
@@ -53,7 +57,7 @@ typecheck: install-dev
 	$(BIN)/mypy
 
 test: system-deps install-dev lint typecheck
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadscope
 
 bench: install-dev
 	bash scripts/system-deps.sh bench

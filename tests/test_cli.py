@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import waits
+
 
 def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith("SIGHTLINE_")}
@@ -17,7 +19,7 @@ def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
         capture_output=True,
         text=True,
         env={**base, **(env or {})},
-        timeout=60,
+        timeout=waits.COMMAND,
         stdin=subprocess.DEVNULL,
         check=False,
     )

@@ -23,6 +23,7 @@ from tests.recordings.helpers import (
     recording_site,
     stored_chunk_files,
 )
+from tests.support import waits
 from tests.support.server import LiveServer, create_owner
 
 NOW = int(time.time() * 1000)
@@ -88,7 +89,9 @@ def test_the_cleanup_command_deletes_recordings_past_retention_and_their_files(
         "30",
     ]
     env = {k: v for k, v in os.environ.items() if not k.startswith("SIGHTLINE_")}
-    result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=60, check=False)
+    result = subprocess.run(
+        command, capture_output=True, text=True, env=env, timeout=waits.COMMAND, check=False
+    )
     assert result.returncode == 0, result.stderr
     assert "deleted 1 recordings" in result.stdout
     assert stored_chunk_files(server.data_dir, old) == []
@@ -115,7 +118,7 @@ def test_the_server_deletes_old_recordings_when_it_starts_and_sweeps_unindexed_f
     two_hours_ago = time.time() - 7200
     os.utime(stale, (two_hours_ago, two_hours_ago))
     server.start()
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + waits.EVENTUALLY
     while stored_chunk_files(server.data_dir, old) or stale.exists():
         assert time.monotonic() < deadline, "the cleanup did not run"
         time.sleep(0.1)

@@ -6,7 +6,10 @@ watched: a page error or an unhandled rejection fails the test that caused it.
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -39,13 +42,28 @@ def ensure_built(package: str = "sdk") -> Path:
     """The package's main output, after ``npm run build`` when it is missing or older than a source."""
     output = BUILDS[package]
     source = ROOT / package
-    if not output.exists() or output.stat().st_mtime < _newest_source(source):
-        if not (source / "node_modules").is_dir():
-            subprocess.run(
-                ["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=source, check=True
-            )
-        subprocess.run(["npm", "run", "--silent", "build"], cwd=source, check=True)
+    # Parallel test workers share the checkout: one builds while the others wait, then see it current.
+    with _build_lock(package):
+        if not output.exists() or output.stat().st_mtime < _newest_source(source):
+            if not (source / "node_modules").is_dir():
+                subprocess.run(
+                    ["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=source, check=True
+                )
+            subprocess.run(["npm", "run", "--silent", "build"], cwd=source, check=True)
     return output
+
+
+@contextmanager
+def _build_lock(package: str) -> Iterator[None]:
+    """An exclusive lock on building ``package`` of this checkout, held across processes."""
+    checkout = hashlib.sha256(str(ROOT).encode()).hexdigest()[:12]
+    path = Path(tempfile.gettempdir()) / f"sightline-build-{checkout}-{package}.lock"
+    with open(path, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 @contextmanager

@@ -16,6 +16,9 @@ import time
 import uuid
 from pathlib import Path
 
+from tests.support import waits
+from tests.support.ports import free_port
+
 
 def find_bindir() -> Path | None:
     for candidate in sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True):
@@ -23,12 +26,6 @@ def find_bindir() -> Path | None:
             return Path(candidate)
     found = shutil.which("postgres")
     return Path(found).resolve().parent if found else None
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class PostgresServer:
@@ -87,7 +84,7 @@ class PostgresServer:
             command = ["runuser", "-u", "postgres", "--", *command]
         with open(self.root / "postgres.log", "wb") as log:
             self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + waits.START
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError((self.root / "postgres.log").read_text())
@@ -104,7 +101,7 @@ class PostgresServer:
             except OSError:
                 pass
             time.sleep(0.1)
-        raise RuntimeError("PostgreSQL did not start within 30 s")
+        raise RuntimeError(f"PostgreSQL did not start within {waits.START:.0f} s")
 
     def url(self, database: str = "postgres") -> str:
         return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
@@ -121,7 +118,7 @@ class PostgresServer:
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()
             try:
-                self.process.wait(timeout=15)
+                self.process.wait(timeout=waits.STOP)
             except subprocess.TimeoutExpired:
                 self.process.kill()
         shutil.rmtree(self.root, ignore_errors=True)

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import httpx
 
-from tests.support.postgres import free_port
+from tests.support import waits
+from tests.support.ports import free_port
 
 SETUP_LINK = re.compile(r"(http://\S+/setup\?token=\S+)")
 
@@ -40,7 +41,7 @@ class LiveServer:
         self.output: list[str] = []
         self.process: subprocess.Popen[str] | None = None
 
-    def start(self, timeout: float = 90) -> LiveServer:
+    def start(self, timeout: float = waits.START) -> LiveServer:
         command = [
             sys.executable,
             "-m",
@@ -68,7 +69,7 @@ class LiveServer:
             if self.process.poll() is not None:
                 raise RuntimeError("server exited:\n" + "".join(self.output))
             try:
-                if httpx.get(self.base_url + "/healthz", timeout=1).status_code == 200:
+                if httpx.get(self.base_url + "/healthz", timeout=5).status_code == 200:
                     return self
             except httpx.HTTPError:
                 pass
@@ -99,17 +100,17 @@ class LiveServer:
         """SIGKILL: the process gets no chance to flush or clean up."""
         if self.process is not None and self.process.poll() is None:
             self.process.send_signal(signal.SIGKILL)
-            self.process.wait(timeout=10)
+            self.process.wait(timeout=waits.STOP)
         self._close()
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()
             try:
-                self.process.wait(timeout=10)
+                self.process.wait(timeout=waits.STOP)
             except subprocess.TimeoutExpired:
                 self.process.kill()
-                self.process.wait(timeout=10)
+                self.process.wait(timeout=waits.STOP)
         self._close()
 
     def _close(self) -> None:
@@ -139,4 +140,4 @@ def create_owner(server: LiveServer, email: str, password: str) -> None:
         command += ["--database-url", server.database_url]
     env = {k: v for k, v in os.environ.items() if not k.startswith("SIGHTLINE_")}
     env["SIGHTLINE_OWNER_PASSWORD"] = password
-    subprocess.run(command, check=True, capture_output=True, env=env, timeout=60)
+    subprocess.run(command, check=True, capture_output=True, env=env, timeout=waits.COMMAND)
