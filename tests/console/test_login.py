@@ -40,8 +40,10 @@ def test_an_unknown_user_takes_as_long_to_refuse_as_a_wrong_password(start_serve
                 started = time.perf_counter()
                 assert _login(client, email, "wrong password!").status_code == 401
                 timings[kind].append(time.perf_counter() - started)
+    # Skipping the password hash would answer an unknown user some 30 times sooner; medians of
+    # interleaved tries keep a loaded machine's pauses from tipping the ratio either way.
     known, unknown = statistics.median(timings["known"]), statistics.median(timings["unknown"])
-    assert 0.5 < unknown / known < 2, (known, unknown)
+    assert 1 / 3 < unknown / known < 3, (known, unknown)
 
 
 def test_the_right_password_signs_in_with_a_hardened_cookie(console_server: LiveServer) -> None:

@@ -11,6 +11,7 @@ import httpx
 
 from sightline.storage import Database
 from tests.ingest.helpers import Visitor, batch, dropped, event, stored, writes_blocked
+from tests.support import waits
 from tests.support.server import LiveServer
 
 
@@ -33,7 +34,7 @@ def test_a_full_queue_answers_429_with_retry_after_and_keeps_every_acknowledged_
     with concurrent.futures.ThreadPoolExecutor(15) as pool:
         with writes_blocked(ingest_server, "event_batches"):
             futures = [pool.submit(visitor.send, body) for body in bodies]
-            deadline = time.monotonic() + 5
+            deadline = time.monotonic() + waits.EVENTUALLY
             while sum(f.done() for f in futures) < 5 and time.monotonic() < deadline:
                 time.sleep(0.05)
             time.sleep(0.2)  # nothing else is answered while the writer waits

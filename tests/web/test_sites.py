@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 import re
-import socket
 from collections.abc import Callable
 from typing import Any
 
 from playwright.sync_api import Page, expect
 
+from tests.support.ports import free_port
 from tests.web.conftest import SITE_URL, Console, CustomerSite, unique
 
 
 def closed_port() -> int:
-    """A loopback port nothing listens on."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+    """A loopback port nothing listens on, and unlike a port the kernel hands out, none of the
+    module's customer sites (whose domains are taken) had it."""
+    return free_port()
 
 
 def open_add_dialog(page: Page) -> None:
