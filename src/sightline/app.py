@@ -19,7 +19,7 @@ from starlette.routing import BaseRoute, Match, Mount
 from starlette.types import Receive, Scope, Send
 
 from sightline import __version__
-from sightline.console import auth, errors, health, setup, shared, sites, team
+from sightline.console import auth, errors, exports, health, setup, shared, sites, team
 from sightline.console import recordings as console_recordings
 from sightline.console import reports as console_reports
 from sightline.console import surveys as console_surveys
@@ -182,6 +182,7 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
     app.include_router(console_recordings.router)
     app.include_router(team.router)
     app.include_router(shared.router)
+    app.include_router(exports.router)
     app.include_router(shared.public)
     app.router.routes.extend(shared.public_routes())
     app.include_router(player.router)

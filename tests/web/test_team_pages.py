@@ -120,7 +120,12 @@ def test_a_shared_link_shows_the_dashboard_read_only_and_nothing_once_deleted(co
     visitor.get_by_role("button", name="7 days").click()
     expect(visitor).to_have_url(re.compile(r"/share/[^/?]+\?range=7d"))
     expect(visitor.locator('[data-metric="visitors"]')).to_contain_text("0")
-    assert visitor.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    csv_link = visitor.get_by_role("link", name="summary")
+    download = visitor.request.get(str(csv_link.get_attribute("href")))
+    assert download.status == 200
+    assert download.text().startswith("metric,current")
+    expect(visitor.get_by_role("link", name="raw events of the period")).to_have_count(0)
+    assert visitor.evaluate("document.documentElement.scrollWidth") <= PHONE["width"], _overflowing(visitor)
     console.shoot(visitor, "shared-dashboard-phone-dark")
 
     owner.get_by_role("button", name=re.compile("^Delete")).first.click()

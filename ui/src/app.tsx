@@ -1,6 +1,6 @@
 // The console application: the login screen, or the signed-in frame with the sections' routes.
 import { render } from "preact";
-import lazy from "preact-iso/lazy";
+import lazy, { ErrorBoundary } from "preact-iso/lazy";
 import { LocationProvider, Route, Router, useLocation } from "preact-iso/router";
 import { useEffect, useLayoutEffect, useState } from "preact/hooks";
 
@@ -52,7 +52,14 @@ function Root() {
     });
   }, [route]);
   if (path === "/invite") return <InvitePage />;
-  if (path.startsWith("/share/")) return <SharedDashboard />;
+  if (path.startsWith("/share/")) {
+    // The boundary waits for the lazily loaded dashboard (outside the router, which would).
+    return (
+      <ErrorBoundary>
+        <SharedDashboard />
+      </ErrorBoundary>
+    );
+  }
   return path === "/login" ? <LoginPage /> : <SignedIn />;
 }
 

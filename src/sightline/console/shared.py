@@ -32,7 +32,8 @@ public = APIRouter(prefix="/share/{token}/api", include_in_schema=False)
 
 SiteId = Annotated[int, Path(ge=1, le=2**62, description="The site's id.")]
 Token = Annotated[str, Path(max_length=64)]
-KIND = re.compile(r"^[a-z_]{1,40}$")
+# A report (summary, breakdown, ...) or a report table's CSV (export/breakdown.csv, ...).
+KIND = re.compile(r"^(export/)?[a-z_]{1,40}(\.csv)?$")
 
 
 class ShareCreate(Body):
@@ -185,4 +186,4 @@ class SharedReports:
 
 
 def public_routes() -> list[Route]:
-    return [Route("/share/{token}/api/reports/{kind}", SharedReports(), methods=["GET", "HEAD", "POST"])]
+    return [Route("/share/{token}/api/reports/{kind:path}", SharedReports(), methods=["GET", "HEAD", "POST"])]

@@ -3,7 +3,7 @@ import { useEffect, useState } from "preact/hooks";
 
 import { messageOf } from "../api";
 import { count } from "../format";
-import { reports, type Breakdown as BreakdownData, type FilterName, type Figures, type ReportQuery, type Row } from "./api";
+import { downloads, reports, type Breakdown as BreakdownData, type FilterName, type Figures, type ReportQuery, type Row } from "./api";
 import { BreakdownDetails } from "./BreakdownDetails";
 import { duration } from "./figures";
 
@@ -138,6 +138,13 @@ export function BreakdownPanel({ title, tabs, siteId, query, onFilter, props, to
           >
             Details
           </button>
+          <a
+            class="button button-quiet"
+            href={downloads.breakdown(siteId, query, event ? "props" : current.dimension, event ?? undefined)}
+            download
+          >
+            CSV<span class="visually-hidden">: download {event ? `the props of ${event}` : current.label.toLowerCase()} (top 100)</span>
+          </a>
           {data.more && <span class="report-more-note">Top {data.rows.length} shown</span>}
         </div>
       )}

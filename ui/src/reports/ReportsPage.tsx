@@ -8,7 +8,7 @@ import { Trend } from "../components/Trend";
 import { Page } from "../components/Page";
 import { count } from "../format";
 import { type Resource, useAutoRefresh, useResource } from "../hooks";
-import { parseQuery, queryParams, reports, type FilterName, type RangeName, type ReportQuery, type Summary } from "./api";
+import { downloads, parseQuery, queryParams, reports, type FilterName, type RangeName, type ReportQuery, type Summary } from "./api";
 import { BreakdownPanel, label, type Tab } from "./Breakdown";
 import { Chart } from "./Chart";
 import { change, changeText, METRICS, metricOf, type Metric } from "./figures";
@@ -118,6 +118,18 @@ export function SiteReports({ siteId, shared }: SiteReportsProps) {
         </div>
       )}
       <Overview siteId={siteId} query={query} summary={summary} tick={tick} timezone={site.data?.timezone ?? "UTC"} />
+      <p class="report-downloads">
+        Download as CSV: <a href={downloads.summary(siteId, query)} download>summary</a> ·{" "}
+        <a href={downloads.timeseries(siteId, query)} download>
+          time series
+        </a>
+        {!shared && (
+          <>
+            {" "}
+            · <a href={downloads.events(siteId, query)} download>raw events of the period</a>
+          </>
+        )}
+      </p>
       <div class="report-grid">
         <BreakdownPanel
           title="Pages"

@@ -109,6 +109,23 @@ export function readThroughShare(token: string): void {
   base = () => `/share/${encodeURIComponent(token)}/api/reports`;
 }
 
+/** Where each report table downloads as CSV (docs/exports.md); raw events only in the console. */
+export const downloads = {
+  summary: (siteId: number, q: ReportQuery) => `${base(siteId)}/export/summary.csv?${queryParams(q)}`,
+  timeseries: (siteId: number, q: ReportQuery) => `${base(siteId)}/export/timeseries.csv?${queryParams(q)}`,
+  breakdown: (siteId: number, q: ReportQuery, dimension: string, name?: string) => {
+    const params = queryParams({ ...q, compare: false });
+    params.set("dimension", dimension);
+    params.set("limit", "100");
+    if (name) params.set("name", name);
+    return `${base(siteId)}/export/breakdown.csv?${params}`;
+  },
+  events: (siteId: number, q: ReportQuery) => {
+    const params = queryParams({ ...q, compare: false, filters: {} });
+    return `/api/sites/${siteId}/events.csv?${params}`;
+  },
+};
+
 export const reports = {
   summary: (siteId: number, q: ReportQuery) =>
     request<Summary>("GET", `${base(siteId)}/summary?${queryParams(q)}`),

@@ -1,0 +1,74 @@
+"""A period's raw events of one site as CSV, streamed from the durable log (the SQL ``events``
+table) through a server-side cursor: rows are read and written a chunk at a time, in time order
+(the ``(site_id, time)`` index), so memory does not grow with the period."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterator
+from datetime import datetime
+
+from sqlalchemy import select
+
+from sightline.spreadsheet import safe_cell
+from sightline.storage import Database
+from sightline.storage.schema import events
+
+CHUNK = 2000
+COLUMNS = (
+    "time",
+    "name",
+    "path",
+    "visitor_id",
+    "session_id",
+    "referrer_source",
+    "referrer",
+    "utm_source",
+    "utm_medium",
+    "utm_campaign",
+    "utm_term",
+    "utm_content",
+    "browser",
+    "os",
+    "device_type",
+    "screen_class",
+    "country",
+    "region",
+    "city",
+    "props",
+)
+HEADER = ("time", "event", *COLUMNS[2:])
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, datetime):
+        return value.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return safe_cell(str(value))
+
+
+def stream_events(db: Database, site_id: int, start: datetime, end: datetime) -> Iterator[bytes]:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\r\n")
+
+    def flush() -> bytes:
+        data = buffer.getvalue().encode("utf-8")
+        buffer.seek(0)
+        buffer.truncate()
+        return data
+
+    writer.writerow(HEADER)
+    yield flush()
+    query = (
+        select(*(events.c[name] for name in COLUMNS))
+        .where(events.c.site_id == site_id, events.c.time >= start, events.c.time < end)
+        .order_by(events.c.time, events.c.id)
+    )
+    with db.read() as conn:
+        result = conn.execution_options(yield_per=CHUNK).execute(query)
+        for partition in result.partitions():
+            for row in partition:
+                writer.writerow([_cell(value) for value in row])
+            yield flush()
