@@ -126,6 +126,9 @@ export const api = {
 
 /** A message for any failure: the API's own sentence, or a generic one for unexpected errors. */
 export function messageOf(error: unknown): string {
+  if (error instanceof ApiError && error.code === "database_unavailable") {
+    return `${error.message} The Health page says what is wrong and what to do.`;
+  }
   if (error instanceof ApiError) return error.message;
   return "Something went wrong in the console. Reload the page and try again.";
 }

@@ -6,6 +6,8 @@ import { ApiError, messageOf } from "./api";
 export interface Resource<T> {
   data: T | null;
   error: string | null;
+  /** The failure behind `error`, for pages that react to its status. */
+  failure: unknown;
   loading: boolean;
   reload: () => Promise<void>;
   setData: (data: T) => void;
@@ -15,6 +17,7 @@ export interface Resource<T> {
 export function useResource<T>(load: () => Promise<T>): Resource<T> {
   const [data, setData] = useState<T | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const [failure, setFailure] = useState<unknown>(null);
   const [loading, setLoading] = useState(true);
   const alive = useRef(true);
   const loader = useRef(load);
@@ -27,10 +30,12 @@ export function useResource<T>(load: () => Promise<T>): Resource<T> {
       if (!alive.current) return;
       setData(value);
       setError(null);
-    } catch (failure) {
+      setFailure(null);
+    } catch (failed) {
       if (!alive.current) return;
-      if (failure instanceof ApiError && failure.status === 401) return;
-      setError(messageOf(failure));
+      if (failed instanceof ApiError && failed.status === 401) return;
+      setError(messageOf(failed));
+      setFailure(failed);
     } finally {
       if (alive.current) setLoading(false);
     }
@@ -45,7 +50,7 @@ export function useResource<T>(load: () => Promise<T>): Resource<T> {
     };
   }, [reload]);
 
-  return { data, error, loading, reload, setData };
+  return { data, error, failure, loading, reload, setData };
 }
 
 /** Sets the document title while the page is shown. */

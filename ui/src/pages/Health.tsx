@@ -1,4 +1,4 @@
-import { api, type Health, type ServiceStatus } from "../api";
+import { ApiError, api, type Health, type ServiceStatus } from "../api";
 import { Badge } from "../components/Badge";
 import { Notice } from "../components/Notice";
 import { Page } from "../components/Page";
@@ -18,7 +18,39 @@ const SERVICE_NAMES: Record<string, string> = {
   disk: "Disk",
   ingest: "Event ingest",
   recordings: "Recordings",
+  store: "Analytics store",
 };
+
+/** Figures a service reports to explain itself: shown as sentences, not in the list. */
+const EXPLAINED = new Set(["problem", "fix", "failing_since"]);
+
+interface Explained {
+  name: string;
+  title: string;
+  status: ServiceStatus;
+  problem: string;
+  fix: string | null;
+  since: string | null;
+}
+
+/** Every service that is not OK, with the cause and the fix it reports in plain words. */
+export function problemsOf(report: Health): Explained[] {
+  return Object.entries(report.services)
+    .filter(([, service]) => service.status !== "ok")
+    .map(([name, service]) => ({
+      name,
+      title: SERVICE_NAMES[name] ?? label(name),
+      status: service.status,
+      problem:
+        typeof service.problem === "string" && service.problem
+          ? service.problem
+          : service.status === "down"
+            ? "This service does not answer."
+            : "This service needs attention.",
+      fix: typeof service.fix === "string" && service.fix ? service.fix : null,
+      since: typeof service.failing_since === "string" ? service.failing_since : null,
+    }));
+}
 
 const FIGURE_LABELS: Record<string, string> = {
   free_bytes: "Free space",
@@ -62,7 +94,11 @@ export function HealthPage() {
         </button>
       }
     >
-      {health.error && <Notice kind="error">{health.error}</Notice>}
+      {health.failure instanceof ApiError && health.failure.status === 503 ? (
+        <DatabaseDown message={health.failure.message} />
+      ) : (
+        health.error && <Notice kind="error">{health.error}</Notice>
+      )}
       {!report && !health.error && <p class="loading">Checking the services…</p>}
       {report && <HealthReport report={report} />}
     </Page>
@@ -78,6 +114,30 @@ function HealthReport({ report }: { report: Health }) {
           <Badge state={report.status} large />
         </div>
         <p class="state-summary">{OVERALL[report.status] ?? report.status}</p>
+        {problemsOf(report).length > 0 && (
+          <ul class="problems">
+            {problemsOf(report).map((p) => (
+              <li key={p.name}>
+                <strong>
+                  {p.title}: {p.status === "down" ? "down" : "degraded"}.
+                </strong>{" "}
+                {p.problem}
+                {p.since && (
+                  <>
+                    {" "}
+                    Since <time dateTime={p.since}>{dateTime(p.since)}</time> ({timeAgo(p.since)}).
+                  </>
+                )}
+                {p.fix && (
+                  <>
+                    <br />
+                    <span class="problem-fix">What to do: {p.fix}</span>
+                  </>
+                )}
+              </li>
+            ))}
+          </ul>
+        )}
         <p class="field-hint">
           Version {report.version} · checked{" "}
           <time dateTime={report.checked_at} title={dateTime(report.checked_at)}>
@@ -100,15 +160,42 @@ function HealthReport({ report }: { report: Health }) {
                   <dt>Probe time</dt>
                   <dd>{milliseconds(latency)}</dd>
                 </div>
-                {Object.entries(figures).map(([key, value]) => (
-                  <Figure key={key} name={key} value={value} />
-                ))}
+                {Object.entries(figures)
+                  .filter(([key]) => !EXPLAINED.has(key))
+                  .map(([key, value]) => (
+                    <Figure key={key} name={key} value={value} />
+                  ))}
               </dl>
+              {typeof service.problem === "string" && service.problem && (
+                <p class="service-problem">
+                  {service.problem}
+                  {typeof service.fix === "string" && service.fix && <> What to do: {service.fix}</>}
+                </p>
+              )}
             </section>
           );
         })}
       </div>
     </>
+  );
+}
+
+/** The health check itself could not run: the database is unreachable and the session unknown. */
+function DatabaseDown({ message }: { message: string }) {
+  return (
+    <section class="panel overall overall-down" aria-labelledby="database-down-title">
+      <div class="panel-head">
+        <h2 id="database-down-title">Database: down</h2>
+        <Badge state="down" large />
+      </div>
+      <p class="state-summary">{message}</p>
+      <p>
+        What to do: check that the database server named by <code>--database-url</code> is running and reachable
+        from this server (for SQLite: that the disk of the data directory is mounted, writable and not full). Sightline
+        reconnects by itself; this page checks again every 30 seconds. Visitors' events are refused with 503 meanwhile
+        and the snippet sends them again later.
+      </p>
+    </section>
   );
 }
 

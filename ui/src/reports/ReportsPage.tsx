@@ -11,6 +11,7 @@ import { type Resource, useAutoRefresh, useResource } from "../hooks";
 import { downloads, parseQuery, queryParams, reports, type FilterName, type RangeName, type ReportQuery, type Summary } from "./api";
 import { BreakdownPanel, label, type Tab } from "./Breakdown";
 import { Chart } from "./Chart";
+import { Freshness } from "./Freshness";
 import { change, changeText, METRICS, metricOf, type Metric } from "./figures";
 
 const RANGES: { name: RangeName; label: string }[] = [
@@ -99,6 +100,7 @@ export function SiteReports({ siteId, shared }: SiteReportsProps) {
       subtitle={site.data ? <TimezoneNote site={site.data} /> : undefined}
       actions={<RealtimeBadge siteId={siteId} />}
     >
+      <Freshness />
       <Controls key={site.data?.timezone ?? ""} query={query} onChange={setQuery} timezone={site.data?.timezone ?? "UTC"} />
       {Object.keys(query.filters).length > 0 && (
         <div class="report-filters" role="group" aria-label="Filters">

@@ -1,0 +1,66 @@
+"""What the console says when its data is out of reach: the analytics store failing (a banner on
+the dashboard, the cause and the fix on Health) and the database stopped (Health: database down)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler
+
+from playwright.sync_api import Browser, Page, ViewportSize, expect
+
+from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, StartServer
+from tests.support.origins import loopback_server
+from tests.support.server import LiveServer, create_owner
+from tests.web.conftest import Console
+
+SIZES: dict[str, ViewportSize] = {
+    "desktop": {"width": 1280, "height": 800},
+    "phone": {"width": 390, "height": 844},
+}
+
+
+def _closed_port() -> int:
+    """A loopback port nothing listens on (bound, then closed)."""
+    server = loopback_server(BaseHTTPRequestHandler)
+    port = int(server.server_address[1])
+    server.server_close()
+    return port
+
+
+@contextmanager
+def console_of(browser: Browser, server: LiveServer) -> Iterator[Console]:
+    """Browser tabs on a server of the test's own, failing on page errors like ``console``."""
+    helper = Console(browser, server)
+    try:
+        yield helper
+    finally:
+        helper.close()
+    assert helper.errors == [], f"page errors: {helper.errors}"
+
+
+def test_a_failing_analytics_store_is_named_on_the_dashboard_and_on_health(
+    browser: Browser, start_server: StartServer
+) -> None:
+    server = start_server(
+        env={"SIGHTLINE_EVENTS_URL": f"clickhouse://user:secret@127.0.0.1:{_closed_port()}/db"}
+    )
+    create_owner(server, OWNER_EMAIL, OWNER_PASSWORD)
+    with console_of(browser, server) as console:
+        page = console.signed_in()
+        site = console.api(page, "POST", "/api/sites", {"name": "Stale shop", "domain": "stale.example.com"})
+        assert isinstance(site, dict)
+        _stale_dashboard(console, page, int(site["id"]))
+
+
+def _stale_dashboard(console: Console, page: Page, site_id: int) -> None:
+    page.goto(f"/sites/{site_id}/reports")
+    banner = page.locator(".stale")
+    expect(banner).to_contain_text("The reports cannot be updated right now", timeout=30_000)
+    expect(banner).to_contain_text("What to do: Check that the ClickHouse server in --events-url is running")
+    console.shoot(page, "reports-store-down")
+    banner.get_by_role("link", name="Open Health").click()
+    overall = page.get_by_role("region", name="Overall")
+    expect(overall.locator(".problems")).to_contain_text("Analytics store: down.")
+    expect(overall.locator(".problems")).to_contain_text("What to do: Check that the ClickHouse server")
+    console.shoot(page, "health-store-down")
