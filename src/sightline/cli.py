@@ -65,9 +65,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _open(settings: Settings) -> Any:
     from sightline.storage import open_database
+    from sightline.storage.database import SchemaTooNewError
 
     try:
         return open_database(settings.effective_database_url)
+    except SchemaTooNewError as exc:
+        print(f"sightline: cannot start: {exc}", file=sys.stderr)
+        return None
     except Exception as exc:
         print(f"sightline: cannot open the database: {type(exc).__name__}: {exc}", file=sys.stderr)
         return None

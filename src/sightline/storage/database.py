@@ -10,8 +10,11 @@ from typing import Any
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Connection, Engine, create_engine, event, text
+from alembic.script import ScriptDirectory
+from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
 from sqlalchemy.engine import make_url
+
+from sightline import __version__
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 
@@ -32,6 +35,10 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA busy_timeout=10000")
     cursor.close()
+
+
+class SchemaTooNewError(RuntimeError):
+    """The database was migrated by a newer Sightline than this one."""
 
 
 class Database:
@@ -83,7 +90,25 @@ class Database:
         with self.engine.begin() as conn:
             cfg = self.alembic_config()
             cfg.attributes["connection"] = conn
+            self.refuse_unknown_schema(conn, cfg)
             command.upgrade(cfg, "heads")
+
+    def refuse_unknown_schema(self, conn: Connection, cfg: Config) -> None:
+        """SchemaTooNewError when the database was migrated by a newer Sightline: running on a
+        schema it does not know could lose or corrupt what the newer version stores."""
+        if not inspect(conn).has_table("alembic_version"):
+            return
+        current = {str(row[0]) for row in conn.execute(text("SELECT version_num FROM alembic_version"))}
+        scripts = ScriptDirectory.from_config(cfg)
+        known = {script.revision for script in scripts.walk_revisions()}
+        unknown = sorted(current - known)
+        if unknown:
+            raise SchemaTooNewError(
+                f"the database schema is at revision {', '.join(unknown)}, which this Sightline "
+                f"({__version__}) does not know: a newer version migrated it. Run that version (or "
+                "newer), or restore a backup made before the upgrade; Sightline does not start on "
+                "a schema newer than it knows."
+            )
 
     def current_revision(self) -> str | None:
         with self.engine.connect() as conn:
