@@ -8,14 +8,14 @@ from collections import Counter
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pyarrow as pa
 import pytest
 from sqlalchemy import func, insert, select
 
 from sightline.storage import Database
 from sightline.storage.schema import deleted_sites, events, store_tasks
 from sightline.storage.types import utcnow
-from sightline.store import schema
-from sightline.store.engines import EVENT_TYPES, ClickHouse, Columns, Engine, _table
+from sightline.store.engines import ClickHouse, Engine
 from sightline.store.feed import Feeder, key_of, micros
 from sightline.store.upkeep import Upkeep
 from tests.reports import helpers
@@ -123,14 +123,14 @@ def test_a_batch_cut_short_is_written_again_without_doubling_anything(db: Databa
     original = engine.write
     calls = Counter[str]()
 
-    def failing(after: int, last: int, event_rows: Columns, visit_rows: Columns) -> None:
+    def failing(after: int, last: int, event_rows: pa.Table, visit_rows: pa.Table) -> None:
         calls["write"] += 1
         if calls["write"] == 3:
             if isinstance(engine, ClickHouse):  # the events arrive, then the process "dies"
                 engine._mark(after, after, last)
                 engine._client.insert_arrow(
                     "events",
-                    _table(event_rows, schema.EVENT_COLUMNS, EVENT_TYPES),
+                    event_rows,
                     settings={"insert_deduplication_token": f"sightline-{after}-{last}-events"},
                 )
             raise CutShortError

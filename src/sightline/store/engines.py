@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from sightline.store import schema
 from sightline.store.dialects import CLICKHOUSE, DUCKDB, Dialect
@@ -28,7 +29,6 @@ log = logging.getLogger("sightline.store")
 
 FILE_NAME = "store.duckdb"
 WATERMARK = "watermark"
-Columns = dict[str, list[Any]]
 
 
 class StoreBusyError(RuntimeError):
@@ -45,43 +45,15 @@ class Engine(Protocol):
 
     def pending_range(self) -> tuple[int, int] | None: ...
 
-    def write(self, after: int, last: int, events: Columns, visits: Columns) -> None: ...
+    def write(self, after: int, last: int, events: pa.Table, visits: pa.Table) -> None: ...
 
-    def visits_of(self, keys: Sequence[int], born_after: int) -> list[tuple[Any, ...]]: ...
+    def visits_of(self, keys: Sequence[int], born_after: int) -> pa.Table: ...
 
     def execute(self, sql: str, params: dict[str, Any] | None = None) -> None: ...
 
     def reset(self) -> None: ...
 
     def close(self) -> None: ...
-
-
-def _table(columns: Columns, names: Sequence[str], types: dict[str, pa.DataType]) -> pa.Table:
-    return pa.table({name: pa.array(columns[name], type=types.get(name)) for name in names})
-
-
-EVENT_TYPES: dict[str, pa.DataType] = {
-    "site_id": pa.int32(),
-    "time": pa.int64(),
-    "id": pa.int64(),
-    "visitor": pa.uint64(),
-    "visit": pa.uint64(),
-    "props": pa.list_(pa.string()),
-    "visit_start": pa.int64(),
-}
-VISIT_TYPES: dict[str, pa.DataType] = {
-    "site_id": pa.int32(),
-    "visit": pa.uint64(),
-    "visitor": pa.uint64(),
-    "born": pa.int64(),
-    "start": pa.int64(),
-    "last": pa.int64(),
-    "pageviews": pa.int32(),
-    "events": pa.int32(),
-    "entry_at": pa.int64(),
-    "exit_at": pa.int64(),
-    "version": pa.int64(),
-}
 
 
 class Embedded:
@@ -175,17 +147,22 @@ class Embedded:
     def pending_range(self) -> tuple[int, int] | None:
         return None  # a DuckDB batch is one transaction: nothing is ever half written
 
-    def visits_of(self, keys: Sequence[int], born_after: int) -> list[tuple[Any, ...]]:
+    def visits_of(self, keys: Sequence[int], born_after: int) -> pa.Table:
+        """The rows of these visits (born after ``born_after``), as the feeder merges them."""
         columns = ", ".join(schema.VISIT_COLUMNS)
-        return self.query(
-            f"SELECT {columns} FROM visits WHERE born >= $born AND visit IN (SELECT unnest($keys))",  # noqa: S608
-            {"born": born_after, "keys": list(keys)},
-        )
+        cursor = self._con.cursor()
+        try:
+            return cursor.sql(
+                f"SELECT {columns} FROM visits WHERE born >= $born AND visit IN (SELECT unnest($keys))",  # noqa: S608
+                params={"born": born_after, "keys": list(keys)},
+            ).to_arrow_table()
+        finally:
+            cursor.close()
 
-    def write(self, after: int, last: int, events: Columns, visits: Columns) -> None:
+    def write(self, after: int, last: int, events: pa.Table, visits: pa.Table) -> None:
         """Events with ids in (after, last], the visits they touched and the watermark, at once."""
-        event_rows = _table(events, schema.EVENT_COLUMNS, EVENT_TYPES)  # noqa: F841 (read by DuckDB)
-        visit_rows = _table(visits, schema.VISIT_COLUMNS, VISIT_TYPES)  # noqa: F841
+        event_rows = events  # noqa: F841 (read by DuckDB by its name)
+        visit_rows = visits  # noqa: F841
         with self._write:
             cursor = self._con.cursor()
             try:
@@ -198,8 +175,8 @@ class Embedded:
                     if moved is None or int(moved[0]) != after:
                         raise RuntimeError("the watermark moved under this batch; it is rolled back")
                     cursor.execute("INSERT INTO events SELECT * FROM event_rows")
-                    if visits["visit"]:
-                        born = min(visits["born"])
+                    if visits.num_rows:
+                        born = pc.min(visits["born"]).as_py()
                         cursor.execute(
                             "DELETE FROM visits WHERE born >= $born AND visit IN "
                             "(SELECT visit FROM visit_rows)",
@@ -288,29 +265,28 @@ class ClickHouse:
                 parameters={"name": WATERMARK, "value": value, "first": first, "last": last},
             )
 
-    def visits_of(self, keys: Sequence[int], born_after: int) -> list[tuple[Any, ...]]:
+    def visits_of(self, keys: Sequence[int], born_after: int) -> pa.Table:
         columns = ", ".join(schema.VISIT_COLUMNS)
-        return self.query(
-            f"SELECT {columns} FROM visits FINAL WHERE born >= {{born:Int64}} "  # noqa: S608
-            "AND visit IN {keys:Array(UInt64)}",
-            {"born": born_after, "keys": list(keys)},
-        )
+        with self._lock:
+            return self._client.query_arrow(
+                f"SELECT {columns} FROM visits FINAL WHERE born >= {{born:Int64}} "  # noqa: S608
+                "AND visit IN {keys:Array(UInt64)}",
+                parameters={"born": born_after, "keys": list(keys)},
+                settings={"output_format_arrow_low_cardinality_as_dictionary": 0},
+                use_strings=True,
+            )
 
-    def write(self, after: int, last: int, events: Columns, visits: Columns) -> None:
+    def write(self, after: int, last: int, events: pa.Table, visits: pa.Table) -> None:
         """Records the range first, then writes with tokens named after it, then moves the mark."""
         self._mark(after, after, last)
         token = f"sightline-{after}-{last}"
         with self._lock:
             self._client.insert_arrow(
-                "events",
-                _table(events, schema.EVENT_COLUMNS, EVENT_TYPES),
-                settings={"insert_deduplication_token": f"{token}-events"},
+                "events", events, settings={"insert_deduplication_token": f"{token}-events"}
             )
-            if visits["visit"]:
+            if visits.num_rows:
                 self._client.insert_arrow(
-                    "visits",
-                    _table(visits, schema.VISIT_COLUMNS, VISIT_TYPES),
-                    settings={"insert_deduplication_token": f"{token}-visits"},
+                    "visits", visits, settings={"insert_deduplication_token": f"{token}-visits"}
                 )
         self._mark(last, last, last)
 

@@ -1,44 +1,118 @@
 """Feeding the store from the durable log: the next events after the watermark, exactly once.
 
 One ``step`` reads up to ``batch`` events after the store's watermark (by id: ingest's single
-writer commits them in id order), brings each one's visit up to date, and hands the engine the
-events, the new rows of the visits they touched and the new watermark to write together. The
-visits of the last hours are kept in memory; a visit not in memory is read back from the store,
-so a restarted feeder continues where the last one stopped.
+writer commits them in id order), reads back from the store the visits they continue, brings
+those visits up to date, and hands the engine the events, the new rows of the visits and the new
+watermark to write together. Nothing is kept in memory between two steps, so a restarted feeder
+continues exactly where the last one stopped.
+
+The per-event work is SQL, vectorised, in an in-memory DuckDB of the feeder's own (``batch.sql``
+below), whichever engine holds the store: Python only reads the log's rows and parses props.
 
 A visit's attributes (source, UTM tags, browser, OS, device, place) are those of its first event
 fed; its start and end are its earliest and latest event times, its entry and exit pages those of
-its earliest and latest pageview.
+its earliest and latest pageview. Visitor codes and visit ids become keyed 64-bit hashes
+(``key_of``: the lower half of an MD5, which DuckDB computes as ``md5_number_lower``).
 """
 
+# ruff: noqa: S608  (SQL made of fixed fragments; every value is a bound parameter or a column)
 from __future__ import annotations
 
 import hashlib
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import duckdb
 import orjson
+import pyarrow as pa
 from sqlalchemy import BigInteger, Integer, cast, extract, func, literal, select
 
 from sightline.storage import Database
 from sightline.storage.schema import events
 from sightline.store import schema
-from sightline.store.engines import Columns, Engine
+from sightline.store.engines import Engine
 
 log = logging.getLogger("sightline.store")
 
 PAGEVIEW = "pageview"
 NONE = "(none)"
 VALUE_MAX = 500  # paths and prop values are cut to this many characters
-KEEP = 3 * 3600 * 1_000_000  # visits idle for longer than this leave the memory
 LOOK_BACK = 2 * 86400 * 1_000_000  # how far back a visit is looked for in the store
-_KEY = b"sightline-store-v1"
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MICROSECOND = timedelta(microseconds=1)
+RAW = (
+    ("id", pa.int64()),
+    ("site_id", pa.int32()),
+    ("time", pa.int64()),
+    ("visitor_id", pa.string()),
+    ("session_id", pa.string()),
+    ("name", pa.string()),
+    ("path", pa.string()),
+    ("props", pa.list_(pa.string())),
+    ("source", pa.string()),
+    ("utm_source", pa.string()),
+    ("utm_medium", pa.string()),
+    ("utm_campaign", pa.string()),
+    ("browser", pa.string()),
+    ("os", pa.string()),
+    ("device", pa.string()),
+    ("country", pa.string()),
+    ("region", pa.string()),
+    ("city", pa.string()),
+)
+_ATTRIBUTES = {  # a visit attribute from its first event, as the reports show it
+    "source": f"coalesce(nullif(left(source, {VALUE_MAX}), ''), '{NONE}')",
+    "utm_source": f"coalesce(left(utm_source, {VALUE_MAX}), '')",
+    "utm_medium": f"coalesce(left(utm_medium, {VALUE_MAX}), '')",
+    "utm_campaign": f"coalesce(left(utm_campaign, {VALUE_MAX}), '')",
+    "browser": f"coalesce(nullif(browser, ''), '{NONE}')",
+    "os": f"coalesce(nullif(os, ''), '{NONE}')",
+    "device": f"coalesce(nullif(device, ''), '{NONE}')",
+    "country": f"coalesce(nullif(country, ''), '{NONE}')",  # "(none)" when unknown
+    "region": "coalesce(region, '')",  # "" when the database has none
+    "city": "coalesce(city, '')",
+}
+_PV = f"name = '{PAGEVIEW}'"
+_KEYED = (  # the batch with its keys and cut paths
+    "CREATE OR REPLACE TEMP TABLE b AS SELECT *, "
+    "md5_number_lower(site_id::VARCHAR || chr(31) || session_id) AS visit, "
+    "md5_number_lower(site_id::VARCHAR || chr(31) || visitor_id) AS visitor, "
+    f"left(path, {VALUE_MAX}) AS page FROM raw"
+)
+_CONTRIBUTION = (  # what the batch adds to each visit
+    "CREATE OR REPLACE TEMP TABLE n AS SELECT site_id, visit, arg_min(visitor, id) AS visitor, "
+    "arg_min(time, id) AS born, min(time) AS start, max(time) AS last, "
+    f"count(*) FILTER (WHERE {_PV}) AS pageviews, count(*) FILTER (WHERE NOT {_PV}) AS events, "
+    f"arg_min(page, [time, id]) FILTER (WHERE {_PV}) AS entry, min(time) FILTER (WHERE {_PV}) AS entry_at, "
+    f"arg_max(page, [time, id]) FILTER (WHERE {_PV}) AS exit, max(time) FILTER (WHERE {_PV}) AS exit_at, "
+    + ", ".join(f"arg_min({sql}, id) AS {name}" for name, sql in _ATTRIBUTES.items())
+    + ", max(id) AS version FROM b GROUP BY site_id, visit"
+)
+_NEWER_ENTRY = "o.entry_at IS NULL OR (n.entry_at IS NOT NULL AND n.entry_at < o.entry_at)"
+_NEWER_EXIT = "o.exit_at IS NULL OR (n.exit_at IS NOT NULL AND n.exit_at >= o.exit_at)"
+_MERGED = (  # each touched visit's new row: what the store held, plus the batch
+    "CREATE OR REPLACE TEMP TABLE m AS SELECT n.site_id::INTEGER AS site_id, n.visit::UBIGINT AS visit, "
+    "coalesce(o.visitor, n.visitor)::UBIGINT AS visitor, coalesce(o.born, n.born)::BIGINT AS born, "
+    "least(coalesce(o.start, n.start), n.start)::BIGINT AS start, "
+    "greatest(coalesce(o.last, n.last), n.last)::BIGINT AS last, "
+    "(coalesce(o.pageviews, 0) + n.pageviews)::INTEGER AS pageviews, "
+    "(coalesce(o.events, 0) + n.events)::INTEGER AS events, "
+    f"CASE WHEN {_NEWER_ENTRY} THEN n.entry ELSE o.entry END::VARCHAR AS entry, "
+    f"CASE WHEN {_NEWER_ENTRY} THEN n.entry_at ELSE o.entry_at END::BIGINT AS entry_at, "
+    f"CASE WHEN {_NEWER_EXIT} THEN n.exit ELSE o.exit END::VARCHAR AS exit, "
+    f"CASE WHEN {_NEWER_EXIT} THEN n.exit_at ELSE o.exit_at END::BIGINT AS exit_at, "
+    + ", ".join(f"coalesce(o.{name}, n.{name})::VARCHAR AS {name}" for name in schema.VISIT_ATTRIBUTES)
+    + ", n.version::BIGINT AS version FROM n LEFT JOIN old AS o ON o.visit = n.visit"
+)
+_EVENTS = (  # the batch's rows for the store, with their visit's attributes
+    "SELECT b.site_id, b.time, b.id, m.visitor, m.visit, b.name, b.page AS path, b.props, "
+    "m.start AS visit_start, "
+    + ", ".join(f"m.{name}" for name in schema.VISIT_ATTRIBUTES)
+    + " FROM b JOIN m ON m.visit = b.visit ORDER BY b.id"
+)
 
 
 def micros(moment: datetime) -> int:
@@ -57,12 +131,8 @@ def micros_of(column: Any, dialect: str) -> Any:
 
 def key_of(site_id: int, code: str) -> int:
     """The store's 64-bit key of a visitor code or a visit (session) id of one site."""
-    digest = hashlib.blake2b(f"{site_id}\x1f{code}".encode(), digest_size=8, key=_KEY).digest()
-    return int.from_bytes(digest, "little")
-
-
-def cut(value: str | None) -> str:
-    return value[:VALUE_MAX] if value else ""
+    digest = hashlib.md5(f"{site_id}\x1f{code}".encode(), usedforsecurity=False).digest()
+    return int.from_bytes(digest[8:], "little")
 
 
 def props_of(raw: str | None) -> list[str]:
@@ -83,84 +153,8 @@ def props_of(raw: str | None) -> list[str]:
             text = value
         else:
             text = orjson.dumps(value).decode()
-        out.append(cut(f"{key}\x1f{text}"))
+        out.append(f"{key}\x1f{text}"[:VALUE_MAX])
     return out
-
-
-@dataclass(slots=True)
-class Visit:
-    site_id: int
-    visit: int
-    visitor: int
-    born: int
-    start: int
-    last: int
-    pageviews: int
-    events: int
-    entry: str | None
-    entry_at: int | None
-    exit: str | None
-    exit_at: int | None
-    attrs: tuple[str, ...]  # schema.VISIT_ATTRIBUTES, in order
-    version: int
-
-    def row(self) -> tuple[Any, ...]:
-        return (
-            self.site_id,
-            self.visit,
-            self.visitor,
-            self.born,
-            self.start,
-            self.last,
-            self.pageviews,
-            self.events,
-            self.entry,
-            self.entry_at,
-            self.exit,
-            self.exit_at,
-            *self.attrs,
-            self.version,
-        )
-
-
-def _visit(row: Sequence[Any]) -> Visit:
-    """A visit as ``Engine.visits_of`` reads it back (``schema.VISIT_COLUMNS`` order)."""
-    n = len(schema.VISIT_ATTRIBUTES)
-    site_id, visit, visitor, born, start, last, pageviews, count, entry, entry_at, exit_, exit_at = row[:12]
-    return Visit(
-        int(site_id),
-        int(visit),
-        int(visitor),
-        int(born),
-        int(start),
-        int(last),
-        int(pageviews),
-        int(count),
-        entry,
-        entry_at,
-        exit_,
-        exit_at,
-        tuple(row[12 : 12 + n]),
-        int(row[12 + n]),
-    )
-
-
-def _new_visit(row: Sequence[Any], at: int, key: int, visitor: int) -> Visit:
-    """A visit first seen at this log row (``key`` and ``visitor`` hashed): the row's attributes."""
-    event_id, site_id = row[:2]
-    source, utm_s, utm_m, utm_c, browser, os_name, device, *place = row[8:]
-    attrs = (
-        cut(source) or NONE,
-        cut(utm_s),
-        cut(utm_m),
-        cut(utm_c),
-        browser or NONE,
-        os_name or NONE,
-        device or NONE,
-        place[0] or NONE,  # country: "(none)" when unknown, as the reports show it
-        *(p or "" for p in place[1:]),  # region, city: "" when the database has none
-    )
-    return Visit(site_id, key, visitor, at, at, at, 0, 0, None, None, None, None, attrs, event_id)
 
 
 def _place(name: str) -> Any:
@@ -175,18 +169,14 @@ class Feeder:
         self.db = db
         self.engine = engine
         self.batch = batch
-        self.visits: dict[tuple[int, str], Visit] = {}  # by (site id, session id)
-        self._keys: dict[tuple[int, str], int] = {}  # visits read back or new in this batch: hashes
-        self._visitors: dict[tuple[int, str], int] = {}  # visitor codes' hashes (bounded cache)
+        self.compute = duckdb.connect(config={"threads": 1, "memory_limit": "256MB"})
         self.fed_events = 0
         self.last_step_ms: float | None = None
-
-    def _read(self, after: int, until: int | None) -> list[Any]:
         e = events.c
-        query = select(
+        self._query = select(
             e.id,
             e.site_id,
-            micros_of(e.time, self.db.dialect),
+            micros_of(e.time, db.dialect),
             e.visitor_id,
             e.session_id,
             e.name,
@@ -200,11 +190,25 @@ class Feeder:
             e.os,
             e.device_type,
             *(_place(name) for name in schema.PLACES),
-        ).where(e.id > after)
+        ).order_by(e.id)
+
+    def _read(self, after: int, until: int | None) -> list[Sequence[Any]]:
+        query = self._query.where(events.c.id > after)
         if until is not None:
-            query = query.where(e.id <= until)
+            query = query.where(events.c.id <= until)
         with self.db.read() as conn:
-            return list(conn.execute(query.order_by(e.id).limit(self.batch)).all())
+            # The driver's own cursor hands back plain tuples, which zip() turns into columns at C
+            # speed; every value in the statement is an integer of ours, bound as a literal.
+            sql = str(
+                query.limit(self.batch).compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True})
+            )
+            cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+            try:
+                cursor.execute(sql)
+                rows: list[Sequence[Any]] = cursor.fetchall()
+            finally:
+                cursor.close()
+            return rows
 
     def step(self) -> int:
         """Feeds the next batch; returns how many events it fed (0: the store is up to date)."""
@@ -214,16 +218,8 @@ class Feeder:
         rows = self._read(after, replay[1] if replay else None)
         if not rows:
             return 0
-        if replay:  # the visits in memory may already hold this batch: read them back afterwards
-            self.visits.clear()
-        try:
-            event_columns, visit_columns = self._build(rows)
-            self.engine.write(after, int(rows[-1][0]), event_columns, visit_columns)
-        except BaseException:
-            self.visits.clear()
-            raise
-        if replay:
-            self.visits.clear()
+        event_rows, visit_rows = self._build(rows)
+        self.engine.write(after, int(rows[-1][0]), event_rows, visit_rows)
         self.fed_events += len(rows)
         self.last_step_ms = round((time.perf_counter() - started) * 1000, 1)
         return len(rows)
@@ -234,91 +230,26 @@ class Feeder:
             total += fed
         return total
 
-    def _load(self, rows: Sequence[Any]) -> None:
-        """Reads back from the store the visits of ``rows`` that are not in memory."""
-        visits = self.visits
-        missing = {(r[1], r[4]) for r in rows if (r[1], r[4]) not in visits}
-        self._keys = {pair: key_of(*pair) for pair in missing}
-        if not missing:
-            return
-        by_key = {key: pair for pair, key in self._keys.items()}
-        oldest = min(int(r[2]) for r in rows) - LOOK_BACK
-        keys = sorted(by_key)
-        for i in range(0, len(keys), 5000):
-            for row in self.engine.visits_of(keys[i : i + 5000], oldest):
-                visit = _visit(row)
-                visits[by_key[visit.visit]] = visit
-
-    def _build(self, rows: Sequence[Any]) -> tuple[Columns, Columns]:
-        """The batch's event rows and the new rows of the visits it touched, as columns.
-
-        The per-event loop is the feed's hot path: visits are found by (site, session) in memory
-        (hashed once per visit), and each event becomes one tuple; the columns are one ``zip``.
-        """
-        self._load(rows)
-        visits = self.visits
-        out: list[tuple[Any, ...]] = []
-        append = out.append
-        touched: dict[tuple[int, str], Visit] = {}
-        for row in rows:
-            event_id, site_id, at, _, session_id, name, path, props = row[:8]
-            at = int(at)
-            visit = visits.get((site_id, session_id))
-            if visit is None:
-                visit = visits[(site_id, session_id)] = _new_visit(
-                    row, at, self._keys[(site_id, session_id)], self._visitor(site_id, row[3])
-                )
-            page = path if len(path) <= VALUE_MAX else path[:VALUE_MAX]
-            if at < visit.start:
-                visit.start = at
-            if at > visit.last:
-                visit.last = at
-            if name == PAGEVIEW:
-                visit.pageviews += 1
-                if visit.entry_at is None or at < visit.entry_at:
-                    visit.entry, visit.entry_at = page, at
-                if visit.exit_at is None or at >= visit.exit_at:
-                    visit.exit, visit.exit_at = page, at
-            else:
-                visit.events += 1
-            visit.version = event_id
-            touched[(site_id, session_id)] = visit
-            append(
-                (
-                    site_id,
-                    at,
-                    event_id,
-                    visit.visitor,
-                    visit.visit,
-                    name,
-                    page,
-                    props_of(props),
-                    visit.start,
-                    *visit.attrs,
-                )
-            )
-        columns = list(zip(*out, strict=True))
-        event_columns: Columns = {
-            name: list(values) for name, values in zip(schema.EVENT_COLUMNS, columns, strict=True)
-        }
-        visit_rows = [visit.row() for visit in touched.values()]
-        visit_columns: Columns = {
-            name: list(values)
-            for name, values in zip(schema.VISIT_COLUMNS, zip(*visit_rows, strict=True), strict=True)
-        }
-        self._forget(max(int(r[2]) for r in rows))
-        return event_columns, visit_columns
-
-    def _visitor(self, site_id: int, code: str) -> int:
-        key = self._visitors.get((site_id, code))
-        if key is None:
-            if len(self._visitors) > 500_000:
-                self._visitors.clear()
-            key = self._visitors[(site_id, code)] = key_of(site_id, code)
-        return key
-
-    def _forget(self, newest: int) -> None:
-        if len(self.visits) < 200_000:
-            return
-        idle = newest - KEEP
-        self.visits = {k: v for k, v in self.visits.items() if v.last >= idle}
+    def _build(self, rows: Sequence[Sequence[Any]]) -> tuple[pa.Table, pa.Table]:
+        """The batch's event rows and the new rows of the visits it touched (Arrow tables)."""
+        columns = list(zip(*rows, strict=True))
+        columns[7] = tuple(props_of(raw) if raw else [] for raw in columns[7])
+        raw = pa.table(
+            {name: pa.array(values, type=kind) for (name, kind), values in zip(RAW, columns, strict=True)}
+        )
+        con = self.compute
+        con.register("raw", raw)
+        try:
+            con.execute(_KEYED)
+            keys = [row[0] for row in con.execute("SELECT DISTINCT visit FROM b").fetchall()]
+            oldest = min(columns[2]) - LOOK_BACK
+            old = self.engine.visits_of(keys, oldest)
+            con.register("old", old)
+            con.execute(_CONTRIBUTION)
+            con.execute(_MERGED)
+            event_rows = con.sql(_EVENTS).to_arrow_table()
+            visit_rows = con.sql("SELECT * FROM m").to_arrow_table()
+        finally:
+            con.unregister("raw")
+            con.unregister("old")
+        return event_rows, visit_rows

@@ -17,7 +17,7 @@ Times are Int64 microseconds since the Unix epoch, UTC.
 
 from __future__ import annotations
 
-FORMAT = 2  # bump when a table below changes: the embedded store is then rebuilt from the log
+FORMAT = 3  # bump when a table below changes: the embedded store is then rebuilt from the log
 
 ATTRIBUTES = ("source", "utm_source", "utm_medium", "utm_campaign", "browser", "os", "device")
 PLACES = ("country", "region", "city")

@@ -73,8 +73,6 @@ class Upkeep:
                     .values(done_at=utcnow(), visitor_id=None)
                 )
             self.tasks_done += 1
-        if pending:
-            self.feeder.visits.clear()  # visits in memory may hold what was just removed
         return len(pending)
 
     def _apply(self, site_id: int, kind: str, visitor_id: str | None, before: Any) -> None:
@@ -98,8 +96,6 @@ class Upkeep:
             for table in ("events", "visits"):
                 self._delete(table, f"site_id = {site}", params)
             self._purged.add(site_id)
-        if gone:
-            self.feeder.visits.clear()
         return len(gone)
 
     def trim(self) -> int:
