@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import statistics
 import tempfile
 import time
 from datetime import UTC, datetime
@@ -22,7 +21,7 @@ from pathlib import Path
 import httpx
 
 from bench.bench_export import free_port, start_server
-from bench.bench_reports import EMAIL, PASSWORD, p95, requests_of, time_requests
+from bench.bench_reports import EMAIL, PASSWORD, dashboard
 from bench.store_data import generate
 from sightline.accounts.users import create_user
 from sightline.sites import service as sites_service
@@ -88,19 +87,7 @@ def main() -> int:
             assert client.post("/api/login", json={"email": EMAIL, "password": PASSWORD}).status_code == 200
             while client.get("/api/health").json()["services"]["store"]["status"] == "down":
                 time.sleep(0.5)
-            print(f"{'request':<34} {'range':>6} {'p50 ms':>8} {'p95 ms':>8}")
-            runs: list[tuple[str, dict[str, str] | None]] = [(r, None) for r in ("7d", "30d")]
-            runs += [(r, f) for f in FILTERS for r in ("7d", "30d")]
-            for range_name, filters in runs:
-                if filters:
-                    print("filter " + " & ".join(f"{k}={v}" for k, v in filters.items()) + ":")
-                timings = time_requests(client, requests_of(site_id, range_name, filters), repeat)
-                for name, values in timings.items():
-                    slow = p95(values) >= TARGET_MS
-                    failures += slow
-                    flag = "  TOO SLOW" if slow else ""
-                    median = statistics.median(values)
-                    print(f"{name:<34} {range_name:>6} {median:8.1f} {p95(values):8.1f}{flag}", flush=True)
+            failures += dashboard(client, site_id, ("7d", "30d"), FILTERS, repeat, TARGET_MS)
     finally:
         if process is not None:
             process.terminate()
