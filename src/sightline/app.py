@@ -20,6 +20,7 @@ from starlette.types import Receive, Scope, Send
 
 from sightline import __version__
 from sightline.console import auth, errors, exports, health, setup, shared, sites, team
+from sightline.console import mail as console_mail
 from sightline.console import recordings as console_recordings
 from sightline.console import reports as console_reports
 from sightline.console import surveys as console_surveys
@@ -31,6 +32,8 @@ from sightline.health.registry import database_probe
 from sightline.ingest import feedback as ingest_feedback
 from sightline.ingest import recordings as ingest_recordings
 from sightline.ingest.service import Ingest, is_sdk_path
+from sightline.mail import job as mail_job
+from sightline.mail.job import MailJob
 from sightline.metrics.collectors import (
     DISK_SPEC,
     RECORDINGS_SPEC,
@@ -127,12 +130,15 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
     recordings = recordings_feature.build(settings, database)
     recordings_feature.register_health(recordings, ctx.health)
 
+    mails = MailJob(database, store, ctx.mailer, ctx.origin) if ctx.mailer is not None else None
+
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         async with (
             ingest.running(),
             retention.running(recordings, settings.recording_retention_days),
             store.running(),
+            mail_job.running(mails),
         ):
             yield
         if db is None:
@@ -183,6 +189,7 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
     app.include_router(team.router)
     app.include_router(shared.router)
     app.include_router(exports.router)
+    app.include_router(console_mail.router)
     app.include_router(shared.public)
     app.router.routes.extend(shared.public_routes())
     app.include_router(player.router)

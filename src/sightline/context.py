@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import timedelta
+from urllib.parse import urlsplit
 
 from sightline.accounts.sessions import Lifetimes
 from sightline.accounts.throttle import FailureWindow, LoginThrottle
 from sightline.health import HealthRegistry
+from sightline.mail.sender import Mailer
 from sightline.settings import Settings
 from sightline.sites.check import ConnectionChecker
 from sightline.storage import Database
@@ -28,6 +30,7 @@ class Context:
     store: Store | None = None  # the analytics store every report reads (set by app.create_app)
     key_limit: RequestLimit = field(default_factory=lambda: RequestLimit(120))  # per API key
     share_limit: RequestLimit = field(default_factory=lambda: RequestLimit(120))  # per shared link
+    mailer: Mailer | None = None  # with --smtp-url
     # Wrong passwords per shared link.
     share_failures: FailureWindow = field(default_factory=lambda: FailureWindow(12, 900))
 
@@ -62,7 +65,15 @@ def build_context(settings: Settings, db: Database) -> Context:
             allow_private=settings.allow_private_addresses,
         ),
         health=HealthRegistry(),
+        mailer=_mailer(settings),
         key_limit=RequestLimit(settings.api_key_requests_per_minute),
         share_limit=RequestLimit(settings.share_requests_per_minute),
         share_failures=FailureWindow(max(3, settings.share_requests_per_minute // 10), 900),
     )
+
+
+def _mailer(settings: Settings) -> Mailer | None:
+    if not settings.smtp_url:
+        return None
+    host = urlsplit(settings.console_origin).hostname or "localhost"
+    return Mailer.from_url(str(settings.smtp_url), str(settings.smtp_from or f"sightline@{host}"))

@@ -111,6 +111,13 @@ def _token(raw: str) -> str:
     return value
 
 
+def _smtp_url(raw: str) -> str:
+    parts = urlsplit(raw.strip())
+    if parts.scheme not in {"smtp", "smtps"} or not parts.hostname:
+        raise ValueError("the SMTP URL looks like smtp://user:pass@mail.example.com:587")
+    return raw.strip()
+
+
 def _log_level(raw: str) -> str:
     value = raw.strip().lower()
     if value not in {"debug", "info", "warning", "error"}:
@@ -241,6 +248,22 @@ REGISTRY: tuple[Setting, ...] = (
         7,
         "How long a team invitation link stays valid.",
         _positive_int,
+    ),
+    Setting(
+        "smtp_url",
+        "url",
+        None,
+        "SMTP server for invitations, weekly and monthly e-mail reports and traffic-spike notices: "
+        "smtp://user:pass@host:587 (STARTTLS when offered) or smtps://user:pass@host:465. "
+        "Default: no e-mail is sent.",
+        _smtp_url,
+    ),
+    Setting(
+        "smtp_from",
+        "string",
+        None,
+        "Sender address of Sightline's e-mails. Default: sightline@ the public URL's host.",
+        str,
     ),
     Setting(
         "api_key_requests_per_minute",

@@ -6,6 +6,8 @@ are for the owner and admins. Accepting an invitation needs no session (the link
 
 from __future__ import annotations
 
+import logging
+from html import escape
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Request, Response
@@ -16,10 +18,12 @@ from sightline.accounts.sessions import end_session, start_session
 from sightline.console.auth import set_session_cookie
 from sightline.console.deps import context, member
 from sightline.console.schemas import Body, Text
+from sightline.context import Context
 from sightline.teams import keys, members
 from sightline.teams.principal import principal_for
 
 router = APIRouter(prefix="/api", tags=["team"])
+log = logging.getLogger("sightline.team")
 
 Id = Annotated[int, Path(ge=1, le=2**62)]
 
@@ -67,7 +71,31 @@ def create_invitation(body: InvitationCreate, request: Request) -> JSONResponse:
             ctx.origin,
             ctx.invitation_lifetime,
         )
+    created["email_sent"] = _mail_invitation(ctx, member(request).email, created)
     return JSONResponse(created, status_code=201)
+
+
+def _mail_invitation(ctx: Context, inviter: str, invitation: dict[str, Any]) -> bool:
+    """E-mail the link when SMTP is set up; the console shows it either way."""
+    if ctx.mailer is None:
+        return False
+    role = "an admin" if invitation["role"] == "admin" else "a viewer"
+    text = (
+        f"{inviter} invited you to their Sightline analytics as {role}.\n\n"
+        f"Choose a password to join: {invitation['url']}\n\n"
+        f"The link works once, until {invitation['expires_at']}.\n"
+    )
+    html = (
+        f"<p>{escape(inviter)} invited you to their Sightline analytics as {role}.</p>"
+        f'<p><a href="{escape(invitation["url"])}">Choose a password to join</a></p>'
+        f"<p>The link works once, until {escape(invitation['expires_at'])}.</p>"
+    )
+    try:
+        ctx.mailer.send(invitation["email"], "You are invited to Sightline", text, html)
+    except OSError:
+        log.warning("the invitation e-mail could not be sent; the link is shown in the console")
+        return False
+    return True
 
 
 @router.get("/invitations", summary="Invitations not yet accepted", responses={403: {}})

@@ -14,7 +14,7 @@ from sightline.storage.tables.privacy import erasures, store_tasks, visitor_salt
 from sightline.storage.tables.recordings import recording_chunks, recordings
 from sightline.storage.tables.sites import deleted_sites, sites
 from sightline.storage.tables.surveys import survey_responses, survey_revisions, surveys
-from sightline.storage.tables.teams import api_keys, invitations, members, shares
+from sightline.storage.tables.teams import api_keys, invitations, mail_log, members, shares
 
 __all__ = [
     "api_keys",
@@ -23,6 +23,7 @@ __all__ = [
     "event_batches",
     "events",
     "invitations",
+    "mail_log",
     "members",
     "metadata",
     "recording_chunks",

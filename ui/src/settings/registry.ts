@@ -9,6 +9,7 @@ import { CollectionPanel } from "./CollectionPanel";
 import { DeletePanel } from "./DeletePanel";
 import { NamePanel } from "./NamePanel";
 import { TimeZonePanel } from "./TimeZonePanel";
+import { EmailSection } from "../team/EmailSection";
 import { SharingSection } from "../team/SharingSection";
 
 export interface SettingsProps {
@@ -30,6 +31,7 @@ export const settingsSections: SettingsSection[] = [
   { id: "time-zone", label: "Time zone", component: TimeZonePanel },
   { id: "collection", label: "Collection and recording", component: CollectionPanel },
   { id: "sharing", label: "Sharing", component: SharingSection },
+  { id: "email", label: "E-mail reports", component: EmailSection },
   // Sections of other features go above this line; deleting the site stays last.
   { id: "delete", label: "Delete site", component: DeletePanel },
 ];

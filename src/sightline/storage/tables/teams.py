@@ -6,7 +6,7 @@ A user without a ``members`` row owns a team of their own (their sites carry the
 
 from __future__ import annotations
 
-from sqlalchemy import JSON, Column, ForeignKey, Integer, LargeBinary, String, Table
+from sqlalchemy import JSON, Column, ForeignKey, Integer, LargeBinary, String, Table, UniqueConstraint
 
 from sightline.storage.metadata import metadata
 from sightline.storage.types import UTCDateTime
@@ -63,4 +63,17 @@ shares = Table(
     Column("created_by", Integer, nullable=True),
     Column("created_at", UTCDateTime, nullable=False),
     Column("last_viewed_at", UTCDateTime, nullable=True),
+)
+
+# One row per e-mail sent (or being sent) per site, kind, period and recipient: a digest or notice
+# goes out once, however often the job runs and on however many nodes (migration 0015_teams_mail).
+mail_log = Table(
+    "mail_log",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("site_id", Integer, ForeignKey("sites.id", ondelete="CASCADE"), nullable=False),
+    Column("period", String(40), nullable=False),  # "weekly:2026-11-16", "spike:2026-11-23", ...
+    Column("recipient", String(320), nullable=False),
+    Column("sent_at", UTCDateTime, nullable=False),
+    UniqueConstraint("site_id", "period", "recipient", name="uq_mail_log_site_id"),
 )

@@ -1,0 +1,181 @@
+"""The e-mail job: weekly digests (Mondays), monthly digests (the 1st), from 07:00 in each site's
+time zone, and traffic-spike notices, to every member who may read the site.
+
+Each (site, period, recipient) is written to ``mail_log`` before sending (a unique key), so a
+message goes out once however often the job runs; a failed send removes its row to try again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
+from datetime import datetime
+from html import escape
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from anyio import to_thread
+from sqlalchemy import Connection, delete, insert, select
+from sqlalchemy.exc import IntegrityError
+
+from sightline.mail import digest
+from sightline.mail.sender import Mailer
+from sightline.reports.params import Query
+from sightline.reports.service import Report, Store, realtime_of
+from sightline.storage import Database
+from sightline.storage.schema import mail_log, members, sites, users
+from sightline.storage.types import utcnow
+
+log = logging.getLogger("sightline.mail")
+SEND_FROM_HOUR = 7
+# A spike: at least this many visitors in 5 minutes, and this many times the usual visits.
+SPIKE_MIN_VISITORS = 10
+SPIKE_FACTOR = 5
+FIVE_MINUTES_PER_WEEK = 7 * 24 * 12
+
+
+def due(local: datetime) -> list[str]:
+    """The digests due at a site's local time: weekly on Mondays, monthly on the 1st, from 07:00."""
+    if local.hour < SEND_FROM_HOUR:
+        return []
+    return [kind for kind, today in (("weekly", local.weekday() == 0), ("monthly", local.day == 1)) if today]
+
+
+def is_spike(live_visitors: int, week_visits: int) -> bool:
+    """Whether the last 5 minutes' visitors are a spike against the week's usual 5 minutes."""
+    usual = week_visits / FIVE_MINUTES_PER_WEEK
+    return live_visitors >= SPIKE_MIN_VISITORS and live_visitors >= SPIKE_FACTOR * max(usual, 1.0)
+
+
+def recipients(conn: Connection, site: Any) -> list[str]:
+    """The owner and every member who may read ``site``."""
+    owner = conn.execute(select(users.c.email).where(users.c.id == site["owner_id"])).scalar_one()
+    found = [owner]
+    rows = conn.execute(
+        select(users.c.email, members.c.role, members.c.site_ids)
+        .join(members, members.c.user_id == users.c.id)
+        .where(members.c.team_id == site["owner_id"])
+        .order_by(users.c.id)
+    )
+    for row in rows:
+        if row.role != "viewer" or row.site_ids is None or site["id"] in row.site_ids:
+            found.append(row.email)
+    return found
+
+
+class MailJob:
+    def __init__(self, db: Database, store: Store, mailer: Mailer, console_url: str) -> None:
+        self.db = db
+        self.store = store
+        self.mailer = mailer
+        self.console_url = console_url
+
+    def _claim(self, site_id: int, period: str, recipient: str) -> bool:
+        try:
+            with self.db.begin() as conn:
+                conn.execute(
+                    insert(mail_log).values(
+                        site_id=site_id, period=period, recipient=recipient, sent_at=utcnow()
+                    )
+                )
+        except IntegrityError:
+            return False
+        return True
+
+    def _send_once(self, site_id: int, period: str, to: str, subject: str, text: str, html: str) -> bool:
+        if not self._claim(site_id, period, to):
+            return False
+        try:
+            self.mailer.send(to, subject, text, html)
+        except Exception:
+            log.exception("sending %s of site %s failed; trying again later", period, site_id)
+            with self.db.begin() as conn:
+                conn.execute(
+                    delete(mail_log).where(
+                        mail_log.c.site_id == site_id, mail_log.c.period == period, mail_log.c.recipient == to
+                    )
+                )
+            return False
+        return True
+
+    def send_digest(self, site: Any, kind: str, to: list[str], now: datetime, *, once: bool = True) -> int:
+        span = digest.last_full(kind, digest.local_today(site, now))
+        figures = digest.gather(self.store, site, span, now)
+        subject, text, html = digest.render(site, span, figures, self.console_url)
+        sent = 0
+        for address in to:
+            if once:
+                sent += self._send_once(site["id"], span.key, address, subject, text, html)
+            else:
+                self.mailer.send(address, subject, text, html)
+                sent += 1
+        return sent
+
+    def spike(self, site: Any, now: datetime) -> tuple[int, float] | None:
+        """(visitors of the last 5 minutes, usual visits per 5 minutes) when traffic spikes."""
+        live = realtime_of(site, self.store, now)["visitors"]
+        if live < SPIKE_MIN_VISITORS:
+            return None
+        week = Report(self.store, site, Query(range="7d"), now).summary()["current"]["visits"]
+        return (live, week / FIVE_MINUTES_PER_WEEK) if is_spike(live, week) else None
+
+    def send_spike(self, site: Any, to: list[str], now: datetime) -> int:
+        found = self.spike(site, now)
+        if found is None:
+            return 0
+        live, usual = found
+        day = digest.local_today(site, now).isoformat()
+        link = f"{self.console_url}/sites/{site['id']}/reports?range=today"
+        subject = f"Traffic spike on {site['name']}: {live} visitors right now"
+        text = (
+            f"{site['name']} ({site['domain']}) has {live} visitors in the last 5 minutes; "
+            f"usually it has about {usual:.1f} visits in 5 minutes.\n\nSee who is coming: {link}\n"
+        )
+        name, domain = escape(str(site["name"])), escape(str(site["domain"]))
+        html = (
+            f"<p><strong>{live}</strong> visitors on {name} ({domain}) in the last 5 minutes; usually "
+            f'about {usual:.1f} visits in 5 minutes.</p><p><a href="{escape(link)}">See who is coming</a></p>'
+        )
+        return sum(self._send_once(site["id"], f"spike:{day}", a, subject, text, html) for a in to)
+
+    def run_once(self, now: datetime | None = None) -> int:
+        """Send whatever is due at ``now``; the number of messages sent."""
+        now = now or utcnow()
+        with self.db.read() as conn:
+            rows = [(row._mapping, recipients(conn, row._mapping)) for row in conn.execute(select(sites))]
+        sent = 0
+        for site, to in rows:
+            local = now.astimezone(ZoneInfo(str(site["timezone"])))
+            try:
+                for kind in due(local):
+                    sent += self.send_digest(site, kind, to, now)
+                sent += self.send_spike(site, to, now)
+            except Exception:
+                log.exception("e-mail reports of site %s failed; trying again later", site["id"])
+        return sent
+
+
+@asynccontextmanager
+async def running(job: MailJob | None, interval: float = 300) -> AsyncIterator[None]:
+    """Run the job every ``interval`` seconds while the server runs (nothing without SMTP)."""
+    if job is None:
+        yield
+        return
+
+    async def loop() -> None:
+        while True:
+            try:
+                await to_thread.run_sync(job.run_once)
+            except Exception:
+                log.exception("the e-mail job failed; trying again later")
+            await asyncio.sleep(interval)
+
+    task = asyncio.create_task(loop(), name="mail")
+    try:
+        yield
+    finally:
+        task.cancel()
+        with suppress(asyncio.CancelledError):
+            await task

@@ -1,0 +1,40 @@
+// The E-mail reports section of a site's settings: what the team receives, and a digest sent now.
+import { useState } from "preact/hooks";
+
+import { messageOf, request } from "../api";
+import { Notice } from "../components/Notice";
+import type { SettingsProps } from "../settings/registry";
+
+export function EmailSection({ site }: SettingsProps) {
+  const [message, setMessage] = useState<{ kind: "error" | "success"; text: string } | null>(null);
+  const [busy, setBusy] = useState(false);
+  const send = async (kind: "weekly" | "monthly") => {
+    setBusy(true);
+    setMessage(null);
+    try {
+      const sent = await request<{ sent_to: string }>("POST", `/api/sites/${site.id}/email-reports/send`, { kind });
+      setMessage({ kind: "success", text: `The ${kind} digest was sent to ${sent.sent_to}.` });
+    } catch (failure) {
+      setMessage({ kind: "error", text: messageOf(failure) });
+    }
+    setBusy(false);
+  };
+  return (
+    <section class="panel" aria-labelledby="email-title">
+      <h2 id="email-title">E-mail reports</h2>
+      <p class="muted">
+        With e-mail set up (<code>--smtp-url</code>), the team receives a digest of {site.name} every Monday (the week
+        before) and on the 1st (the month before), and a notice when traffic spikes.
+      </p>
+      {message && <Notice kind={message.kind}>{message.text}</Notice>}
+      <div class="share-actions">
+        <button type="button" class="button" disabled={busy} onClick={() => send("weekly")}>
+          Send me last week's digest
+        </button>
+        <button type="button" class="button" disabled={busy} onClick={() => send("monthly")}>
+          Send me last month's digest
+        </button>
+      </div>
+    </section>
+  );
+}
