@@ -6,8 +6,10 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 import pytest
-from playwright.sync_api import expect
+from playwright.sync_api import Browser, expect
 
+from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, StartServer
+from tests.support.server import create_owner
 from tests.web.conftest import Console, unique
 
 SIZES = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
@@ -104,3 +106,39 @@ def test_the_custom_range_starts_on_today_in_the_sites_zone(console: Console) ->
     today = datetime.now(ZoneInfo("Pacific/Kiritimati")).date().isoformat()
     expect(page.get_by_label("From", exact=True)).to_have_value(today)
     expect(page.get_by_label("To", exact=True)).to_have_value(today)
+
+
+def test_a_pasted_address_is_cleaned_into_a_domain(console: Console) -> None:
+    page = console.signed_in()
+    page.goto("/sites")
+    page.get_by_role("button", name="Add site").click()
+    dialog = page.get_by_role("dialog", name="Add a site")
+    expect(dialog.get_by_text("host:port, e.g. localhost:8080")).to_be_visible()
+    dialog.get_by_label("Name").fill("Pasted")
+    port = 20000 + int(unique("p")[-4:], 16) % 20000
+    dialog.get_by_label("Domain").fill(f"http://127.0.0.1:{port}/shop/?from=ads")
+    dialog.get_by_role("button", name="Add site").click()
+    expect(page.get_by_role("heading", level=1, name="Pasted")).to_be_visible()
+    expect(page.locator(".page-subtitle .site-domain")).to_have_text(f"127.0.0.1:{port}")
+
+
+def test_a_check_refused_for_a_private_address_names_the_flag_that_allows_it(
+    browser: Browser, start_server: StartServer
+) -> None:
+    strict = start_server()  # the operator did not allow private addresses
+    create_owner(strict, OWNER_EMAIL, OWNER_PASSWORD)
+    helper = Console(browser, strict)
+    try:
+        page = helper.signed_in()
+        site = helper.api(page, "POST", "/api/sites", {"name": "Local", "domain": "localhost:8732"})
+        assert isinstance(site, dict)
+        page.goto(f"/sites/{site['id']}")
+        page.get_by_role("button", name="Check connection").click()
+        connection = page.get_by_role("region", name="Connection")
+        expect(connection.get_by_role("alert")).to_contain_text(
+            "start Sightline with --allow-private-addresses (or SIGHTLINE_ALLOW_PRIVATE_ADDRESSES=true)"
+        )
+        expect(connection.locator(".badge")).to_have_text("Error")
+    finally:
+        helper.close()
+    assert helper.errors == []

@@ -38,7 +38,7 @@ def test_creating_a_site_shows_the_domain_error_on_the_field_then_opens_the_new_
     dialog = page.get_by_role("dialog", name="Add a site")
     dialog.get_by_label("Name").fill("Bakery")
     domain = dialog.get_by_label("Domain")
-    domain.fill("https://bakery.example.com/menu")
+    domain.fill("bakery.example.com/menu")  # a path without a scheme is not an address to clean
     dialog.get_by_role("button", name="Add site").click()
     expect(page.locator("#site-domain-error")).to_have_text(
         "Give only the host name, without scheme or path, for example example.com."
@@ -205,6 +205,14 @@ def test_checking_the_connection_shows_connected_then_the_wait_before_the_next_c
         re.compile(r"^This site was checked a moment ago; try again shortly\. Wait \d+ seconds\.$")
     )
     expect(connection.get_by_role("button", name=re.compile(r"^Check again in \d+ s$"))).to_be_disabled()
+    # The message and the button count down the same wait.
+    message = connection.get_by_role("alert").inner_text()
+    button = connection.get_by_role("button", name=re.compile(r"^Check again in")).inner_text()
+    said = re.search(r"Wait (\d+) seconds?", message)
+    shown = re.search(r"in (\d+) s", button)
+    assert said is not None
+    assert shown is not None
+    assert abs(int(said.group(1)) - int(shown.group(1))) <= 1
 
     page.goto("/sites")
     row = page.locator(f"[data-site-id='{site['id']}']")

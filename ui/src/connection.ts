@@ -30,13 +30,29 @@ const CHECK_ERRORS: Record<string, (domain: string) => string> = {
     "this site's snippet.",
   blocked_address: (domain) =>
     `${domain} resolves to a private or reserved network address, which the connection check does ` +
-    "not visit. Use the site's public domain, or ask the operator to allow private addresses.",
+    "not visit. Use the site's public domain; for a site on your own machine or network, start " +
+    "Sightline with --allow-private-addresses (or SIGHTLINE_ALLOW_PRIVATE_ADDRESSES=true).",
 };
 
 /** The sentence for a check error code; unknown codes are named as they are. */
 export function checkErrorText(code: string, domain: string): string {
   const explain = CHECK_ERRORS[code];
   return explain ? explain(domain) : `The check failed (${code}).`;
+}
+
+/**
+ * What the owner typed or pasted as a domain, cleaned the way the API wants it: a pasted address
+ * ("http://127.0.0.1:8732/shop?x") becomes its host and port ("127.0.0.1:8732"). Anything that is
+ * not an http(s) address is sent as typed, and the API explains what is wrong with it.
+ */
+export function cleanDomain(raw: string): string {
+  const text = raw.trim();
+  if (!/^https?:\/\//i.test(text)) return text.replace(/\/+$/, "");
+  try {
+    return new URL(text).host;
+  } catch {
+    return text;
+  }
 }
 
 /** The snippet, optionally waiting for the visitor's consent before collecting anything. */

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import secrets
+from datetime import timedelta
 from functools import cache
 from typing import Any
 from zoneinfo import available_timezones
@@ -18,6 +19,8 @@ from sightline.storage.schema import deleted_sites, sites
 from sightline.storage.types import utcnow
 
 NAME_MAX = 100
+# A site that sent events this recently counts as working whatever a connection check finds.
+RECENT_TRAFFIC = timedelta(hours=24)
 STATES = ("pending", "connected", "error", "disabled")
 
 
@@ -178,11 +181,19 @@ def delete_site(conn: Connection, owner_id: int, site_id: int) -> None:
 
 
 def record_check(conn: Connection, site_id: int, error: str | None, detail: str | None) -> None:
-    """Store the outcome of a connection check; success means the snippet is on the page."""
+    """Store the outcome of a connection check; success means the snippet is on the page.
+
+    A failed check of a site whose events arrived within RECENT_TRAFFIC leaves it ``connected``
+    (the site works; the check could not see it, e.g. a local site or a page behind a login):
+    the failure is still recorded in ``last_check_error`` and shown beside the state.
+    """
+    now = utcnow()
+    last_event = conn.execute(select(sites.c.last_event_at).where(sites.c.id == site_id)).scalar()
+    working = last_event is not None and now - last_event < RECENT_TRAFFIC
     values: dict[str, Any] = {
-        "last_check_at": utcnow(),
+        "last_check_at": now,
         "last_check_error": error,
         "last_check_detail": detail,
     }
-    values["connection_state"] = "error" if error else "connected"
+    values["connection_state"] = "error" if error and not working else "connected"
     conn.execute(update(sites).where(sites.c.id == site_id).values(**values))

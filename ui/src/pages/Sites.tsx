@@ -7,7 +7,7 @@ import { Dialog } from "../components/Dialog";
 import { Field } from "../components/Field";
 import { Notice } from "../components/Notice";
 import { Page } from "../components/Page";
-import { checkErrorText } from "../connection";
+import { checkErrorText, cleanDomain } from "../connection";
 import { dateTime, timeAgo } from "../format";
 import { Trend } from "../components/Trend";
 import { useAutoRefresh, useResource } from "../hooks";
@@ -133,7 +133,7 @@ function CreateSiteForm({ onCancel }: { onCancel: () => void }) {
     }
     setBusy(true);
     try {
-      const site = await api.createSite(name.trim(), domain.trim());
+      const site = await api.createSite(name.trim(), cleanDomain(domain));
       route(`/sites/${site.id}?created=1`);
     } catch (failure) {
       setBusy(false);
@@ -153,7 +153,7 @@ function CreateSiteForm({ onCancel }: { onCancel: () => void }) {
         id="site-domain"
         name="domain"
         label="Domain"
-        hint="The host name only, without https:// or a path: example.com or shop.example.com."
+        hint="The host name, e.g. example.com or shop.example.com; for local development also host:port, e.g. localhost:8080. A pasted address is cleaned to its host."
         required
         maxLength={260}
         spellcheck={false}

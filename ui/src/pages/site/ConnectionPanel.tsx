@@ -7,7 +7,8 @@ import { checkErrorText, stateSummary } from "../../connection";
 import { dateTime, timeAgo, wait } from "../../format";
 import { useCountdown, useTicker } from "../../hooks";
 
-type Outcome = { kind: "success" | "error"; text: string } | null;
+/** A check's result; `waiting` adds the live countdown the button shows, so both say the same. */
+type Outcome = { kind: "success" | "error"; text: string; waiting?: boolean } | null;
 
 function When({ iso, none }: { iso: string | null; none: string }) {
   if (!iso) return <>{none}</>;
@@ -34,7 +35,12 @@ export function ConnectionPanel({ site, onChange }: { site: Site; onChange: (sit
       onChange(checked);
       const error = checked.connection.last_check_error;
       setOutcome(
-        error
+        error && checked.connection.state === "connected"
+          ? {
+              kind: "error",
+              text: `The check failed, but events from this site keep arriving, so it stays connected. ${checkErrorText(error, checked.domain)}`,
+            }
+          : error
           ? { kind: "error", text: `The check failed. ${checkErrorText(error, checked.domain)}` }
           : {
               kind: "success",
@@ -44,7 +50,7 @@ export function ConnectionPanel({ site, onChange }: { site: Site; onChange: (sit
     } catch (failure) {
       if (failure instanceof ApiError && failure.status === 429 && failure.retryAfter) {
         startWait(failure.retryAfter);
-        setOutcome({ kind: "error", text: `${failure.message} Wait ${wait(failure.retryAfter)}.` });
+        setOutcome({ kind: "error", text: failure.message, waiting: true });
       } else {
         setOutcome({ kind: "error", text: messageOf(failure) });
       }
@@ -63,6 +69,12 @@ export function ConnectionPanel({ site, onChange }: { site: Site; onChange: (sit
       {connection.last_check_error && connection.state === "error" && !outcome && (
         <p class="site-error">
           <span class="icon icon-warning" aria-hidden="true" />
+          {checkErrorText(connection.last_check_error, site.domain)}
+        </p>
+      )}
+      {connection.last_check_error && connection.state === "connected" && !outcome && (
+        <p class="field-hint">
+          The last connection check failed, but events keep arriving, so the site counts as connected:{" "}
           {checkErrorText(connection.last_check_error, site.domain)}
         </p>
       )}
@@ -94,7 +106,12 @@ export function ConnectionPanel({ site, onChange }: { site: Site; onChange: (sit
         </button>
         <span class="field-hint">Loads the home page of {site.domain} and looks for the snippet.</span>
       </div>
-      {outcome && <Notice kind={outcome.kind}>{outcome.text}</Notice>}
+      {outcome && (
+        <Notice kind={outcome.kind}>
+          {outcome.text}
+          {outcome.waiting && left > 0 && ` Wait ${wait(left)}.`}
+        </Notice>
+      )}
     </section>
   );
 }
