@@ -1,4 +1,5 @@
-"""The ``sightline`` command: ``serve``, ``create-owner``, ``migrate``.
+"""The ``sightline`` command: ``serve``, ``create-owner``, ``migrate``, ``rebuild-store``,
+``backup``, ``restore``.
 
 Flags come from the settings registry, so each has a ``SIGHTLINE_*`` environment variable too.
 """
@@ -14,7 +15,18 @@ from datetime import timedelta
 from typing import Any
 
 from sightline import __version__, logs
-from sightline.settings import MIGRATE, OWNER, REBUILD, REGISTRY, SERVE, Settings, SettingsError, load
+from sightline.settings import (
+    BACKUP,
+    MIGRATE,
+    OWNER,
+    REBUILD,
+    REGISTRY,
+    RESTORE,
+    SERVE,
+    Settings,
+    SettingsError,
+    load,
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -28,6 +40,9 @@ def _parser() -> argparse.ArgumentParser:
         OWNER: "Create an owner account (password from SIGHTLINE_OWNER_PASSWORD or a prompt).",
         MIGRATE: "Bring the database schema up to date and exit.",
         REBUILD: "Rebuild the analytics store from the durable event log, then exit (server stopped).",
+        BACKUP: "Copy the database and recordings into a new directory, with a manifest of checksums "
+        "(the server may keep running).",
+        RESTORE: "Restore a backup directory into an empty data directory or database (server stopped).",
     }
     for name, text in helps.items():
         sub = commands.add_parser(name, help=text, description=text)
@@ -42,6 +57,8 @@ def _parser() -> argparse.ArgumentParser:
                 )
         if name == OWNER:
             sub.add_argument("--email", required=True, help="The owner's e-mail address (sign-in name).")
+        if name in (BACKUP, RESTORE):
+            sub.add_argument("directory", metavar="DIR", help="The backup's directory.")
     return parser
 
 
@@ -60,6 +77,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return create_owner(settings, args.email)
     if args.command == REBUILD:
         return rebuild_store(settings)
+    if args.command in (BACKUP, RESTORE):
+        return backup_or_restore(settings, args.command, args.directory)
     return migrate(settings)
 
 
@@ -75,6 +94,31 @@ def _open(settings: Settings) -> Any:
     except Exception as exc:
         print(f"sightline: cannot open the database: {type(exc).__name__}: {exc}", file=sys.stderr)
         return None
+
+
+def backup_or_restore(settings: Settings, command: str, directory: str) -> int:
+    from pathlib import Path
+
+    from sightline.backup.manifest import BackupError
+    from sightline.backup.parts import Place
+    from sightline.backup.service import backup, restore
+
+    place = Place.of(settings)
+    try:
+        if command == BACKUP:
+            manifest = backup(place, Path(directory).resolve())
+        else:
+            manifest = restore(place, Path(directory).resolve())
+    except BackupError as exc:
+        print(f"sightline: {command} refused: {exc}", file=sys.stderr)
+        return 1
+    files = sum(len(p["files"]) for p in manifest.data["parts"])
+    done = "backed up" if command == BACKUP else "restored"
+    print(
+        f"{done} {files} files ({', '.join(p['name'] for p in manifest.data['parts'])}) of a "
+        f"{manifest.data['engine']} service at schema {', '.join(manifest.data['schema'])}"
+    )
+    return 0
 
 
 def migrate(settings: Settings) -> int:

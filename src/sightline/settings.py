@@ -21,7 +21,9 @@ SERVE = "serve"
 OWNER = "create-owner"
 MIGRATE = "migrate"
 REBUILD = "rebuild-store"
-DB_COMMANDS = (SERVE, OWNER, MIGRATE, REBUILD)
+BACKUP = "backup"
+RESTORE = "restore"
+DB_COMMANDS = (SERVE, OWNER, MIGRATE, REBUILD, BACKUP, RESTORE)
 
 
 def _bool(raw: str) -> bool:

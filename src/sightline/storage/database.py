@@ -37,6 +37,13 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
+def known_revisions() -> set[str]:
+    """Every migration revision this Sightline has."""
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    return {script.revision for script in ScriptDirectory.from_config(cfg).walk_revisions()}
+
+
 class SchemaTooNewError(RuntimeError):
     """The database was migrated by a newer Sightline than this one."""
 
@@ -99,9 +106,7 @@ class Database:
         if not inspect(conn).has_table("alembic_version"):
             return
         current = {str(row[0]) for row in conn.execute(text("SELECT version_num FROM alembic_version"))}
-        scripts = ScriptDirectory.from_config(cfg)
-        known = {script.revision for script in scripts.walk_revisions()}
-        unknown = sorted(current - known)
+        unknown = sorted(current - known_revisions())
         if unknown:
             raise SchemaTooNewError(
                 f"the database schema is at revision {', '.join(unknown)}, which this Sightline "

@@ -1,0 +1,206 @@
+"""The parts of a backup, each able to copy itself out of a running service and back in.
+
+``PARTS`` is the list ``sightline backup`` walks; a part names its directory inside the backup.
+The analytics store is derived from the events log and rebuilds itself when it is missing, so it
+needs no part of its own; an engine whose data cannot be rebuilt adds one here.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from sqlalchemy import inspect, text
+from sqlalchemy.engine import URL, make_url
+
+from sightline.backup.manifest import BackupError
+from sightline.settings import Settings
+from sightline.storage.database import Database, normalise_url
+
+
+@dataclass
+class Place:
+    """Where a service keeps its data: the data directory and the database."""
+
+    data_dir: Path
+    database_url: str
+
+    @classmethod
+    def of(cls, settings: Settings) -> Place:
+        return cls(settings.data_path, normalise_url(settings.effective_database_url))
+
+    @property
+    def url(self) -> URL:
+        return make_url(self.database_url)
+
+    @property
+    def engine(self) -> str:
+        return self.url.get_backend_name()
+
+    @property
+    def sqlite_file(self) -> Path:
+        name = self.url.database
+        if not name or name == ":memory:":
+            raise BackupError("an in-memory SQLite database cannot be backed up or restored")
+        return Path(name).resolve()
+
+
+class Part(Protocol):
+    name: str
+
+    def dump(self, place: Place, target: Path) -> list[Path]:
+        """Copy this part of a running service into ``target`` (empty); the files written."""
+        ...
+
+    def occupied(self, place: Place) -> str | None:
+        """What already holds data where this part would be restored (None: nothing)."""
+        ...
+
+    def restore(self, place: Place, source: Path, engine: str) -> None:
+        """Put the part back from ``source`` (verified) into an empty place."""
+        ...
+
+
+def libpq_env(url: URL) -> dict[str, str]:
+    """The connection as libpq's environment variables: no password on a command line."""
+    env = dict(os.environ)
+    pairs = {
+        "PGHOST": url.host,
+        "PGPORT": str(url.port) if url.port else None,
+        "PGUSER": url.username,
+        "PGPASSWORD": url.password,
+        "PGDATABASE": url.database,
+    }
+    env.update({k: str(v) for k, v in pairs.items() if v})
+    return env
+
+
+def _run(command: list[str], env: dict[str, str], what: str) -> None:
+    try:
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=6 * 3600)
+    except FileNotFoundError:
+        raise BackupError(
+            f"{command[0]} is not installed; install PostgreSQL's client (Debian: postgresql-client)"
+        ) from None
+    if done.returncode != 0:
+        raise BackupError(f"{what} failed: {done.stderr.strip()[-2000:]}")
+
+
+class DatabasePart:
+    """The database: SQLite's online backup API (a consistent copy while writers go on) or
+    ``pg_dump`` (one snapshot transaction) in its custom format."""
+
+    name = "database"
+    SQLITE = "sightline.db"
+    PGDUMP = "sightline.pgdump"
+
+    def dump(self, place: Place, target: Path) -> list[Path]:
+        target.mkdir(parents=True)
+        if place.engine == "sqlite":
+            copy = target / self.SQLITE
+            source = sqlite3.connect(f"file:{place.sqlite_file}?mode=ro", uri=True)
+            destination = sqlite3.connect(copy)
+            try:
+                source.execute("PRAGMA busy_timeout=10000")
+                source.backup(destination, pages=4096)
+                destination.execute("PRAGMA journal_mode=DELETE")  # one self-contained file
+            finally:
+                destination.close()
+                source.close()
+            return [copy]
+        dump = target / self.PGDUMP
+        command = ["pg_dump", "--format=custom", "--no-owner", "--no-privileges", "--file", str(dump)]
+        _run(command, libpq_env(place.url), "pg_dump")
+        return [dump]
+
+    def revisions(self, place: Place, dumped: Path) -> list[str]:
+        """The schema revisions of what was dumped."""
+        url = f"sqlite:///{dumped / self.SQLITE}" if place.engine == "sqlite" else place.database_url
+        db = Database(url)
+        try:
+            with db.read() as conn:
+                return sorted(
+                    str(r[0]) for r in conn.execute(text("SELECT version_num FROM alembic_version"))
+                )
+        finally:
+            db.dispose()
+
+    def occupied(self, place: Place) -> str | None:
+        if place.engine == "sqlite":
+            path = place.sqlite_file
+            return f"{path} already exists" if path.exists() and path.stat().st_size > 0 else None
+        db = Database(place.database_url)
+        try:
+            with db.read() as conn:
+                tables = inspect(conn).get_table_names()
+        finally:
+            db.dispose()
+        return (
+            f"the database {place.url.database} already has tables ({', '.join(tables[:3])}...)"
+            if tables
+            else None
+        )
+
+    def restore(self, place: Place, source: Path, engine: str) -> None:
+        if engine != place.engine:
+            hint = "--data-dir (SQLite)" if engine == "sqlite" else "--database-url postgresql://..."
+            raise BackupError(f"{source}: this backup holds a {engine} database; restore it with {hint}")
+        if engine == "sqlite":
+            path = place.sqlite_file
+            path.parent.mkdir(parents=True, exist_ok=True)
+            temporary = path.with_name(path.name + ".restoring")
+            shutil.copyfile(source / self.SQLITE, temporary)
+            with temporary.open("rb") as f:
+                os.fsync(f.fileno())
+            temporary.replace(path)
+            return
+        command = ["pg_restore", "--no-owner", "--no-privileges", "--exit-on-error", "--single-transaction"]
+        env = libpq_env(place.url)
+        _run([*command, "--dbname", env.get("PGDATABASE", ""), str(source / self.PGDUMP)], env, "pg_restore")
+
+
+class FilesPart:
+    """A directory under the data directory, file by file (recordings are written once: a temporary
+    file renamed into place, so every file copied is whole)."""
+
+    def __init__(self, name: str, directory: str) -> None:
+        self.name = name
+        self.directory = directory
+
+    def dump(self, place: Place, target: Path) -> list[Path]:
+        target.mkdir(parents=True)
+        root = place.data_dir / self.directory
+        written: list[Path] = []
+        if not root.is_dir():
+            return written
+        for folder, _, files in os.walk(root):
+            for name in files:
+                if name.startswith("."):  # a chunk being written
+                    continue
+                source = Path(folder) / name
+                copy = target / source.relative_to(root)
+                copy.parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    shutil.copyfile(source, copy)
+                except FileNotFoundError:  # deleted (retention) while we walked
+                    continue
+                written.append(copy)
+        return written
+
+    def occupied(self, place: Place) -> str | None:
+        root = place.data_dir / self.directory
+        if root.is_dir() and any(p.is_file() for p in root.rglob("*")):
+            return f"{root} already holds files"
+        return None
+
+    def restore(self, place: Place, source: Path, engine: str) -> None:
+        if source.is_dir():
+            shutil.copytree(source, place.data_dir / self.directory, dirs_exist_ok=True)
+
+
+PARTS: list[Part] = [DatabasePart(), FilesPart("recordings", "recordings")]
