@@ -12,6 +12,7 @@ import { blankQuestion, cleanDefinition, DEFAULT_ACCENT, type Definition, type S
 import { type FieldError, inputId, placeError } from "./errors";
 import { Preview } from "./Preview";
 import { QuestionFields } from "./QuestionFields";
+import { Install } from "./Install";
 import { Revisions } from "./Revisions";
 import { revisionText, StatusBadge } from "./Status";
 import { TargetingFields } from "./TargetingFields";
@@ -246,6 +247,7 @@ function Editor({ siteId, siteName, survey: initial }: { siteId: number; siteNam
         </div>
         <div class="sv-side">
           <Preview definition={draft} />
+          {survey && <Install surveyId={survey.id} published={survey.revision !== null} />}
         </div>
       </form>
       {survey && <Revisions survey={survey} />}

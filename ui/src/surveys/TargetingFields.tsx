@@ -76,10 +76,11 @@ function RuleList(props: {
       })}
       <button
         type="button"
-        class="button button-quiet"
+        class="button"
         disabled={rules.length >= 50}
         onClick={() => onChange([...rules, { match: "prefix", path: "/" }])}
       >
+        <span class="icon icon-plus" aria-hidden="true" />
         {list === "include" ? "Add a page rule" : "Add an exclusion"}
       </button>
     </fieldset>
