@@ -143,13 +143,20 @@ const context = (): SessionContext => {
 
 const saveOut = (): void => store(S, outKey, out);
 
+const states = (events: ConnectionState, feedback = events, recording: ConnectionState = "disabled"): void => {
+  st = { events, recording, feedback };
+};
+
 /** Stop for good: the server refused the site (`error`) or collection is off (`disabled`). */
 const halt = (state: ConnectionState): void => {
-  st = { events: state, recording: "disabled", feedback: state };
+  states(state);
   dead = 1;
   queue = buf = out = [];
   saveOut();
 };
+
+/** Stop on the server's refusal `j`: `disabled` when the owner switched collection off, else `error`. */
+const refused = (j: any): void => halt(j.error?.code == "collection_disabled" ? "disabled" : "error");
 
 /** Cut `buf` into batches of at most 20 events and 64 KiB, appended to `out` (50 batches at most). */
 const seal = (): void => {
@@ -196,7 +203,7 @@ const send = (): void => {
             ? r
                 .json()
                 .catch(() => ({}))
-                .then((j) => halt(j.error?.code == "collection_disabled" ? "disabled" : "error"))
+                .then(refused)
             : settle(0), // 2xx stored; another 4xx: this batch can never be stored, drop it
       () => settle(),
     )
@@ -213,15 +220,15 @@ const flush = (): void => {
  * to sendBeacon. They stay in `out`: a page that lives on sends them again by fetch when it is shown,
  * the next page of the tab sends them after a reload; the batch_id makes the server store them once.
  */
-const hide = (): void => {
+const hide = (from?: number): void => {
   if (dead) return;
   buf.push(...queue);
   queue = [];
   seal();
-  if (ready) for (const batch of out) batch != inflight && N.sendBeacon(base + "i/events", wire(batch));
+  if (ready) for (const b of out.slice(from)) b != inflight && N.sendBeacon(base + "i/events", wire(b));
 };
 
-const push = (name: string, props: Props): void => {
+const push = (name: string, props: Props, at?: Partial<Ev>): void => {
   if (!startup || dead) return;
   const v = visit(1);
   const ev: Ev = {
@@ -235,6 +242,7 @@ const push = (name: string, props: Props): void => {
     referrer: cut(D.referrer, 2000),
     title: cut(D.title, 500),
     screen: screen.width | 0,
+    ...at,
   };
   if (Object.keys(v.u).length) ev.utm = v.u;
   if (!ready) {
@@ -269,7 +277,7 @@ const applyConfig = (c: Config): void => {
     }
   } else (keep = 1), store(L, VISITOR, visitor), store(L, VISIT, memVisit), saveOut();
   const rec = c.recording;
-  st = { events: "ready", feedback: c.feedback === true && !privacy() ? "ready" : "disabled", recording: "disabled" };
+  states("ready", c.feedback === true && !privacy() ? "ready" : "disabled");
   if (rec?.enabled && !privacy() && host.sampled(rec.sample_rate)) {
     st.recording = "loading";
     load("recording").then((p) => p || host.set("recording", "error"));
@@ -278,11 +286,12 @@ const applyConfig = (c: Config): void => {
   buf.push(...queue);
   queue = [];
   flush();
+  load("capture");
 };
 
 const fetchConfig = (resolve: (s: Status) => void): void => {
   const retry = (retryAfter?: string | null): void => {
-    st = { events: "error", recording: "disabled", feedback: "error" };
+    states("error");
     setTimeout(safe(() => fetchConfig(resolve)), backoff(retryAfter));
   };
   fetch(base + "i/config?key=" + encodeURIComponent(key), { credentials: "omit" })
@@ -294,7 +303,7 @@ const fetchConfig = (resolve: (s: Status) => void): void => {
             .catch(() => ({}))
             .then((j) => {
               attempt = 0;
-              r.ok ? applyConfig(j) : halt(j.error?.code == "collection_disabled" ? "disabled" : "error");
+              r.ok ? applyConfig(j) : refused(j);
             }),
     )
     .catch(() => retry())
@@ -302,7 +311,7 @@ const fetchConfig = (resolve: (s: Status) => void): void => {
 };
 
 const boot = (resolve: (s: Status) => void): void => {
-  st = { events: "loading", recording: "loading", feedback: "loading" };
+  states("loading", "loading", "loading");
   const stored = store(L, VISITOR);
   // The owner's link from the console (?sightline=exclude / include) marks this browser.
   safe(() => {
@@ -343,6 +352,9 @@ const host: Host = {
   },
   context,
   privacy,
+  load,
+  event: push,
+  flush: () => hide(out.length),
   sampled: (rate) => visit().r < rate,
   set: (connection, state) => {
     if (startup && !dead) st[connection] = state;

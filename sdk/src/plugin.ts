@@ -16,8 +16,13 @@
  *   `open(surveyId)` resolves true only when the widget is shown. The core has already checked that
  *   the SDK started and that no DNT/GPC signal is set; the plugin checks publication, page targeting,
  *   earlier answers and other open surveys.
+ * - `capture` (the autocapture loader, src/plugins/capture.ts) is loaded once the events connection is
+ *   ready. It loads each capture plugin (`outbound-links`, `file-downloads`, `engagement`, `web-vitals`,
+ *   `heatmaps`, `tagged`, `not-found`) when the snippet or the site's settings turn it on, or the page
+ *   holds tagged elements or a not-found marker. Captures send events through `host.event`, which the
+ *   core stamps and delivers like any other, and `host.flush()` when the page is being left.
  */
-import type { Analytics, ConnectionState, SessionContext } from "../analytics";
+import type { Analytics, ConnectionState, Props, SessionContext } from "../analytics";
 
 /** The answer of `GET {base}/i/config?key=KEY`. */
 export interface Config {
@@ -26,6 +31,17 @@ export interface Config {
   feedback?: boolean;
   /** The site counts without storing anything on the device. */
   cookieless?: boolean;
+  /** Captures the site's settings turn on, by plugin name ("outbound-links", "heatmaps", ...). */
+  capture?: string[];
+  /** File extensions the file-downloads capture counts (the site's list, or the default one). */
+  file_download_extensions?: string[];
+}
+
+/** Where an event happened, when not on the current page (an SPA route already left). */
+export interface At {
+  url: string;
+  path: string;
+  title: string;
 }
 
 /** What the core hands to a plugin. */
@@ -40,6 +56,15 @@ export interface Host {
   context(): SessionContext;
   /** True under Do-Not-Track or Global Privacy Control. */
   privacy(): boolean;
+  /** Load the plugin `analytics-<name>.js` once (the `capture` loader loads the captures this way). */
+  load(name: string): Promise<Plugin | undefined>;
+  /**
+   * Queue an event (arguments already valid, as `analytics.event` checks them) stamped with the
+   * visit and page; `at` replaces the page's url, path and title.
+   */
+  event(name: string, props: Props, at?: At): void;
+  /** Deliver what is waiting now with sendBeacon (the page is being hidden or left). */
+  flush(): void;
   /** Whether this visit falls inside a sample of `rate` (0..1); stable for the whole visit. */
   sampled(rate: number): boolean;
   /** Set the state of the plugin's own connection. */

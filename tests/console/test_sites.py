@@ -7,6 +7,7 @@ import uuid
 import httpx
 import pytest
 
+from sightline.autocapture.settings import DEFAULT_EXTENSIONS
 from tests.conftest import StartServer
 from tests.support.pages import customer_site
 from tests.support.server import LiveServer, create_owner
@@ -35,6 +36,7 @@ def test_a_new_site_has_a_key_a_snippet_and_defaults(owner: httpx.Client, consol
         "recording_enabled",
         "recording_sample_rate",
         "timezone",
+        "autocapture",
         "created_at",
         "connection",
     }
@@ -51,6 +53,57 @@ def test_a_new_site_has_a_key_a_snippet_and_defaults(owner: httpx.Client, consol
         "last_check_at": None,
         "last_check_error": None,
     }
+
+
+def test_a_new_site_captures_nothing_by_itself_and_the_owner_can_turn_each_capture_on(
+    owner: httpx.Client,
+) -> None:
+    site = _create(owner)
+    capture = site["autocapture"]
+    assert isinstance(capture, dict)
+    assert {k: v for k, v in capture.items() if k != "file_download_extensions"} == dict.fromkeys(
+        ("outbound_links", "file_downloads", "engagement", "web_vitals", "heatmaps"), False
+    )
+    assert capture["file_download_extensions"] == list(DEFAULT_EXTENSIONS)
+    changed = owner.patch(
+        f"/api/sites/{site['id']}",
+        json={
+            "autocapture": {"heatmaps": True, "web_vitals": True, "file_download_extensions": [".PDF", "zip"]}
+        },
+    )
+    assert changed.status_code == 200, changed.text
+    after = changed.json()["autocapture"]
+    assert (after["heatmaps"], after["web_vitals"], after["engagement"]) == (True, True, False)
+    assert after["file_download_extensions"] == ["pdf", "zip"]
+    # A partial change keeps the rest; null restores the default extensions.
+    again = owner.patch(
+        f"/api/sites/{site['id']}",
+        json={"autocapture": {"heatmaps": False, "file_download_extensions": None}},
+    ).json()["autocapture"]
+    assert (again["heatmaps"], again["web_vitals"]) == (False, True)
+    assert again["file_download_extensions"] == list(DEFAULT_EXTENSIONS)
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"heatmaps": "yes"}, "autocapture.heatmaps"),
+        ({"heatmaps": None}, "autocapture.heatmaps"),
+        ({"unknown": True}, "autocapture.unknown"),
+        ({"file_download_extensions": []}, "autocapture.file_download_extensions"),
+        ({"file_download_extensions": ["p d f"]}, "autocapture.file_download_extensions"),
+        ({"file_download_extensions": "pdf"}, "autocapture.file_download_extensions"),
+    ],
+)
+def test_an_invalid_autocapture_change_gets_422_naming_the_field(
+    owner: httpx.Client, body: dict[str, object], field: str
+) -> None:
+    site = _create(owner)
+    response = owner.patch(f"/api/sites/{site['id']}", json={"autocapture": body})
+    assert response.status_code == 422, response.text
+    assert response.json()["error"]["field"] == field
+    [stored] = [s for s in owner.get("/api/sites").json()["sites"] if s["id"] == site["id"]]
+    assert stored["autocapture"] == site["autocapture"]
 
 
 def test_a_created_site_is_listed(owner: httpx.Client) -> None:

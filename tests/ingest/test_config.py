@@ -5,6 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from sightline.autocapture.settings import DEFAULT_EXTENSIONS
 from tests.ingest.helpers import CHROME, Site, Visitor
 from tests.support.server import LiveServer
 
@@ -17,6 +18,8 @@ def test_config_tells_the_sdk_which_connections_are_on(visitor: Visitor) -> None
         "recording": {"enabled": False, "sample_rate": 1.0},
         "feedback": True,
         "cookieless": False,
+        "capture": [],
+        "file_download_extensions": list(DEFAULT_EXTENSIONS),
     }
     assert response.headers["access-control-allow-origin"] == visitor.site.origin
     assert "Origin" in response.headers["vary"]

@@ -35,6 +35,7 @@ class StoredEvent:
     path: str
     props: dict[str, Any]
     batch_id: str
+    referrer: str | None = None
 
 
 class Store:
@@ -45,13 +46,15 @@ class Store:
 
     def events(self, site: Site) -> list[StoredEvent]:
         query = text(
-            "SELECT name, visitor_id, session_id, path, props, batch_id FROM events "
+            "SELECT name, visitor_id, session_id, path, props, batch_id, referrer FROM events "
             "WHERE site_id = :site ORDER BY id"
         )
         with self.db.read() as conn:
             rows = conn.execute(query, {"site": site.id}).all()
         return [
-            StoredEvent(r.name, r.visitor_id, r.session_id, r.path, json.loads(r.props or "{}"), r.batch_id)
+            StoredEvent(
+                r.name, r.visitor_id, r.session_id, r.path, json.loads(r.props or "{}"), r.batch_id, r.referrer
+            )
             for r in rows
         ]
 
@@ -79,6 +82,20 @@ class Stored:
         wait_until(self.page, enough, timeout, lambda: f"{len(found)} events stored, expected {count}")
         assert len(found) == count, [e.name for e in found]
         return found
+
+
+def named(stored: Stored, name: str, count: int = 1, timeout: float = 20) -> list[StoredEvent]:
+    """The stored events called ``name`` once there are ``count`` of them; fails when more arrive."""
+    found: list[StoredEvent] = []
+
+    def enough() -> bool:
+        nonlocal found
+        found = [e for e in stored.all() if e.name == name]
+        return len(found) >= count
+
+    wait_until(stored.page, enough, timeout, lambda: f"{len(found)} {name} events stored, expected {count}")
+    assert len(found) == count, [e.props for e in found]
+    return found
 
 
 def wait_until(

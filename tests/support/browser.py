@@ -29,7 +29,9 @@ BUILDS = {"sdk": STATIC / "sdk" / "analytics.js", "ui": STATIC / "console" / "ap
 
 
 def launch(playwright: Playwright) -> Browser:
-    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    """Chromium browsing as desktop Chrome from launch on (contexts set the same user agent)."""
+    args = [*CHROMIUM_ARGS, f"--user-agent={DESKTOP_CHROME}"]
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=args)
 
 
 def _newest_source(package: Path) -> float:

@@ -22,6 +22,7 @@ class Shop:
         self.head = ""
         self.body = body
         self.pages: dict[str, str] = {}
+        self.headers: dict[str, str] = {}  # sent with every page (a Content-Security-Policy, ...)
         shop = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -35,6 +36,8 @@ class Shop:
                 self.send_header("Content-Type", "text/html; charset=utf-8")
                 self.send_header("Content-Length", str(len(content)))
                 self.send_header("Cache-Control", "no-store")
+                for name, value in shop.headers.items():
+                    self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(content)
 

@@ -46,6 +46,19 @@ class SiteCreate(Body):
     domain: Text
 
 
+class AutocapturePatch(Body):
+    """Any of the site's autocapture switches; ``file_download_extensions`` null restores the default list."""
+
+    outbound_links: StrictBool | None = None
+    file_downloads: StrictBool | None = None
+    engagement: StrictBool | None = None
+    web_vitals: StrictBool | None = None
+    heatmaps: StrictBool | None = None
+    file_download_extensions: (
+        Annotated[list[Annotated[Text, Field(max_length=20)]], Field(max_length=50)] | None
+    ) = None
+
+
 class SitePatch(Body):
     name: Text | None = None
     collection_enabled: StrictBool | None = None
@@ -57,6 +70,7 @@ class SitePatch(Body):
         Annotated[list[Annotated[Text, Field(max_length=64)]], Field(max_length=100)] | None
     ) = None
     retention_days: Annotated[StrictInt, Field(ge=1, le=36500)] | None = None
+    autocapture: AutocapturePatch | None = None
 
 
 class EmptyBody(Body):

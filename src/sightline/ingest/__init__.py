@@ -10,6 +10,7 @@ May import: ``sightline.sites`` (key lookup, origin matching, marking traffic), 
 modules ``sightline.surveys`` and ``sightline.recordings``, ``sightline.storage``,
 ``sightline.health``, ``sightline.settings``, ``sightline.errors``, ``sightline.geo`` (the
 country of a client address, looked up in the writer process), ``sightline.clientaddr``,
-``sightline.visitors`` (cookieless visitor codes).
+``sightline.visitors`` (cookieless visitor codes), ``sightline.autocapture`` (reserved events'
+rules, ``/i/config``'s capture list).
 Never imports ``sightline.console`` (nor the console it).
 """

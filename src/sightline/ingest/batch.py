@@ -15,6 +15,8 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import Meta, Struct
 
+from sightline.autocapture.events import RESERVED, problem
+
 MAX_BODY = 64 * 1024
 MAX_EVENTS = 20
 MAX_PROPS = 30
@@ -126,6 +128,17 @@ def check_numbers(batch: Batch) -> Batch:
             event = msgspec.structs.replace(event, props=fixed)
         events.append(event)
     return msgspec.structs.replace(batch, events=events)
+
+
+def check_reserved(batch: Batch) -> None:
+    """Autocapture's reserved events (``engagement``, ``web_vital``, ...) carry the props their reports
+    read, with the right types and ranges (``sightline.autocapture.events``); one set lookup per event."""
+    for index, event in enumerate(batch.events):
+        if event.name in RESERVED:
+            found = problem(event.name, event.props)
+            if found is not None:
+                field = f"events.{index}.props.{found[0]}"
+                raise BatchError(422, "invalid_field", f"The field {field} is invalid: {found[1]}.", field)
 
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1

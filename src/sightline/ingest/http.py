@@ -267,4 +267,6 @@ def site_config(site: SiteInfo) -> dict[str, Any]:
         },
         "feedback": on and stores,
         "cookieless": site.cookieless,
+        "capture": list(site.capture) if on else [],
+        "file_download_extensions": list(site.file_download_extensions),
     }

@@ -131,11 +131,13 @@ class Pipeline:
             raise _drop(exc) from None
 
     def validate(self, job: Job) -> None:
-        """The rules types cannot say: text must be storable (no NUL), numbers must fit a float."""
+        """The rules types cannot say: text must be storable (no NUL), numbers must fit a float,
+        autocapture's reserved events carry their props."""
         assert job.batch is not None
         try:
             batch.check_text(job.batch, job.body)
             job.batch = batch.check_numbers(job.batch)
+            batch.check_reserved(job.batch)
         except BatchError as exc:
             raise _drop(exc) from None
 

@@ -1,5 +1,5 @@
 """Sites: the owner's site connections, their public keys, snippets and connection state.
 
-May import: ``sightline.storage``, ``sightline.errors``. Used by ``console`` (owner side) and
-``ingest`` (key lookup, marking traffic), which never import each other.
+May import: ``sightline.storage``, ``sightline.errors``, ``sightline.autocapture`` (its settings).
+Used by ``console`` (owner side) and ``ingest`` (key lookup, marking traffic), which never import each other.
 """

@@ -17,6 +17,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Delete, Insert, Update, event, select
 
+from sightline.autocapture import settings as autocapture
 from sightline.numbers import port_number
 from sightline.sites.domains import host_of
 from sightline.sites.privacy import Network, networks_of
@@ -49,6 +50,9 @@ class SiteInfo:
     recording_sample_rate: float
     cookieless: bool = False
     excluded: tuple[Network, ...] = ()  # client addresses whose events are dropped
+    # Autocapture: plugin names the site's settings turn on, and its file-download extensions.
+    capture: tuple[str, ...] = ()
+    file_download_extensions: tuple[str, ...] = autocapture.DEFAULT_EXTENSIONS
 
     def allows_origin(self, origin: str | None) -> bool:
         return origin is not None and origin_matches(origin, self.domain)
@@ -152,6 +156,8 @@ class SiteDirectory:
                     sites.c.recording_sample_rate,
                     sites.c.cookieless,
                     sites.c.excluded_addresses,
+                    sites.c.file_download_extensions,
+                    *(sites.c[autocapture.column(name)] for name in autocapture.SWITCHES),
                 ).where(sites.c.key == key)
             ).first()
         info = None
@@ -165,6 +171,12 @@ class SiteDirectory:
                 recording_sample_rate=float(row.recording_sample_rate),
                 cookieless=bool(row.cookieless),
                 excluded=networks_of(row.excluded_addresses),
+                capture=tuple(
+                    plugin
+                    for name, plugin in autocapture.SWITCHES.items()
+                    if row._mapping[autocapture.column(name)]
+                ),
+                file_download_extensions=autocapture.stored_extensions(row.file_download_extensions),
             )
         self._store(self._by_key, key, info, generation)
         return info

@@ -12,6 +12,7 @@ import orjson
 from sqlalchemy import Connection, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
+from sightline.autocapture import settings as autocapture
 from sightline.errors import ApiError, not_found
 from sightline.sites.domains import DomainError, normalise_domain
 from sightline.sites.privacy import check_exclusions, check_retention, exclusions_of
@@ -91,6 +92,7 @@ def public_site(row: Any, base_url: str) -> dict[str, Any]:
         "cookieless": bool(row["cookieless"]),
         "excluded_addresses": exclusions_of(row["excluded_addresses"]),
         "retention_days": row["retention_days"],
+        "autocapture": autocapture.public(row),
         "created_at": _iso(row["created_at"]),
         "connection": {
             "state": connection_state(row),
@@ -147,7 +149,8 @@ def _duplicate() -> ApiError:
 
 
 def update_site(conn: Connection, owner_id: int, site_id: int, changes: dict[str, Any]) -> Any:
-    """Apply the validated ``changes`` (name, collection, recording, time zone, privacy) to one site."""
+    """Apply the validated ``changes`` (name, collection, recording, time zone, privacy,
+    autocapture) to one site."""
     get_site(conn, owner_id, site_id)
     values: dict[str, Any] = {}
     if "name" in changes:
@@ -165,6 +168,8 @@ def update_site(conn: Connection, owner_id: int, site_id: int, changes: dict[str
         values["excluded_addresses"] = orjson.dumps(check_exclusions(changes["excluded_addresses"])).decode()
     if "retention_days" in changes:
         values["retention_days"] = check_retention(changes["retention_days"])
+    if "autocapture" in changes:
+        values.update(autocapture.changes(changes["autocapture"]))
     if values:
         conn.execute(
             update(sites).where(sites.c.id == site_id, sites.c.owner_id == owner_id).values(**values)

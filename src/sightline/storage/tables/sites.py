@@ -49,6 +49,13 @@ sites = Table(
     Column("cookieless", Boolean, nullable=False, default=False, server_default=false()),
     Column("excluded_addresses", Text, nullable=False, default="[]", server_default="[]"),
     Column("retention_days", Integer, nullable=True),
+    # Autocapture switches and file-download extensions (migration 0015; sightline.autocapture).
+    Column("capture_outbound_links", Boolean, nullable=False, default=False, server_default=false()),
+    Column("capture_file_downloads", Boolean, nullable=False, default=False, server_default=false()),
+    Column("capture_engagement", Boolean, nullable=False, default=False, server_default=false()),
+    Column("capture_web_vitals", Boolean, nullable=False, default=False, server_default=false()),
+    Column("capture_heatmaps", Boolean, nullable=False, default=False, server_default=false()),
+    Column("file_download_extensions", String(600), nullable=True),
     UniqueConstraint("owner_id", "domain", name="uq_sites_owner_domain"),
 )
 
