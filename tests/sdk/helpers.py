@@ -53,7 +53,13 @@ class Store:
             rows = conn.execute(query, {"site": site.id}).all()
         return [
             StoredEvent(
-                r.name, r.visitor_id, r.session_id, r.path, json.loads(r.props or "{}"), r.batch_id, r.referrer
+                r.name,
+                r.visitor_id,
+                r.session_id,
+                r.path,
+                json.loads(r.props or "{}"),
+                r.batch_id,
+                r.referrer,
             )
             for r in rows
         ]
@@ -93,7 +99,10 @@ def named(stored: Stored, name: str, count: int = 1, timeout: float = 20) -> lis
         found = [e for e in stored.all() if e.name == name]
         return len(found) >= count
 
-    wait_until(stored.page, enough, timeout, lambda: f"{len(found)} {name} events stored, expected {count}")
+    def why() -> str:
+        return f"{len(found)} {name} events stored, expected {count}: {[e.props for e in found]}"
+
+    wait_until(stored.page, enough, timeout, why)
     assert len(found) == count, [e.props for e in found]
     return found
 
