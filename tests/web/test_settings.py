@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
@@ -142,3 +143,40 @@ def test_a_check_refused_for_a_private_address_names_the_flag_that_allows_it(
     finally:
         helper.close()
     assert helper.errors == []
+
+
+def test_autocapture_is_switched_on_the_settings_page_and_its_extensions_are_checked(
+    console: Console,
+) -> None:
+    page = console.signed_in()
+    site = console.api(
+        page, "POST", "/api/sites", {"name": "Capture shop", "domain": unique("capture") + ".example.com"}
+    )
+    assert isinstance(site, dict)
+    page.goto(f"/sites/{site['id']}/settings#autocapture")
+    expect(page.get_by_role("heading", level=2, name="Autocapture")).to_be_visible()
+    heatmaps = page.get_by_role("switch", name="Click heatmaps")
+    expect(heatmaps).not_to_be_checked()
+    heatmaps.check()
+    expect(page.get_by_role("status").filter(has_text="Click heatmaps: on.")).to_be_visible()
+    page.get_by_role("switch", name="Web vitals").check()
+    expect(page.get_by_role("status").filter(has_text="Web vitals: on.")).to_be_visible()
+    extensions = page.get_by_label("File download extensions")
+    expect(extensions).to_have_value(re.compile(r"^pdf, csv, txt, "))
+    extensions.fill("pdf, z!p")
+    page.get_by_role("button", name="Save extensions").click()
+    expect(page.get_by_text("'z!p' is not a file extension")).to_be_visible()
+    expect(extensions).to_have_attribute("aria-invalid", "true")
+    extensions.fill(".PDF, zip")
+    page.get_by_role("button", name="Save extensions").click()
+    expect(page.get_by_role("status").filter(has_text="The extensions are saved.")).to_be_visible()
+    expect(extensions).to_have_value("pdf, zip")
+    sites = console.api(page, "GET", "/api/sites")
+    assert isinstance(sites, dict)
+    stored = next(s for s in sites["sites"] if s["id"] == site["id"])["autocapture"]
+    assert (stored["heatmaps"], stored["web_vitals"], stored["engagement"]) == (True, True, False)
+    assert stored["file_download_extensions"] == ["pdf", "zip"]
+    page.reload()
+    expect(page.get_by_role("switch", name="Click heatmaps")).to_be_checked()
+    page.get_by_role("button", name="Restore the default list").click()
+    expect(page.get_by_label("File download extensions")).to_have_value(re.compile(r"^pdf, csv, txt, "))

@@ -26,6 +26,8 @@ export interface Site {
   recording_sample_rate: number;
   /** IANA zone of the site's reports (days, hours, the default custom range). */
   timezone: string;
+  /** What the SDK captures by itself on the site's pages (docs/sdk.md#autocapture). */
+  autocapture: Autocapture;
   created_at: string;
   connection: {
     state: ConnectionState;
@@ -36,8 +38,22 @@ export interface Site {
   };
 }
 
+export interface Autocapture {
+  outbound_links: boolean;
+  file_downloads: boolean;
+  engagement: boolean;
+  web_vitals: boolean;
+  heatmaps: boolean;
+  file_download_extensions: string[];
+}
+
 /** What PATCH /api/sites/{id} may change: every field but the identity and the server's state. */
-export type SiteChanges = Partial<Omit<Site, "id" | "domain" | "key" | "snippet" | "created_at" | "connection">>;
+export type SiteChanges = Partial<
+  Omit<Site, "id" | "domain" | "key" | "snippet" | "created_at" | "connection" | "autocapture">
+> & {
+  /** Any of the switches; `file_download_extensions: null` restores the default list. */
+  autocapture?: Partial<Omit<Autocapture, "file_download_extensions">> & { file_download_extensions?: string[] | null };
+};
 
 export type ServiceStatus = "ok" | "degraded" | "down";
 

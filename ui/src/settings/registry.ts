@@ -5,6 +5,7 @@
 import type { ComponentType } from "preact";
 
 import type { Site } from "../api";
+import { AutocapturePanel } from "./AutocapturePanel";
 import { CollectionPanel } from "./CollectionPanel";
 import { DeletePanel } from "./DeletePanel";
 import { NamePanel } from "./NamePanel";
@@ -32,6 +33,7 @@ export const settingsSections: SettingsSection[] = [
   { id: "collection", label: "Collection and recording", component: CollectionPanel },
   { id: "sharing", label: "Sharing", component: SharingSection },
   { id: "email", label: "E-mail reports", component: EmailSection },
+  { id: "autocapture", label: "Autocapture", component: AutocapturePanel },
   // Sections of other features go above this line; deleting the site stays last.
   { id: "delete", label: "Delete site", component: DeletePanel },
 ];
