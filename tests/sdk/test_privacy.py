@@ -15,8 +15,12 @@ SIGNALS = {
 
 
 def _plugin_requests(page: Page) -> list[Request]:
+    """Plugins the page loaded, but the autocapture loader, which every started page loads."""
     requests: list[Request] = []
-    page.on("request", lambda r: requests.append(r) if "/analytics-" in r.url else None)
+    page.on(
+        "request",
+        lambda r: requests.append(r) if "/analytics-" in r.url and "analytics-capture" not in r.url else None,
+    )
     return requests
 
 
