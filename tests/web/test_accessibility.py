@@ -74,6 +74,8 @@ PAGES = [
     ("/sites/{site}", "Axe shop"),
     ("/sites/{site}/settings", "Settings"),
     ("/health", "Health"),
+    ("/team", "Team"),
+    ("/team/keys", "API keys"),
     ("/reports", None),
     ("/sites/{site}/reports", None),
     ("/sites/{site}/realtime", None),

@@ -6,6 +6,7 @@ import re
 
 from playwright.sync_api import expect
 
+from tests.support.axe import assert_accessible
 from tests.web.conftest import PHONE, Console, unique
 
 PASSWORD = "a member's own password"
@@ -34,6 +35,7 @@ def test_the_owner_invites_a_viewer_who_joins_by_the_link_and_sees_no_team_page(
     expect(link).to_contain_text("/invite#token=")
     url = link.inner_text()
     console.shoot(owner, "team-invitation-link")
+    assert_accessible(owner, "the invitation link dialog")
     owner.get_by_role("button", name="Done").click()
     expect(owner.locator(f'[data-invitation="{email}"]')).to_contain_text("Bakery")
 
@@ -41,6 +43,7 @@ def test_the_owner_invites_a_viewer_who_joins_by_the_link_and_sees_no_team_page(
     invitee.goto(url)
     expect(invitee.get_by_text(f"invited {email} as a viewer")).to_be_visible()
     assert "token" not in invitee.url, "the token leaves the address bar"
+    assert_accessible(invitee, "/invite")
     invitee.get_by_label("Password", exact=True).fill(PASSWORD)
     invitee.get_by_label("Repeat the password").fill(PASSWORD + "x")
     invitee.get_by_role("button", name="Accept and sign in").click()
@@ -83,6 +86,7 @@ def test_an_api_key_is_shown_once_then_listed_by_its_prefix_and_revoked(console:
     key = owner.locator("#new-key").inner_text()
     assert key.startswith("sl_")
     console.shoot(owner, "team-key-created-phone-dark")
+    assert_accessible(owner, "the new key dialog (phone, dark)")
     owner.get_by_role("button", name="Done").click()
     row = owner.locator(f'[data-key="{name}"]')
     expect(row).to_contain_text(key[:10])
@@ -127,6 +131,9 @@ def test_a_shared_link_shows_the_dashboard_read_only_and_nothing_once_deleted(co
     expect(visitor.get_by_role("link", name="raw events of the period")).to_have_count(0)
     assert visitor.evaluate("document.documentElement.scrollWidth") <= PHONE["width"], _overflowing(visitor)
     console.shoot(visitor, "shared-dashboard-phone-dark")
+    visitor.wait_for_load_state("networkidle")
+    assert_accessible(visitor, "a shared dashboard (phone, dark)")
+    assert_accessible(owner, "the site's settings with the Sharing section")
 
     owner.get_by_role("button", name=re.compile("^Delete")).first.click()
     expect(owner.get_by_text("The link was deleted")).to_be_visible()
@@ -145,6 +152,7 @@ def test_a_shared_link_with_a_password_asks_for_it_first(console: Console) -> No
     visitor = console.page()
     visitor.goto(str(share["url"]))
     expect(visitor.get_by_role("heading", name="This dashboard has a password")).to_be_visible()
+    assert_accessible(visitor, "a shared dashboard's password form")
     visitor.get_by_label("Password").fill("soft loaves")
     visitor.get_by_role("button", name="Open dashboard").click()
     expect(visitor.get_by_text("The password is wrong.")).to_be_visible()
