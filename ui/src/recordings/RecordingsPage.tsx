@@ -63,7 +63,7 @@ function SiteRecordings({ site }: { site: Site }) {
           {site.recording_enabled
             ? `Recording ${Math.round(site.recording_sample_rate * 100)}% of visits`
             : "Recording is off for this site"}{" "}
-          · <a href={`/sites/${site.id}`}>Settings</a>
+          · <a href={`/sites/${site.id}/settings#collection`}>Settings</a>
         </span>
       </div>
       {error && <Notice kind="error">{error}</Notice>}
@@ -89,15 +89,17 @@ function SiteRecordings({ site }: { site: Site }) {
           <tbody>
             {rows.map((r) => (
               <tr key={r.id} data-recording-id={r.id}>
-                <td>
+                <td data-label="Started">
                   <a href={`/recordings/${encodeURIComponent(r.id)}`} target="_top" title={dateTime(r.started_at)}>
                     {timeAgo(r.started_at)}
                   </a>
                 </td>
-                <td>{duration(r.duration_ms)}</td>
-                <td>{count(r.pages)}</td>
-                <td class="recordings-visitor">{r.visitor_id}</td>
-                <td>{bytes(r.size_bytes)}</td>
+                <td data-label="Duration">{duration(r.duration_ms)}</td>
+                <td data-label="Pages">{count(r.pages)}</td>
+                <td data-label="Visitor" class="recordings-visitor">
+                  {r.visitor_id}
+                </td>
+                <td data-label="Size">{bytes(r.size_bytes)}</td>
               </tr>
             ))}
           </tbody>
