@@ -54,5 +54,17 @@ def error_response(
     )
 
 
+UNAVAILABLE_CODE = "database_unavailable"
+UNAVAILABLE_MESSAGE = "The database cannot be reached or written right now; try again in a few seconds."
+UNAVAILABLE_RETRY_AFTER = 5
+
+
+def unavailable_response() -> Response:
+    """503 ``database_unavailable`` with ``Retry-After`` (the class is ``sightline.storage.outage``)."""
+    return error_response(
+        503, UNAVAILABLE_CODE, UNAVAILABLE_MESSAGE, headers={"Retry-After": str(UNAVAILABLE_RETRY_AFTER)}
+    )
+
+
 def not_found(what: str) -> ApiError:
     return ApiError(404, "not_found", f"No {what} with that id exists.")

@@ -61,6 +61,10 @@ class PostgresServer:
                 "--locale=C",
             ]
         )
+        self.launch()
+
+    def launch(self) -> None:
+        """Run the server on the existing cluster (``start`` creates it first)."""
         command = [
             str(self.bindir / "postgres"),
             "-D",
@@ -82,7 +86,7 @@ class PostgresServer:
         ]
         if self.as_root:
             command = ["runuser", "-u", "postgres", "--", *command]
-        with open(self.root / "postgres.log", "wb") as log:
+        with open(self.root / "postgres.log", "ab") as log:
             self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + waits.START
         while time.monotonic() < deadline:
@@ -114,11 +118,16 @@ class PostgresServer:
             conn.execute(f'CREATE DATABASE "{name}"')
         return self.url(name)
 
-    def stop(self) -> None:
+    def halt(self) -> None:
+        """Stop the server, keeping its data (``launch`` runs it again), as an operator would."""
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()
             try:
                 self.process.wait(timeout=waits.STOP)
             except subprocess.TimeoutExpired:
                 self.process.kill()
+                self.process.wait(timeout=15)
+
+    def stop(self) -> None:
+        self.halt()
         shutil.rmtree(self.root, ignore_errors=True)

@@ -39,8 +39,11 @@ def start_session(conn: Connection, user_id: int, lifetimes: Lifetimes) -> str:
     return token
 
 
-def resume_session(conn: Connection, token: str, lifetimes: Lifetimes) -> Any:
-    """The signed-in user for ``token``, or None when it is unknown, idle too long or expired."""
+def resume_session(conn: Connection, token: str, lifetimes: Lifetimes, *, write: bool = True) -> Any:
+    """The signed-in user for ``token``, or None when it is unknown, idle too long or expired.
+
+    ``write=False`` only reads (while the database cannot be written): nothing is deleted or touched.
+    """
     if not token or len(token) > 200:
         return None
     digest = token_hash(token)
@@ -53,9 +56,10 @@ def resume_session(conn: Connection, token: str, lifetimes: Lifetimes) -> Any:
         return None
     now = utcnow()
     if now >= row.expires_at or now - row.last_seen_at >= lifetimes.idle:
-        conn.execute(delete(sessions).where(sessions.c.token_hash == digest))
+        if write:
+            conn.execute(delete(sessions).where(sessions.c.token_hash == digest))
         return None
-    if now - row.last_seen_at >= _TOUCH_EVERY:
+    if write and now - row.last_seen_at >= _TOUCH_EVERY:
         conn.execute(update(sessions).where(sessions.c.token_hash == digest).values(last_seen_at=now))
     return row
 

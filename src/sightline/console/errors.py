@@ -6,10 +6,12 @@ import logging
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from sqlalchemy import exc as sa_exc
 from starlette.exceptions import HTTPException
 from starlette.responses import Response
 
-from sightline.errors import ApiError, error_response
+from sightline.errors import ApiError, error_response, unavailable_response
+from sightline.storage import Database
 
 log = logging.getLogger("sightline.console")
 
@@ -61,7 +63,18 @@ async def on_unexpected(request: Request, exc: Exception) -> Response:
     return error_response(500, "internal_error", "Something went wrong on the server; it has been logged.")
 
 
+async def on_database_error(request: Request, exc: Exception) -> Response:
+    """A database that cannot be reached or written is 503 with Retry-After; anything else a 500."""
+    db: Database = request.app.state.ctx.db
+    if db.note_outage(exc) is not None:
+        return unavailable_response()
+    return await on_unexpected(request, exc)
+
+
 def install(app: FastAPI) -> None:
+    app.add_exception_handler(sa_exc.DBAPIError, on_database_error)
+    app.add_exception_handler(sa_exc.TimeoutError, on_database_error)
+    app.add_exception_handler(sa_exc.DisconnectionError, on_database_error)
     app.add_exception_handler(RequestValidationError, on_validation)
     app.add_exception_handler(ApiError, on_api_error)
     app.add_exception_handler(HTTPException, on_http_error)

@@ -9,8 +9,11 @@ replayed to the handler.
 
 from __future__ import annotations
 
+import hashlib
+import logging
+import threading
+import time
 from collections.abc import Callable, Sequence
-from http.cookies import CookieError, SimpleCookie
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -22,14 +25,20 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from sightline.accounts.sessions import COOKIE_NAME, resume_session
 from sightline.console.roles import api_routes, authorise, is_key_route, match_route
 from sightline.context import Context
-from sightline.errors import ApiError, error_response
+from sightline.errors import ApiError, error_response, unavailable_response
 from sightline.numbers import ascii_int
 from sightline.teams import keys
 from sightline.teams.principal import Principal, principal_for
 
+log = logging.getLogger("sightline.console")
+
 MAX_BODY = 8 * 1024
+MAX_REMEMBERED = 1000  # sessions remembered for a database outage
+REMEMBER_SECONDS = 15 * 60
 STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 JSON_METHODS = frozenset({"POST", "PUT", "PATCH"})
+# Routes a remembered session may still use while the database is unavailable (see ``_resume``).
+OUTAGE_ROUTES = frozenset({("GET", "/api/me"), ("GET", "/api/health")})
 # (method, path) pairs that work without a session; every other guarded request needs one.
 OPEN_ROUTES = frozenset(
     {
@@ -47,14 +56,21 @@ def is_guarded(path: str) -> bool:
 
 
 def session_token(scope: Scope) -> str | None:
+    """The session cookie's value; other cookies, however malformed, are ignored.
+
+    Browsers send the most specific cookie first, so of duplicates the first one wins.
+    (``http.cookies.SimpleCookie`` dropped the whole header on one malformed cookie of another
+    site, signing the owner out, and let the last duplicate win.)
+    """
+    wanted = COOKIE_NAME.encode()
     for name, value in scope.get("headers", []):
-        if name == b"cookie":
-            try:
-                cookie: SimpleCookie = SimpleCookie(value.decode("latin-1"))
-            except CookieError:
-                continue
-            if COOKIE_NAME in cookie:
-                return cookie[COOKIE_NAME].value
+        if name != b"cookie":
+            continue
+        for pair in bytes(value).split(b";"):
+            key, sep, raw = pair.partition(b"=")
+            if sep and key.strip() == wanted:
+                token = raw.strip().strip(b'"')
+                return token.decode("latin-1") if token else None
     return None
 
 
@@ -83,6 +99,10 @@ def bearer_token(scope: Scope) -> str | None:
     return raw[7:].strip().decode("latin-1")
 
 
+class DatabaseUnavailableError(Exception):
+    """The session could not be checked: the database is down and the session was not seen lately."""
+
+
 class ConsoleGuard:
     def __init__(
         self,
@@ -94,6 +114,10 @@ class ConsoleGuard:
         self.context = context
         self.routes = routes
         self._api_routes: list[APIRoute] | None = None
+        # SHA-256 of a session token -> (when it was last found valid, the user row); consulted
+        # only while the database cannot be reached.
+        self._checked: dict[bytes, tuple[float, Any]] = {}
+        self._lock = threading.Lock()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or not is_guarded(scope["path"]):
@@ -103,7 +127,11 @@ class ConsoleGuard:
         method = scope["method"]
         state: dict[str, Any] = scope.setdefault("state", {})
         token = session_token(scope)
-        user = await to_thread.run_sync(self._resume, ctx, token) if token else None
+        try:
+            user = await to_thread.run_sync(self._resume, ctx, token) if token else None
+        except DatabaseUnavailableError:
+            await unavailable_response()(scope, receive, send)
+            return
         if self._api_routes is None:
             self._api_routes = [r for r in api_routes(self.routes()) if is_guarded(r.path)]
         route = match_route(self._api_routes, scope)
@@ -114,6 +142,11 @@ class ConsoleGuard:
                 user = await to_thread.run_sync(self._key, ctx, bearer, method, route)
             except ApiError as error:
                 await error.response()(scope, receive, send)
+                return
+            except Exception as exc:
+                if ctx.db.note_outage(exc) is None:
+                    raise
+                await unavailable_response()(scope, receive, send)
                 return
         if user is None and not open_route:
             await error_response(401, "not_signed_in", "Sign in to use the console.")(scope, receive, send)
@@ -145,13 +178,58 @@ class ConsoleGuard:
             except ApiError as error:
                 await error.response()(scope, receive, send)
                 return
+            except Exception as exc:
+                if ctx.db.note_outage(exc) is None:
+                    raise
+                # Who the user is and how the service fares stay visible during an outage.
+                if (method, scope["path"]) not in OUTAGE_ROUTES:
+                    await unavailable_response()(scope, receive, send)
+                    return
         await self.app(scope, _replay(body, receive), send)
 
-    @staticmethod
-    def _resume(ctx: Context, token: str) -> Principal | None:
-        with ctx.db.begin() as conn:
-            row = resume_session(conn, token, ctx.lifetimes)
-            return principal_for(conn, row) if row is not None else None
+    def _resume(self, ctx: Context, token: str) -> Principal | None:
+        """The session's user; while the database cannot be written, read only; while it cannot
+        be reached, a session this process checked recently still counts (so the owner can see
+        on the Health page what is wrong), any other answers 503."""
+        key = hashlib.sha256(token.encode("utf-8", "replace")).digest()
+        try:
+            if ctx.db.outages.recent() is None:
+                with ctx.db.begin() as conn:
+                    row = resume_session(conn, token, ctx.lifetimes)
+                    user = principal_for(conn, row) if row is not None else None
+            else:
+                with ctx.db.read() as conn:
+                    row = resume_session(conn, token, ctx.lifetimes, write=False)
+                    user = principal_for(conn, row) if row is not None else None
+        except Exception as exc:
+            if ctx.db.note_outage(exc) is None:
+                raise
+            user = self._resume_without_database(ctx, token, key)
+        with self._lock:
+            if user is None:
+                self._checked.pop(key, None)
+            else:
+                self._checked[key] = (time.monotonic(), user)
+                while len(self._checked) > MAX_REMEMBERED:
+                    self._checked.pop(next(iter(self._checked)))
+        return user
+
+    def _resume_without_database(self, ctx: Context, token: str, key: bytes) -> Principal | None:
+        try:  # a locked SQLite file can still be read
+            with ctx.db.read() as conn:
+                row = resume_session(conn, token, ctx.lifetimes, write=False)
+                return principal_for(conn, row) if row is not None else None
+        except Exception as exc:
+            if ctx.db.note_outage(exc) is None:
+                raise
+        with self._lock:
+            found = self._checked.get(key)
+        limit = min(REMEMBER_SECONDS, ctx.lifetimes.idle.total_seconds())
+        if found is not None and time.monotonic() - found[0] < limit:
+            principal: Principal = found[1]
+            return principal
+        log.info("a console request could not be authenticated: the database is unavailable")
+        raise DatabaseUnavailableError
 
     @staticmethod
     def _key(ctx: Context, bearer: str, method: str, route: tuple[str, Any] | None) -> Principal:

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sightline.storage import Database
+from sightline.storage.outage import CAUSES, cause_of
 
 log = logging.getLogger(__name__)
 
@@ -56,9 +57,20 @@ class HealthRegistry:
             started = time.perf_counter()
             try:
                 result = probe()
-            except Exception:
-                log.exception("health probe %s failed", name)
-                result = ServiceReport(DOWN, {"error": "probe_failed"})
+            except Exception as exc:
+                cause = cause_of(exc)
+                if cause is None:
+                    log.exception("health probe %s failed", name)
+                    result = ServiceReport(DOWN, {"error": "probe_failed"})
+                else:  # the database probe reports the outage itself, once
+                    result = ServiceReport(
+                        DOWN,
+                        {
+                            "error": "database_unavailable",
+                            "problem": f"This part needs the database, which is unavailable: {cause.problem}",
+                            "fix": cause.fix,
+                        },
+                    )
             latency = round((time.perf_counter() - started) * 1000, 3)
             services[name] = {"status": result.status, "latency_ms": latency, **result.figures}
             effect = result.status if critical or result.status != DOWN else DEGRADED
@@ -73,13 +85,51 @@ class HealthRegistry:
 
 
 def database_probe(db: Database) -> Probe:
+    """Reachable (one round trip) and writable (SQLite: the write lock can be taken), in plain words."""
+
+    def down(exc: Exception, figures: dict[str, Any]) -> ServiceReport:
+        cause = db.note_outage(exc) or CAUSES["unreachable"]
+        recent = db.outages.recent()
+        since = recent[1] if recent else time.time()
+        return ServiceReport(
+            DOWN,
+            {
+                **figures,
+                "error": cause.kind,
+                "problem": cause.problem,
+                "fix": cause.fix,
+                "failing_since": datetime.fromtimestamp(since, UTC).isoformat(),
+            },
+        )
+
     def probe() -> ServiceReport:
+        figures: dict[str, Any] = {"engine": db.dialect}
         try:
             latency = db.ping()
-        except Exception:
-            log.exception("database health check failed")
-            return ServiceReport(DOWN, {"error": "unreachable", "engine": db.dialect})
+        except Exception as exc:
+            return down(exc, {**figures, "reachable": False, "writable": False})
+        figures.update(round_trip_ms=round(latency, 3), reachable=True)
+        try:
+            db.write_check()
+        except Exception as exc:
+            return down(exc, {**figures, "writable": False})
+        figures["writable"] = True
+        recent = db.outages.recent()
+        if recent is not None and db.dialect != "sqlite" and recent[0].kind != "unreachable":
+            cause, since = recent  # PostgreSQL refused a write lately (disk full, read-only)
+            return ServiceReport(
+                DEGRADED,
+                {
+                    **figures,
+                    "problem": cause.problem,
+                    "fix": cause.fix,
+                    "failing_since": datetime.fromtimestamp(since, UTC).isoformat(),
+                },
+            )
+        db.outages.clear()
         status = OK if latency < 500 else DEGRADED
-        return ServiceReport(status, {"engine": db.dialect, "round_trip_ms": round(latency, 3)})
+        problem = None if status == OK else "The database answers slowly."
+        fix = None if status == OK else "Check the database server's load and the disk it writes to."
+        return ServiceReport(status, {**figures, "problem": problem, "fix": fix, "failing_since": None})
 
     return probe

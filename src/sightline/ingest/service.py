@@ -17,6 +17,7 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sightline.clientaddr import client_address
+from sightline.errors import UNAVAILABLE_CODE, UNAVAILABLE_MESSAGE, UNAVAILABLE_RETRY_AFTER
 from sightline.geo import Locator
 from sightline.health.disk import DiskGuard
 from sightline.health.registry import DEGRADED, DOWN, OK, HealthRegistry, ServiceReport
@@ -71,10 +72,10 @@ class Ingest:
         def client_of(scope: Scope) -> str | None:
             return client_address(scope, trusted)
 
-        self._script = Guarded(ScriptEndpoint(self.scripts))
+        self._script = Guarded(ScriptEndpoint(self.scripts), db)
         self._exact: dict[str, ASGIApp] = {
-            "/i/events": Guarded(EventsEndpoint(self.pipeline, client_of)),
-            "/i/config": Guarded(ConfigEndpoint(self.pipeline)),
+            "/i/events": Guarded(EventsEndpoint(self.pipeline, client_of), db),
+            "/i/config": Guarded(ConfigEndpoint(self.pipeline), db),
         }
 
     def endpoint(self, path: str) -> ASGIApp | None:
@@ -188,16 +189,27 @@ class Ingest:
 
 
 class Guarded:
-    """Outside the framework's error middleware: an unexpected failure still answers in the error shape."""
+    """Outside the framework's error middleware: an unexpected failure still answers in the error shape.
 
-    def __init__(self, app: ASGIApp) -> None:
+    A database that cannot be reached or written (a site lookup during an outage) answers 503
+    ``database_unavailable`` with Retry-After, logged once per outage, never a 500.
+    """
+
+    def __init__(self, app: ASGIApp, db: Database | None = None) -> None:
         self.app = app
+        self.db = db
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
             await self.app(scope, receive, send)
-        except Exception:
-            log.exception("ingest: %s %s failed", scope.get("method"), scope.get("path"))
+        except Exception as exc:
+            if self.db is not None and self.db.note_outage(exc) is not None:
+                status, code, message = 503, UNAVAILABLE_CODE, UNAVAILABLE_MESSAGE
+                headers = [(b"retry-after", str(UNAVAILABLE_RETRY_AFTER).encode())]
+            else:
+                log.exception("ingest: %s %s failed", scope.get("method"), scope.get("path"))
+                status, code, message = 500, "internal_error", "Something went wrong; try again."
+                headers = []
             # When the answer had already begun the server refuses a second one: nothing to add.
             with contextlib.suppress(Exception):
-                await answer(send, 500, error_payload("internal_error", "Something went wrong; try again."))
+                await answer(send, status, error_payload(code, message), headers)

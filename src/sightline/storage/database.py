@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,8 +16,13 @@ from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
 from sqlalchemy.engine import make_url
 
 from sightline import __version__
+from sightline.storage.outage import Cause, OutageLog, cause_of
+
+log = logging.getLogger("sightline.storage")
 
 MIGRATIONS = Path(__file__).with_name("migrations")
+BUSY_TIMEOUT_MS = 10_000
+WRITE_CHECK_TIMEOUT_MS = 300
 
 
 def normalise_url(url: str) -> str:
@@ -33,7 +39,7 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     # FULL: a commit is on disk before the request that made it is answered.
     cursor.execute("PRAGMA synchronous=FULL")
     cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     cursor.close()
 
 
@@ -63,7 +69,15 @@ class Database:
             )
             event.listen(self.engine, "connect", _sqlite_pragmas)
         else:
-            self.engine = create_engine(self.url, pool_size=8, max_overflow=8, pool_pre_ping=True)
+            self.engine = create_engine(
+                self.url,
+                pool_size=8,
+                max_overflow=8,
+                pool_pre_ping=True,
+                pool_timeout=10,
+                connect_args={"connect_timeout": 5},
+            )
+        self.outages = OutageLog()
 
     @contextmanager
     def begin(self) -> Iterator[Connection]:
@@ -82,6 +96,36 @@ class Database:
         with self.engine.connect() as conn:
             conn.execute(text("SELECT 1")).scalar_one()
         return (time.perf_counter() - started) * 1000
+
+    def write_check(self) -> None:
+        """Raise when nothing could be written now (SQLite: another writer holds the lock).
+
+        SQLite takes the write lock (``BEGIN IMMEDIATE``) with a short busy timeout and gives it back
+        at once; PostgreSQL has no database-wide write lock, so a reachable server passes.
+        """
+        if self.dialect != "sqlite":
+            return
+        raw = self.engine.raw_connection()
+        try:
+            cursor = raw.driver_connection.cursor()  # type: ignore[union-attr]
+            cursor.execute(f"PRAGMA busy_timeout={WRITE_CHECK_TIMEOUT_MS}")
+            try:
+                if raw.driver_connection.in_transaction:  # type: ignore[union-attr]
+                    raw.driver_connection.rollback()  # type: ignore[union-attr]
+                cursor.execute("BEGIN IMMEDIATE")
+                cursor.execute("ROLLBACK")
+            finally:
+                cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+                cursor.close()
+        finally:
+            raw.close()
+
+    def note_outage(self, exc: BaseException) -> Cause | None:
+        """Classify ``exc``; an outage is recorded for health and logged once (no traceback)."""
+        cause = cause_of(exc)
+        if cause is not None and self.outages.note(cause):
+            log.warning("database unavailable (%s): %s", cause.kind, cause.problem)
+        return cause
 
     def alembic_config(self) -> Config:
         cfg = Config()

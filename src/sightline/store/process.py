@@ -120,9 +120,14 @@ def main(options: Options, ready: Connection) -> None:
             status.failing_since = status.problem = None
         except Exception as error:
             fed = 0
-            log.exception("feeding the analytics store failed; it tries again")
+            cause = db.note_outage(error)  # the database's outage: logged once, not each retry
+            if cause is None:
+                log.exception("feeding the analytics store failed; it tries again")
             status.failing_since = status.failing_since or time.time()
-            status.problem = str(error).splitlines()[0][:300] if str(error) else type(error).__name__
+            if cause is not None:
+                status.problem = cause.problem
+            else:
+                status.problem = str(error).splitlines()[0][:300] if str(error) else type(error).__name__
         now = time.monotonic()
         if fed:
             status.watermark = engine.watermark()
