@@ -197,9 +197,16 @@ def serve(settings: Settings) -> int:
 
     from sightline.accounts.setup import issue_setup_token
     from sightline.app import create_app
+    from sightline.datadir import DataDirError, claim
 
+    try:
+        lock = claim(settings.data_path)
+    except DataDirError as exc:
+        print(f"sightline: {exc}", file=sys.stderr)
+        return 1
     db = _open(settings)
     if db is None:
+        lock.release()
         return 1
     with db.begin() as conn:
         token = issue_setup_token(conn, timedelta(minutes=settings.setup_token_minutes))
@@ -227,6 +234,7 @@ def serve(settings: Settings) -> int:
         access_log=False,  # uvicorn's has client addresses; sightline.access logs requests at debug
     )
     db.dispose()
+    lock.release()
     return 0
 
 

@@ -58,7 +58,7 @@ class Recordings:
     def accept(self, site_id: int, recording_id: str, seq: int, chunk: Chunk) -> Accepted:
         """Store chunk ``seq`` of the recording once; a repeat answers as the first time did."""
         with self._lock(recording_id):
-            written = first = False
+            written = False
             try:
                 with self.db.begin() as conn:
                     row = conn.execute(select(recordings).where(recordings.c.id == recording_id)).first()
@@ -78,12 +78,11 @@ class Recordings:
                     if total > self.max_bytes:
                         message = f"The recording has reached its size limit of {self.max_bytes} bytes."
                         raise ApiError(413, "recording_too_large", message)
-                    first = row is None
                     self.store.put(recording_id, seq, chunk.stored)
                     written = True
                     snapshot = self._index(conn, row, site_id, recording_id, seq, chunk)
             except BaseException:
-                if written and first:
+                if written:
                     self._forget(recording_id, seq)
                 raise
         return Accepted(True, snapshot, total)
@@ -141,9 +140,25 @@ class Recordings:
         return snapshot
 
     def _forget(self, recording_id: str, seq: int) -> None:
-        """Undo the first ``put`` of a recording whose index rows were not committed."""
+        """Undo the ``put`` of a chunk whose index rows were not committed.
+
+        Only that one chunk, and only when no committed row points at it: the recording's other
+        chunks, and this one when another request indexed it meanwhile, are acknowledged data.
+        """
         try:
-            self.store.delete_recording(recording_id)
+            with self.db.read() as conn:
+                indexed = conn.execute(
+                    select(recording_chunks.c.seq).where(
+                        recording_chunks.c.recording_id == recording_id, recording_chunks.c.seq == seq
+                    )
+                ).first()
+        except Exception:
+            log.warning("kept chunk %s/%s: the index could not be read to check it", recording_id, seq)
+            return
+        if indexed is not None:
+            return
+        try:
+            self.store.delete_chunk(recording_id, seq)
         except OSError:
             log.exception("removing the unindexed chunk %s/%s failed", recording_id, seq)
 

@@ -8,6 +8,7 @@ chunk that a crash could lose. An S3-compatible object store can implement the s
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import secrets
@@ -32,6 +33,9 @@ class ChunkStore(Protocol):
 
     def delete_recording(self, recording_id: str) -> None:
         """Remove every chunk of the recording (nothing to remove is no error)."""
+
+    def delete_chunk(self, recording_id: str, seq: int) -> None:
+        """Remove one chunk (nothing to remove is no error); an emptied recording goes too."""
 
     def recording_ids(self) -> Iterator[str]:
         """Every recording that has chunks in the store (for sweeping orphans)."""
@@ -88,6 +92,14 @@ class FileChunkStore:
         shutil.rmtree(folder, ignore_errors=True)
         if folder.parent.exists():
             _fsync_dir(folder.parent)
+
+    def delete_chunk(self, recording_id: str, seq: int) -> None:
+        path = self.path(recording_id, seq)
+        path.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            path.parent.rmdir()  # only when no other chunk is left in it
+        if path.parent.parent.exists():
+            _fsync_dir(path.parent.parent)
 
     def recording_ids(self) -> Iterator[str]:
         if not self.root.is_dir():
