@@ -28,7 +28,7 @@ JSON_FIELDS = "%(asctime)s %(levelname)s %(name)s %(message)s"
 JSON_RENAME = {"asctime": "time", "levelname": "level", "name": "logger"}
 
 REQUEST_ID_HEADER = b"x-request-id"
-_SANE_ID = re.compile(rb"^[A-Za-z0-9._:-]{1,64}$")
+_SANE_ID = re.compile(rb"\A[A-Za-z0-9._:-]{1,64}\Z")
 
 request_id: contextvars.ContextVar[str | None] = contextvars.ContextVar("request_id", default=None)
 

@@ -20,7 +20,7 @@ from sightline.recordings.store import FileChunkStore
 from sightline.sites.service import create_site
 from sightline.storage import open_database
 from tests.conftest import StartServer
-from tests.support.postgres import free_port
+from tests.support.ports import free_port
 
 
 def test_a_second_server_on_the_same_data_directory_is_refused_clearly(
@@ -49,7 +49,8 @@ def test_a_second_server_on_the_same_data_directory_is_refused_clearly(
     assert "another Sightline server is already using the data directory" in second.stderr
     assert f"(process {first.process.pid if first.process else ''})" in second.stderr
     assert "Traceback" not in second.stderr
-    assert first.client().get("/healthz").status_code == 200
+    with first.client() as client:
+        assert client.get("/healthz").status_code == 200
 
 
 def test_the_lock_is_released_with_its_process_and_refused_within_one(tmp_path: Path) -> None:

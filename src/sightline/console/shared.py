@@ -33,7 +33,7 @@ public = APIRouter(prefix="/share/{token}/api", include_in_schema=False)
 SiteId = Annotated[int, Path(ge=1, le=2**62, description="The site's id.")]
 Token = Annotated[str, Path(max_length=64)]
 # A report (summary, breakdown, ...) or a report table's CSV (export/breakdown.csv, ...).
-KIND = re.compile(r"^(export/)?[a-z_]{1,40}(\.csv)?$")
+KIND = re.compile(r"\A(export/)?[a-z_]{1,40}(\.csv)?\Z")
 
 
 class ShareCreate(Body):
