@@ -24,6 +24,7 @@ from sightline.console import mail as console_mail
 from sightline.console import recordings as console_recordings
 from sightline.console import reports as console_reports
 from sightline.console import surveys as console_surveys
+from sightline.console import visitors as console_visitors
 from sightline.console.guard import ConsoleGuard
 from sightline.console.security_doc import document_security
 from sightline.context import Context, build_context
@@ -192,6 +193,7 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
     app.include_router(console_mail.router)
     app.include_router(shared.public)
     app.router.routes.extend(shared.public_routes())
+    app.include_router(console_visitors.router)
     app.include_router(player.router)
     # Built assets (ui/, sdk/) are not in git; a server without them still starts.
     app.mount("/static", StaticAssets(directory=pages.STATIC, check_dir=False), name="static")

@@ -17,6 +17,8 @@ from typing import Any
 from sightline import __version__, logs
 from sightline.settings import (
     BACKUP,
+    ERASE,
+    EXPORT,
     MIGRATE,
     OWNER,
     REBUILD,
@@ -43,6 +45,8 @@ def _parser() -> argparse.ArgumentParser:
         BACKUP: "Copy the database and recordings into a new directory, with a manifest of checksums "
         "(the server may keep running).",
         RESTORE: "Restore a backup directory into an empty data directory or database (server stopped).",
+        ERASE: "Erase everything stored about one visitor of a site (events, recordings, survey responses).",
+        EXPORT: "Print everything stored about one visitor of a site as JSON (for an access request).",
     }
     for name, text in helps.items():
         sub = commands.add_parser(name, help=text, description=text)
@@ -59,6 +63,11 @@ def _parser() -> argparse.ArgumentParser:
             sub.add_argument("--email", required=True, help="The owner's e-mail address (sign-in name).")
         if name in (BACKUP, RESTORE):
             sub.add_argument("directory", metavar="DIR", help="The backup's directory.")
+        if name in (ERASE, EXPORT):
+            sub.add_argument(
+                "--site", required=True, type=int, help="The site's id (as the console shows it)."
+            )
+            sub.add_argument("--visitor", required=True, help="The visitor code.")
     return parser
 
 
@@ -79,6 +88,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return rebuild_store(settings)
     if args.command in (BACKUP, RESTORE):
         return backup_or_restore(settings, args.command, args.directory)
+    if args.command in (ERASE, EXPORT):
+        return visitor_rights(settings, args.command, args.site, args.visitor)
     return migrate(settings)
 
 
@@ -162,6 +173,45 @@ def rebuild_store(settings: Settings) -> int:
         db.dispose()
     print(f"the analytics store holds the log's {fed} events")
     return 0
+
+
+def visitor_rights(settings: Settings, command: str, site_id: int, visitor_id: str) -> int:
+    """``erase-visitor`` / ``export-visitor``: the console's erase and export, from a shell."""
+    import orjson
+    from sqlalchemy import select
+
+    from sightline.errors import ApiError
+    from sightline.recordings.feature import build
+    from sightline.storage.schema import sites
+    from sightline.visitors import rights
+
+    db = _open(settings)
+    if db is None:
+        return 1
+    try:
+        rights.check_visitor_id(visitor_id)
+        with db.read() as conn:
+            if conn.execute(select(sites.c.id).where(sites.c.id == site_id)).first() is None:
+                print(f"sightline: no site has the id {site_id}", file=sys.stderr)
+                return 1
+        if command == EXPORT:
+            sys.stdout.write(
+                orjson.dumps(rights.export(db, site_id, visitor_id), option=orjson.OPT_INDENT_2).decode()
+            )
+            sys.stdout.write("\n")
+            return 0
+        erasure = rights.erase(db, build(settings, db), site_id, visitor_id, None)
+        print(
+            f"erasure {erasure['id']}: removed {erasure['events_removed']} events, "
+            f"{erasure['recordings_removed']} recordings, {erasure['responses_removed']} survey responses; "
+            f"the analytics store's copy is {erasure['store']}"
+        )
+        return 0
+    except ApiError as exc:
+        print(f"sightline: {exc.message}", file=sys.stderr)
+        return 2
+    finally:
+        db.dispose()
 
 
 def create_owner(settings: Settings, email: str) -> int:

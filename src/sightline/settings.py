@@ -23,7 +23,9 @@ MIGRATE = "migrate"
 REBUILD = "rebuild-store"
 BACKUP = "backup"
 RESTORE = "restore"
-DB_COMMANDS = (SERVE, OWNER, MIGRATE, REBUILD, BACKUP, RESTORE)
+ERASE = "erase-visitor"
+EXPORT = "export-visitor"
+DB_COMMANDS = (SERVE, OWNER, MIGRATE, REBUILD, BACKUP, RESTORE, ERASE, EXPORT)
 
 
 def _bool(raw: str) -> bool:

@@ -28,6 +28,12 @@ export interface Site {
   timezone: string;
   /** What the SDK captures by itself on the site's pages (docs/sdk.md#autocapture). */
   autocapture: Autocapture;
+  /** Counted without storing anything on the visitor's device. */
+  cookieless: boolean;
+  /** Client addresses and CIDR ranges whose events are not stored. */
+  excluded_addresses: string[];
+  /** Days events and survey responses are kept; null: the server's setting. */
+  retention_days: number | null;
   created_at: string;
   connection: {
     state: ConnectionState;
@@ -138,7 +144,29 @@ export const api = {
   deleteSite: (id: number) => request<void>("DELETE", `/api/sites/${id}`),
   retrySite: (id: number) => request<Site>("POST", `/api/sites/${id}/retry`, {}),
   health: () => request<Health>("GET", "/api/health"),
+  eraseVisitor: (siteId: number, visitor: string) =>
+    request<{ erasure: Erasure }>("DELETE", `/api/sites/${siteId}/visitors/${encodeURIComponent(visitor)}`).then(
+      (r) => r.erasure,
+    ),
+  erasures: (siteId: number) =>
+    request<{ erasures: Erasure[] }>("GET", `/api/sites/${siteId}/erasures`).then((r) => r.erasures),
+  exportVisitor: (siteId: number, visitor: string) =>
+    request<Record<string, unknown>>("GET", `/api/sites/${siteId}/visitors/${encodeURIComponent(visitor)}/export`),
 };
+
+/** One visitor erasure, as recorded: never the visitor's code. */
+export interface Erasure {
+  id: number;
+  site_id: number;
+  status: string;
+  requested_by: number | null;
+  created_at: string;
+  finished_at: string | null;
+  events_removed: number;
+  recordings_removed: number;
+  responses_removed: number;
+  store: "pending" | "done";
+}
 
 /** A message for any failure: the API's own sentence, or a generic one for unexpected errors. */
 export function messageOf(error: unknown): string {

@@ -9,9 +9,11 @@ import { AutocapturePanel } from "./AutocapturePanel";
 import { CollectionPanel } from "./CollectionPanel";
 import { DeletePanel } from "./DeletePanel";
 import { NamePanel } from "./NamePanel";
+import { PrivacyPanel } from "./PrivacyPanel";
 import { TimeZonePanel } from "./TimeZonePanel";
 import { EmailSection } from "../team/EmailSection";
 import { SharingSection } from "../team/SharingSection";
+import { VisitorsPanel } from "./VisitorsPanel";
 
 export interface SettingsProps {
   site: Site;
@@ -34,6 +36,8 @@ export const settingsSections: SettingsSection[] = [
   { id: "sharing", label: "Sharing", component: SharingSection },
   { id: "email", label: "E-mail reports", component: EmailSection },
   { id: "autocapture", label: "Autocapture", component: AutocapturePanel },
+  { id: "privacy", label: "Privacy and retention", component: PrivacyPanel },
+  { id: "visitors", label: "A visitor's data", component: VisitorsPanel },
   // Sections of other features go above this line; deleting the site stays last.
   { id: "delete", label: "Delete site", component: DeletePanel },
 ];

@@ -64,6 +64,7 @@ erasures = Table(
     Column("events_removed", BigInteger, nullable=False, default=0, server_default="0"),
     Column("recordings_removed", Integer, nullable=False, default=0, server_default="0"),
     Column("responses_removed", Integer, nullable=False, default=0, server_default="0"),
+    Column("store_task_id", Integer, nullable=True),  # its store_tasks row (migration 0013c)
 )
 
 Index("ix_erasures_site", erasures.c.site_id, erasures.c.id)
