@@ -54,6 +54,7 @@ from sightline.recordings.service import Recordings
 from sightline.settings import Settings
 from sightline.storage import Database, open_database
 from sightline.store.client import Store
+from sightline.visitors import retention as data_retention
 from sightline.web import pages, player
 from sightline.web.assets import StaticAssets
 from sightline.web.headers import SecurityHeaders
@@ -130,6 +131,8 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
     ctx.health.register("store", store.probe)
     recordings = recordings_feature.build(settings, database)
     recordings_feature.register_health(recordings, ctx.health)
+    event_retention = data_retention.Retention(database, settings.event_retention_days)
+    ctx.health.register("retention", event_retention.probe)
 
     mails = MailJob(database, store, ctx.mailer, ctx.origin) if ctx.mailer is not None else None
 
@@ -138,6 +141,7 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
         async with (
             ingest.running(),
             retention.running(recordings, settings.recording_retention_days),
+            data_retention.running(event_retention),
             store.running(),
             mail_job.running(mails),
         ):

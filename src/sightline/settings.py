@@ -363,6 +363,14 @@ REGISTRY: tuple[Setting, ...] = (
         str,
     ),
     Setting(
+        "event_retention_days",
+        "integer",
+        None,
+        "Delete events (the log and the analytics store) and survey responses older than this many "
+        "days, for every site that sets no retention of its own. Default: keep them.",
+        _positive_int,
+    ),
+    Setting(
         "geoip_database",
         "path",
         None,

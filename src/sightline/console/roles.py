@@ -26,13 +26,15 @@ from sightline.errors import ApiError
 from sightline.storage.metadata import metadata
 from sightline.teams.principal import Principal
 
-# Reads only the owner and admins may make: the team's people, keys and links.
+# Reads only the owner and admins may make: the team's people, keys and links, a visitor's data.
 ADMIN_READS = frozenset(
     {
         ("GET", "/api/members"),
         ("GET", "/api/invitations"),
         ("GET", "/api/keys"),
         ("GET", "/api/sites/{site_id}/shares"),
+        # Everything stored about one person (an access request) is for those who may erase it.
+        ("GET", "/api/sites/{site_id}/visitors/{visitor_id}/export"),
     }
 )
 # State-changing calls every signed-in member may make.

@@ -35,7 +35,7 @@ def erase_visitor(site_id: SiteId, visitor_id: VisitorId, request: Request) -> J
     code = rights.check_visitor_id(visitor_id)
     with ctx.db.read() as conn:
         sites.get_site(conn, user.id, site_id)
-    erasure = rights.erase(ctx.db, _recordings(request), site_id, code, user.id)
+    erasure = rights.erase(ctx.db, _recordings(request), site_id, code, user.user_id)
     return JSONResponse({"erasure": erasure}, status_code=202)
 
 

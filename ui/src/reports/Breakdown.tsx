@@ -1,4 +1,6 @@
 // One breakdown panel: tabs over related dimensions, a table of the top rows, click a row to filter.
+import type { ComponentChildren } from "preact";
+import { countryName } from "./places";
 import { useEffect, useState } from "preact/hooks";
 
 import { messageOf } from "../api";
@@ -27,6 +29,8 @@ interface Props {
   totals?: Figures;
   /** Changes when the dashboard refreshes its figures. */
   tick?: number;
+  /** Shown above the table (the Locations panel's map). */
+  before?: ComponentChildren;
 }
 
 type Column = { key: keyof Row; label: string };
@@ -61,10 +65,11 @@ function cell(key: keyof Row, row: Row): string {
 
 export function label(dimension: string, value: string): string {
   if (value === "(none)") return dimension === "sources" ? "Direct / none" : "Unknown";
+  if (dimension === "countries") return countryName(value);
   return value;
 }
 
-export function BreakdownPanel({ title, tabs, siteId, query, onFilter, props, totals, tick }: Props) {
+export function BreakdownPanel({ title, tabs, siteId, query, onFilter, props, totals, tick, before }: Props) {
   const [details, setDetails] = useState(false);
   const [tab, setTab] = useState(0);
   const [data, setData] = useState<BreakdownData | null>(null);
@@ -111,6 +116,7 @@ export function BreakdownPanel({ title, tabs, siteId, query, onFilter, props, to
           </button>
         )}
       </div>
+      {!event && before}
       {error && <p class="report-error" role="alert">{error}</p>}
       {data && data.rows.length === 0 && <p class="report-empty">No data for this period.</p>}
       {data && data.rows.length > 0 && (

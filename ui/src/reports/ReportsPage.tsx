@@ -174,6 +174,20 @@ export function SiteReports({ siteId, shared }: SiteReportsProps) {
           ]}
         />
         <BreakdownPanel
+          title="Locations"
+          siteId={siteId}
+          query={query}
+          onFilter={setFilter}
+          totals={totals}
+          tick={tick}
+          before={<LazyWorldMap siteId={siteId} query={query} tick={tick} />}
+          tabs={[
+            { dimension: "countries", label: "Countries", columns: VISIT_COLUMNS },
+            { dimension: "regions", label: "Regions", columns: VISIT_COLUMNS },
+            { dimension: "cities", label: "Cities", columns: VISIT_COLUMNS },
+          ]}
+        />
+        <BreakdownPanel
           title="Custom events"
           siteId={siteId}
           query={query}
@@ -377,4 +391,22 @@ export function ReportsIndex() {
       )}
     </Page>
   );
+}
+
+type MapProps = { siteId: number; query: ReportQuery; tick: number };
+
+/** The world map, loaded as its own chunk the first time the Locations panel shows. */
+function LazyWorldMap(props: MapProps) {
+  const [Map, setMap] = useState<((p: MapProps) => unknown) | null>(null);
+  const [failed, setFailed] = useState(false);
+  useEffect(() => {
+    import("./WorldMap").then(
+      (m) => setMap(() => m.default),
+      () => setFailed(true),
+    );
+  }, []);
+  if (failed) return <p class="report-error" role="alert">The map could not be loaded. Reload the page to try again.</p>;
+  if (!Map) return <p class="loading">Loading the map…</p>;
+  const Loaded = Map as (p: MapProps) => preact.JSX.Element;
+  return <Loaded {...props} />;
 }

@@ -1,0 +1,101 @@
+"""The Locations panel in real Chromium: countries by name, shaded on the bundled world map,
+regions and cities, at desktop and phone width in both themes."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from playwright.sync_api import expect
+from sqlalchemy import update
+
+from sightline.storage import open_database
+from sightline.storage.schema import events
+from tests.reports import helpers
+from tests.support.server import LiveServer
+from tests.web.conftest import Console, unique
+
+SIZES = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
+# (country, region, city, visitors)
+PLACES = [("GB", "England", "London", 6), ("FR", "Île-de-France", "Paris", 3), ("JP", None, None, 1)]
+
+
+@pytest.fixture(scope="module")
+def located(console_server: LiveServer) -> int:
+    """A site with visitors from three countries today."""
+    with console_server.client() as client:
+        login = {"email": "owner@example.com", "password": "correct horse battery staple"}
+        assert client.post("/api/login", json=login).status_code == 200
+        site = client.post(
+            "/api/sites", json={"name": "World shop", "domain": unique("world") + ".example.com"}
+        )
+        site_id = int(site.json()["id"])
+        start = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+        start = max(start - timedelta(hours=1), start.replace(hour=0))
+        assert console_server.database_url is not None
+        db = open_database(console_server.database_url, migrate=False)
+        for country, region, city, count in PLACES:
+            rows = [
+                helpers.Event(
+                    site_id,
+                    start + timedelta(seconds=i),
+                    f"{country}-{i}",
+                    f"s-{country}-{i}",
+                    "pageview",
+                    "/",
+                    None,
+                    None,
+                    None,
+                    None,
+                    "Chrome",
+                    "Linux",
+                    "desktop",
+                )
+                for i in range(count)
+            ]
+            helpers.insert_events(db, rows)
+            with db.begin() as conn:
+                conn.execute(
+                    update(events)
+                    .where(events.c.site_id == site_id, events.c.visitor_id.like(f"{country}-%"))
+                    .values(country=country, region=region, city=city)
+                )
+        db.dispose()
+        helpers.wait_caught_up(client)
+        return site_id
+
+
+def test_countries_are_named_in_the_table_and_shaded_on_the_world_map(console: Console, located: int) -> None:
+    tab = console.signed_in()
+    tab.goto(f"/sites/{located}/reports?range=today")
+    table = tab.locator('.report-panel table[data-dimension="countries"]')
+    expect(table.locator("tbody tr")).to_have_count(3)
+    expect(table.locator("tbody tr").first.locator("th")).to_contain_text("United Kingdom")
+    world = tab.get_by_role("img", name="Map of visitors by country: 3 countries")
+    expect(world).to_be_visible()
+    shades = tab.evaluate(
+        "() => Object.fromEntries([...document.querySelectorAll('.world-map path')]"
+        ".filter(p => !p.getAttribute('class').endsWith('-0'))"
+        ".map(p => [p.querySelector('title').textContent.split(':')[0], p.getAttribute('class')]))"
+    )
+    assert shades == {"United Kingdom": "map-step-5", "France": "map-step-3", "Japan": "map-step-1"}
+    panel = tab.locator(".report-panel", has=tab.get_by_role("heading", name="Locations"))
+    panel.get_by_role("button", name="Cities").click()
+    cities = tab.locator('.report-panel table[data-dimension="cities"]')
+    expect(cities.locator("tbody tr").first.locator("th")).to_contain_text("London")
+    panel.get_by_role("button", name="Regions").click()
+    expect(tab.locator('.report-panel table[data-dimension="regions"]')).to_contain_text("Île-de-France")
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("size", list(SIZES))
+def test_the_map_fits_the_screen_in_both_themes(
+    console: Console, located: int, scheme: str, size: str
+) -> None:
+    tab = console.signed_in(scheme=scheme, viewport=SIZES[size])
+    tab.goto(f"/sites/{located}/reports?range=today")
+    expect(tab.get_by_role("img", name="Map of visitors by country: 3 countries")).to_be_visible()
+    width, viewport = tab.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+    assert width <= viewport
+    tab.get_by_role("heading", name="Locations").scroll_into_view_if_needed()
+    console.shoot(tab, f"locations-{scheme}-{size}")
