@@ -3,7 +3,8 @@
 The cache answers most requests without touching the database. It is emptied the moment any
 change to the ``sites`` table commits in this process (an SQLAlchemy event listener on the
 engine, so the console needs no hook), and entries live at most ``TTL_SECONDS`` so changes
-made by another process show up quickly too.
+made by another process show up quickly too. On PostgreSQL every server's cache is also emptied
+when another server commits a change (``notify.py``: LISTEN/NOTIFY).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from sqlalchemy import Connection, Delete, Insert, Update, event, select
 from sightline.autocapture import settings as autocapture
 from sightline.numbers import port_number
 from sightline.sites.domains import host_of
+from sightline.sites.notify import NOTIFY, ChangeListener
 from sightline.sites.privacy import Network, networks_of
 from sightline.storage import Database
 from sightline.storage.schema import sites
@@ -129,11 +131,15 @@ class SiteDirectory:
         event.listen(db.engine, "after_execute", self._after_execute)
         event.listen(db.engine, "commit", self._after_commit)
         event.listen(db.engine, "rollback", self._after_rollback)
+        # Several servers on one PostgreSQL: each change is announced to all (sites/notify.py).
+        self.listener = ChangeListener(db.url, self.clear) if db.dialect == "postgresql" else None
 
     def close(self) -> None:
         event.remove(self.db.engine, "after_execute", self._after_execute)
         event.remove(self.db.engine, "commit", self._after_commit)
         event.remove(self.db.engine, "rollback", self._after_rollback)
+        if self.listener is not None:
+            self.listener.close()
 
     def cached(self, key: str) -> SiteInfo | Miss | None:
         """The cached answer for ``key`` (a SiteInfo, or None for an unknown key); MISS when not cached."""
@@ -220,6 +226,8 @@ class SiteDirectory:
         options = args[2] if len(args) > 2 and isinstance(args[2], dict) else {}
         if options.get(SKIP_INVALIDATION) or clause.get_execution_options().get(SKIP_INVALIDATION):
             return
+        if not conn.info.get(_CHANGED) and conn.dialect.name == "postgresql":
+            conn.exec_driver_sql(NOTIFY)  # delivered to every server when this transaction commits
         conn.info[_CHANGED] = True
         self.clear()
 
