@@ -42,3 +42,23 @@ def test_the_survey_page_shows_the_line_that_opens_it_and_copies_it(console: Con
     new = page.get_by_role("link", name="New survey")
     assert new.evaluate("a => getComputedStyle(a).textDecorationLine") == "none"
     console.shoot(page, "surveys-list")
+
+
+def test_the_survey_builder_shows_every_missing_text_at_once_in_plain_words(console: Console) -> None:
+    page = console.signed_in()
+    site = console.api(
+        page, "POST", "/api/sites", {"name": "Builder shop", "domain": unique("sb") + ".example.com"}
+    )
+    assert isinstance(site, dict)
+    page.goto(f"/surveys/new?site={site['id']}")
+    page.get_by_role("button", name="Add question").click()
+    page.get_by_role("button", name="Save draft").click()
+    expect(page.locator("#sv-name-error")).to_have_text("Give the survey a name.")
+    expect(page.locator("#sv-name")).to_be_focused()
+    expect(page.locator("#sv-questions-0-title-error")).to_have_text("Write the text of question 1.")
+    expect(page.locator("#sv-questions-1-title-error")).to_have_text("Write the text of question 2.")
+    expect(page.get_by_role("alert").filter(has_text="fields need your attention")).to_have_text(
+        "3 fields need your attention."
+    )
+    expect(page.get_by_text("must be a non-empty string")).to_have_count(0)
+    console.shoot(page, "survey-missing-texts")

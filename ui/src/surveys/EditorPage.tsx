@@ -9,7 +9,7 @@ import { Notice } from "../components/Notice";
 import { Page } from "../components/Page";
 import { useResource } from "../hooks";
 import { blankQuestion, cleanDefinition, DEFAULT_ACCENT, type Definition, type Survey, surveysApi } from "./api";
-import { type FieldError, inputId, placeError } from "./errors";
+import { type FieldError, inputId, missingTexts, placeError } from "./errors";
 import { Preview } from "./Preview";
 import { QuestionFields } from "./QuestionFields";
 import { Install } from "./Install";
@@ -67,6 +67,8 @@ function Editor({ siteId, siteName, survey: initial }: { siteId: number; siteNam
   const [error, setError] = useState<string | null>(null);
   const [done, setDone] = useState<string | null>(null);
   const [placed, setPlaced] = useState("");
+  // Every empty text found before saving, shown at its input all at once.
+  const [missing, setMissing] = useState<Record<string, string>>({});
 
   useEffect(() => {
     if (!fieldError || !placed) return;
@@ -88,13 +90,23 @@ function Editor({ siteId, siteName, survey: initial }: { siteId: number; siteNam
     setDirty(true);
     setDone(null);
   };
-  const errorAt = (path: string) => (fieldError && placed === path ? fieldError.message : null);
+  const errorAt = (path: string) => missing[path] ?? (fieldError && placed === path ? fieldError.message : null);
 
   const run = async (action: () => Promise<Survey>, message: string) => {
-    setBusy(true);
     setError(null);
     setFieldError(null);
     setDone(null);
+    const found = missingTexts(draft);
+    setMissing(found);
+    const first = Object.keys(found)[0];
+    if (first) {
+      const count = Object.keys(found).length;
+      setError(count === 1 ? "One field needs your attention." : `${count} fields need your attention.`);
+      setFieldError({ field: first, message: found[first] });
+      setPlaced(first);
+      return;
+    }
+    setBusy(true);
     try {
       const saved = await action();
       setSurvey(saved);

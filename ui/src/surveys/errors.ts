@@ -48,3 +48,30 @@ export function placeError(field: string, definition: Definition): string {
   }
   return "";
 }
+
+/**
+ * Every empty text of a definition at once, in plain words, keyed by the path its input shows
+ * errors at (the API reports one field at a time, and in its own terms).
+ */
+export function missingTexts(definition: {
+  name: string;
+  questions: { title: string; type: string; options?: { label: string }[] }[];
+  targeting: { include: { path: string }[]; exclude: { path: string }[] };
+}): Record<string, string> {
+  const found: Record<string, string> = {};
+  if (!definition.name.trim()) found.name = "Give the survey a name.";
+  definition.questions.forEach((question, q) => {
+    if (!question.title.trim()) found[`questions.${q}.title`] = `Write the text of question ${q + 1}.`;
+    (question.options ?? []).forEach((option, o) => {
+      if (!option.label.trim()) {
+        found[`questions.${q}.options.${o}.label`] = `Give option ${o + 1} of question ${q + 1} a label.`;
+      }
+    });
+  });
+  for (const list of ["include", "exclude"] as const) {
+    definition.targeting[list].forEach((rule, r) => {
+      if (!rule.path.trim()) found[`targeting.${list}.${r}.path`] = "Enter a path, for example /pricing.";
+    });
+  }
+  return found;
+}
