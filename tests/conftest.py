@@ -7,6 +7,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from playwright.sync_api import expect
 
 from sightline.storage import Database, open_database
 from tests.support.postgres import PostgresServer
@@ -15,6 +16,13 @@ from tests.support.server import LiveServer, create_owner
 BACKENDS = ["sqlite", "postgresql"]
 OWNER_EMAIL = "owner@example.com"
 OWNER_PASSWORD = "correct horse battery staple"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # A page's assertions wait for it to get there: 5 s (Playwright's default) is short for a
+    # console page on a two-core machine running the suite in parallel workers. Only a failing
+    # assertion waits the full time.
+    expect.set_options(timeout=15_000)
 
 
 @pytest.fixture(scope="session")

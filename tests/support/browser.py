@@ -16,6 +16,8 @@ from pathlib import Path
 
 from playwright.sync_api import Browser, Page, Playwright
 
+from tests.support import waits
+
 ROOT = Path(__file__).resolve().parents[2]
 STATIC = ROOT / "src" / "sightline" / "web" / "static"
 CHROMIUM = "/usr/bin/chromium"
@@ -31,7 +33,7 @@ BUILDS = {"sdk": STATIC / "sdk" / "analytics.js", "ui": STATIC / "console" / "ap
 def launch(playwright: Playwright) -> Browser:
     """Chromium browsing as desktop Chrome from launch on (contexts set the same user agent)."""
     args = [*CHROMIUM_ARGS, f"--user-agent={DESKTOP_CHROME}"]
-    return playwright.chromium.launch(executable_path=CHROMIUM, args=args)
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=args, timeout=waits.START * 1000)
 
 
 def _newest_source(package: Path) -> float:
