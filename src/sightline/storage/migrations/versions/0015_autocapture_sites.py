@@ -20,12 +20,13 @@ SWITCHES = ("outbound_links", "file_downloads", "engagement", "web_vitals", "hea
 
 
 def upgrade() -> None:
-    with op.batch_alter_table("sites") as batch:
-        for name in SWITCHES:
-            batch.add_column(
-                sa.Column(f"capture_{name}", sa.Boolean(), nullable=False, server_default=sa.false())
-            )
-        batch.add_column(sa.Column("file_download_extensions", sa.String(length=600), nullable=True))
+    # Plain ALTER TABLE ... ADD COLUMN on both engines: a batch operation may copy ``sites`` into a
+    # new table on SQLite, and dropping the old one would cascade to every row that refers to it.
+    for name in SWITCHES:
+        op.add_column(
+            "sites", sa.Column(f"capture_{name}", sa.Boolean(), nullable=False, server_default=sa.false())
+        )
+    op.add_column("sites", sa.Column("file_download_extensions", sa.String(length=600), nullable=True))
 
 
 def downgrade() -> None:
