@@ -302,8 +302,8 @@ function InvitationLink({ invitation, onDone }: { invitation: Invitation; onDone
   return (
     <div class="dialog-body">
       <Notice kind="success">
-        Send this link to {invitation.email}. It works once, until {dateTime(invitation.expires_at)}, and is shown only
-        now.
+        {invitation.email_sent ? `The link was e-mailed to ${invitation.email}; you can also copy it here.` : `Send this link to ${invitation.email}.`}{" "}
+        It works once, until {dateTime(invitation.expires_at)}, and is shown only now.
       </Notice>
       <pre class="snippet"><code id="invitation-url">{url}</code></pre>
       <CopyButton text={url} label="Copy link" target={() => document.getElementById("invitation-url")} />

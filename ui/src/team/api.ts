@@ -19,6 +19,8 @@ export interface Invitation {
   expires_at: string;
   /** Only in the answer that created it. */
   url?: string;
+  /** Whether the link was e-mailed to the invitee (with --smtp-url), in the same answer. */
+  email_sent?: boolean;
 }
 
 export interface ApiKey {
