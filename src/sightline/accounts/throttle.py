@@ -53,15 +53,44 @@ class FailureWindow:
                 for stale in list(self._failures)[:10_000]:
                     self._trim(stale, now + self.window)
 
+    def undo(self, key: str) -> None:
+        """Take back the newest entry of ``key`` (an attempt counted before it was known to fail)."""
+        with self._lock:
+            entries = self._failures.get(key)
+            if entries:
+                entries.pop()
+                if not entries:
+                    del self._failures[key]
+
     def clear(self, key: str) -> None:
         with self._lock:
             self._failures.pop(key, None)
 
 
 class LoginThrottle:
-    def __init__(self, per_account: int, per_ip: int, window_seconds: float) -> None:
+    """Attempts are counted *before* the (slow) password check, atomically with the limit check,
+    so concurrent guesses cannot all pass the check before any is counted; a success takes its
+    count back. At most ``concurrent`` Argon2 verifications run at once (``verifying``)."""
+
+    def __init__(self, per_account: int, per_ip: int, window_seconds: float, concurrent: int = 2) -> None:
         self.accounts = FailureWindow(per_account, window_seconds)
         self.addresses = FailureWindow(per_ip, window_seconds)
+        self._attempts = threading.Lock()
+        self.verifying = threading.BoundedSemaphore(concurrent)
+
+    def attempt(self, email: str, ip: str) -> int:
+        """Seconds to wait when blocked (nothing counted); else 0, with the attempt counted."""
+        with self._attempts:
+            wait = self.retry_after(email, ip)
+            if not wait:
+                self.accounts.fail(email)
+                self.addresses.fail(ip)
+            return wait
+
+    def passed(self, email: str, ip: str) -> None:
+        """The counted attempt succeeded: the account's failures are cleared, the address's undone."""
+        self.accounts.clear(email)
+        self.addresses.undo(ip)
 
     def retry_after(self, email: str, ip: str) -> int:
         return max(self.accounts.retry_after(email), self.addresses.retry_after(ip))

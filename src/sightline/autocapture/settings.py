@@ -27,7 +27,7 @@ DEFAULT_EXTENSIONS: tuple[str, ...] = (
     "apk", "iso", "mp3", "wav", "wma", "midi", "mp4", "mov", "avi", "wmv", "mpeg",
 )  # fmt: skip
 MAX_EXTENSIONS = 50
-_EXTENSION = re.compile(r"^[a-z0-9]{1,10}$")
+_EXTENSION = re.compile(r"\A[a-z0-9]{1,10}\Z")
 EXTENSIONS_FIELD = "autocapture.file_download_extensions"
 
 

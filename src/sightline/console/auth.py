@@ -47,19 +47,29 @@ def login(body: LoginBody, request: Request) -> JSONResponse:
     ctx = context(request)
     email = users.normalise_email(body.email)
     ip = client_ip(request)
-    wait = ctx.throttle.retry_after(email, ip)
-    if wait:
+    throttle = ctx.throttle
+    if not throttle.verifying.acquire(blocking=False):  # Argon2 costs ~0.3 s and 64 MiB each
         raise ApiError(
             429,
-            "too_many_attempts",
-            "Too many failed sign-ins; try again later.",
-            headers={"Retry-After": str(wait)},
+            "login_busy",
+            "Too many sign-ins are being checked at once; try again in a second.",
+            headers={"Retry-After": "1"},
         )
-    user = _authenticate(ctx, email, body.password)
+    try:
+        wait = throttle.attempt(email, ip)  # counted before the check: no race past the limit
+        if wait:
+            raise ApiError(
+                429,
+                "too_many_attempts",
+                "Too many failed sign-ins; try again later.",
+                headers={"Retry-After": str(wait)},
+            )
+        user = _authenticate(ctx, email, body.password)
+    finally:
+        throttle.verifying.release()
     if user is None:
-        ctx.throttle.failed(email, ip)
         raise ApiError(401, "invalid_credentials", BAD_CREDENTIALS)
-    ctx.throttle.succeeded(email)
+    throttle.passed(email, ip)
     with ctx.db.begin() as conn:
         if request.state.session_token:
             end_session(conn, request.state.session_token)
