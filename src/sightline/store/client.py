@@ -32,7 +32,7 @@ from sightline.health.registry import DEGRADED, DOWN, OK, ServiceReport
 from sightline.storage import Database
 from sightline.storage.schema import events
 from sightline.store.dialects import CLICKHOUSE, DUCKDB, Dialect
-from sightline.store.feed import micros_of
+from sightline.store.log import micros_of
 from sightline.store.process import Options, main
 
 log = logging.getLogger("sightline.store")

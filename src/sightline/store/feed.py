@@ -21,19 +21,16 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import duckdb
 import orjson
 import pyarrow as pa
-from sqlalchemy import BigInteger, Integer, cast, extract, func, literal, select
 
 from sightline.storage import Database
-from sightline.storage.schema import events
 from sightline.store import schema
 from sightline.store.engines import Engine
+from sightline.store.log import LogReader
 
 log = logging.getLogger("sightline.store")
 
@@ -43,26 +40,6 @@ VALUE_MAX = 500  # paths and prop values are cut to this many characters
 LOOK_BACK = 2 * 86400 * 1_000_000  # how far back a visit is looked for in the store
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MICROSECOND = timedelta(microseconds=1)
-RAW = (
-    ("id", pa.int64()),
-    ("site_id", pa.int32()),
-    ("time", pa.int64()),
-    ("visitor_id", pa.string()),
-    ("session_id", pa.string()),
-    ("name", pa.string()),
-    ("path", pa.string()),
-    ("props", pa.list_(pa.string())),
-    ("source", pa.string()),
-    ("utm_source", pa.string()),
-    ("utm_medium", pa.string()),
-    ("utm_campaign", pa.string()),
-    ("browser", pa.string()),
-    ("os", pa.string()),
-    ("device", pa.string()),
-    ("country", pa.string()),
-    ("region", pa.string()),
-    ("city", pa.string()),
-)
 _ATTRIBUTES = {  # a visit attribute from its first event, as the reports show it
     "source": f"coalesce(nullif(left(source, {VALUE_MAX}), ''), '{NONE}')",
     "utm_source": f"coalesce(left(utm_source, {VALUE_MAX}), '')",
@@ -76,14 +53,19 @@ _ATTRIBUTES = {  # a visit attribute from its first event, as the reports show i
     "city": "coalesce(city, '')",
 }
 _PV = f"name = '{PAGEVIEW}'"
-_KEYED = (  # the batch with its keys and cut paths
-    "CREATE OR REPLACE TEMP TABLE b AS SELECT *, "
-    "md5_number_lower(site_id::VARCHAR || chr(31) || session_id) AS visit, "
-    "md5_number_lower(site_id::VARCHAR || chr(31) || visitor_id) AS visitor, "
-    f"left(path, {VALUE_MAX}) AS page FROM raw"
+_KEYED = (  # the batch, typed, with its visit keys and cut paths
+    "CREATE OR REPLACE TEMP TABLE b AS SELECT id::BIGINT AS id, site_id::INTEGER AS site_id, "
+    "time, visitor_id::VARCHAR AS visitor_id, name::VARCHAR AS name, "
+    f"left(path::VARCHAR, {VALUE_MAX}) AS page, props, "
+    "md5_number_lower(site_id::VARCHAR || chr(31) || session_id::VARCHAR) AS visit, "
+    "referrer_source::VARCHAR AS source, utm_source::VARCHAR AS utm_source, "
+    "utm_medium::VARCHAR AS utm_medium, utm_campaign::VARCHAR AS utm_campaign, "
+    "browser::VARCHAR AS browser, os::VARCHAR AS os, device_type::VARCHAR AS device, "
+    "country::VARCHAR AS country, region::VARCHAR AS region, city::VARCHAR AS city FROM raw"
 )
 _CONTRIBUTION = (  # what the batch adds to each visit
-    "CREATE OR REPLACE TEMP TABLE n AS SELECT site_id, visit, arg_min(visitor, id) AS visitor, "
+    "CREATE OR REPLACE TEMP TABLE n AS SELECT site_id, visit, "
+    "md5_number_lower(site_id::VARCHAR || chr(31) || arg_min(visitor_id, id)) AS visitor, "
     "arg_min(time, id) AS born, min(time) AS start, max(time) AS last, "
     f"count(*) FILTER (WHERE {_PV}) AS pageviews, count(*) FILTER (WHERE NOT {_PV}) AS events, "
     f"arg_min(page, [time, id]) FILTER (WHERE {_PV}) AS entry, min(time) FILTER (WHERE {_PV}) AS entry_at, "
@@ -120,15 +102,6 @@ def micros(moment: datetime) -> int:
     return (moment - EPOCH) // MICROSECOND
 
 
-def micros_of(column: Any, dialect: str) -> Any:
-    """Microseconds since the epoch of a UTC timestamp column, computed exactly by the database."""
-    if dialect == "sqlite":  # stored as text: 'YYYY-MM-DD HH:MM:SS.ffffff'
-        return cast(func.strftime("%s", column), Integer) * 1_000_000 + cast(
-            func.substr(column, 21, 6), Integer
-        )
-    return cast(extract("epoch", column) * 1_000_000, BigInteger)
-
-
 def key_of(site_id: int, code: str) -> int:
     """The store's 64-bit key of a visitor code or a visit (session) id of one site."""
     digest = hashlib.md5(f"{site_id}\x1f{code}".encode(), usedforsecurity=False).digest()
@@ -157,11 +130,6 @@ def props_of(raw: str | None) -> list[str]:
     return out
 
 
-def _place(name: str) -> Any:
-    column = getattr(events.c, name, None)
-    return column if column is not None else literal(None)
-
-
 class Feeder:
     """Feeds one engine from one log, a batch at a time."""
 
@@ -169,60 +137,24 @@ class Feeder:
         self.db = db
         self.engine = engine
         self.batch = batch
+        self.log = LogReader(db)
         self.compute = duckdb.connect(config={"threads": 1, "memory_limit": "256MB"})
         self.fed_events = 0
         self.last_step_ms: float | None = None
-        e = events.c
-        self._query = select(
-            e.id,
-            e.site_id,
-            micros_of(e.time, db.dialect),
-            e.visitor_id,
-            e.session_id,
-            e.name,
-            e.path,
-            e.props,
-            e.referrer_source,
-            e.utm_source,
-            e.utm_medium,
-            e.utm_campaign,
-            e.browser,
-            e.os,
-            e.device_type,
-            *(_place(name) for name in schema.PLACES),
-        ).order_by(e.id)
-
-    def _read(self, after: int, until: int | None) -> list[Sequence[Any]]:
-        query = self._query.where(events.c.id > after)
-        if until is not None:
-            query = query.where(events.c.id <= until)
-        with self.db.read() as conn:
-            # The driver's own cursor hands back plain tuples, which zip() turns into columns at C
-            # speed; every value in the statement is an integer of ours, bound as a literal.
-            sql = str(
-                query.limit(self.batch).compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True})
-            )
-            cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
-            try:
-                cursor.execute(sql)
-                rows: list[Sequence[Any]] = cursor.fetchall()
-            finally:
-                cursor.close()
-            return rows
 
     def step(self) -> int:
         """Feeds the next batch; returns how many events it fed (0: the store is up to date)."""
         started = time.perf_counter()
         replay = self.engine.pending_range()
         after = replay[0] if replay else self.engine.watermark()
-        rows = self._read(after, replay[1] if replay else None)
-        if not rows:
+        rows = self.log.read(after, replay[1] if replay else None, self.batch)
+        if not rows.num_rows:
             return 0
         event_rows, visit_rows = self._build(rows)
-        self.engine.write(after, int(rows[-1][0]), event_rows, visit_rows)
-        self.fed_events += len(rows)
+        self.engine.write(after, int(rows.column("id")[-1].as_py()), event_rows, visit_rows)
+        self.fed_events += rows.num_rows
         self.last_step_ms = round((time.perf_counter() - started) * 1000, 1)
-        return len(rows)
+        return int(rows.num_rows)
 
     def catch_up(self) -> int:
         total = 0
@@ -230,21 +162,22 @@ class Feeder:
             total += fed
         return total
 
-    def _build(self, rows: Sequence[Sequence[Any]]) -> tuple[pa.Table, pa.Table]:
+    def close(self) -> None:
+        self.compute.close()
+
+    def _build(self, rows: pa.Table) -> tuple[pa.Table, pa.Table]:
         """The batch's event rows and the new rows of the visits it touched (Arrow tables)."""
-        columns = list(zip(*rows, strict=True))
-        columns[7] = tuple(props_of(raw) if raw else [] for raw in columns[7])
-        raw = pa.table(
-            {name: pa.array(values, type=kind) for (name, kind), values in zip(RAW, columns, strict=True)}
+        props = pa.array(
+            [props_of(raw) if raw else [] for raw in rows.column("props").to_pylist()],
+            type=pa.list_(pa.string()),
         )
+        raw = rows.set_column(rows.schema.get_field_index("props"), "props", props)
         con = self.compute
         con.register("raw", raw)
         try:
             con.execute(_KEYED)
-            keys = [row[0] for row in con.execute("SELECT DISTINCT visit FROM b").fetchall()]
-            oldest = min(columns[2]) - LOOK_BACK
-            old = self.engine.visits_of(keys, oldest)
-            con.register("old", old)
+            keys, first = con.execute("SELECT list(DISTINCT visit), min(time) FROM b").fetchall()[0]
+            con.register("old", self.engine.visits_of(keys, int(first) - LOOK_BACK))
             con.execute(_CONTRIBUTION)
             con.execute(_MERGED)
             event_rows = con.sql(_EVENTS).to_arrow_table()
