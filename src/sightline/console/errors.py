@@ -21,6 +21,9 @@ _STATUS_CODES = {
 }
 
 
+PARSE_ERROR = "There was an error parsing the body"  # FastAPI's own 400 for a body it cannot decode
+
+
 def _field_of(location: tuple[object, ...]) -> str:
     parts = [str(p) for p in location if p not in ("body", "query", "path")]
     return ".".join(parts) if parts else "body"
@@ -54,6 +57,8 @@ async def on_api_error(_: Request, exc: Exception) -> Response:
 
 async def on_http_error(_: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
+    if exc.status_code == 400 and exc.detail == PARSE_ERROR:  # not UTF-8, or nested too deeply
+        return error_response(400, "malformed_json", "The body is not valid JSON.")
     code, message = _STATUS_CODES.get(exc.status_code, ("http_error", "The request could not be handled."))
     return error_response(exc.status_code, code, message, headers=exc.headers)
 
