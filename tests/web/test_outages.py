@@ -3,14 +3,17 @@ the dashboard, the cause and the fix on Health) and the database stopped (Health
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler
 
+import pytest
 from playwright.sync_api import Browser, Page, ViewportSize, expect
 
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, StartServer
 from tests.support.origins import loopback_server
+from tests.support.postgres import PostgresServer
 from tests.support.server import LiveServer, create_owner
 from tests.web.conftest import Console
 
@@ -64,3 +67,34 @@ def _stale_dashboard(console: Console, page: Page, site_id: int) -> None:
     expect(overall.locator(".problems")).to_contain_text("Analytics store: down.")
     expect(overall.locator(".problems")).to_contain_text("What to do: Check that the ClickHouse server")
     console.shoot(page, "health-store-down")
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_with_the_database_stopped_health_says_database_down_and_what_to_do(
+    browser: Browser, start_server: StartServer, scheme: str
+) -> None:
+    pg = PostgresServer()
+    pg.start()
+    try:
+        server = start_server(database_url=pg.create_database())
+        create_owner(server, OWNER_EMAIL, OWNER_PASSWORD)
+        with console_of(browser, server) as console:
+            _database_stops(console, pg, scheme)
+    finally:
+        pg.stop()
+
+
+def _database_stops(console: Console, pg: PostgresServer, scheme: str) -> None:
+    page = console.signed_in(scheme=scheme, viewport=SIZES["desktop"])
+    page.goto("/health")
+    expect(page.get_by_role("region", name="Database").locator(".badge")).to_have_text("OK")
+    pg.stop()
+    for size in SIZES:
+        page.set_viewport_size(SIZES[size])
+        page.reload()
+        expect(page.get_by_text(re.compile(r"^Database: down"))).to_be_visible(timeout=30_000)
+        expect(page.locator("main")).to_contain_text("What to do")
+        expect(page.locator("main")).not_to_contain_text("Something went wrong")
+        console.shoot(page, f"health-database-down-{scheme}-{size}")
+    page.goto("/sites")
+    expect(page.get_by_role("alert")).to_contain_text("The Health page says what is wrong")

@@ -74,6 +74,7 @@ function figure(key: string, value: unknown): string {
     return `${timeAgo(value)} (${dateTime(value)})`;
   }
   if (value === null || value === undefined) return "None";
+  if (Array.isArray(value)) return value.length === 0 ? "None" : value.map((item) => figure(key, item)).join(", ");
   return typeof value === "string" ? value.replace(/_/g, " ") : JSON.stringify(value);
 }
 
