@@ -64,7 +64,10 @@ def _public_url(raw: str) -> str:
         raise ValueError("the public URL looks like https://analytics.example.com")
     if parts.path not in {"", "/"} or parts.query or parts.fragment or parts.username:
         raise ValueError("the public URL is an origin only: scheme, host and optional port")
-    return f"{parts.scheme}://{parts.netloc.lower()}"
+    netloc = parts.netloc.lower()
+    if (parts.scheme, parts.port) in {("http", 80), ("https", 443)}:
+        netloc = netloc.rsplit(":", 1)[0]  # the browser's Origin never names the default port
+    return f"{parts.scheme}://{netloc}"
 
 
 def _database_url(raw: str) -> str:

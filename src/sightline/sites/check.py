@@ -69,9 +69,20 @@ def address_allowed(address: str, allow_private: bool) -> bool:
     ip = ipaddress.ip_address(address.split("%", 1)[0])
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         ip = ip.ipv4_mapped
-    if ip.is_multicast or ip.is_unspecified or ip.is_reserved:
+    if ip.is_multicast or ip.is_unspecified:
         return False
-    return ip.is_global or allow_private
+    if ip.is_global:
+        return True
+    # ::1 is also in Python's "reserved" ::/8, so loopback and private are asked first.
+    return allow_private and (ip.is_loopback or ip.is_private or ip.is_link_local)
+
+
+def _text(body: bytes, encoding: str | None) -> str:
+    """The page's text; an unknown charset (``charset=rot13``) is read as UTF-8."""
+    try:
+        return body.decode(encoding or "utf-8", "replace")
+    except LookupError:
+        return body.decode("utf-8", "replace")
 
 
 class _CheckFailedError(Exception):
@@ -195,7 +206,7 @@ class ConnectionChecker:
                     if size >= MAX_BYTES:
                         break
                 body = b"".join(chunks)[:MAX_BYTES]
-                return response.status_code, None, body.decode(response.encoding or "utf-8", "replace")
+                return response.status_code, None, _text(body, response.encoding)
         except httpx.TimeoutException:
             raise _CheckFailedError("timeout", "The home page did not answer in time.") from None
         except httpx.HTTPError:
