@@ -253,10 +253,13 @@ def test_a_disabled_site_refuses_events_at_once_and_its_config_says_disabled(
     assert dropped(ingest_owner)["collection_disabled"] == before + 1
     config = visitor.config()
     assert config.status_code == 200
-    assert config.json() == {
+    body = config.json()
+    assert {k: body[k] for k in ("events", "recording", "feedback", "cookieless", "capture")} == {
         "events": "disabled",
         "recording": {"enabled": False, "sample_rate": 1.0},
         "feedback": False,
+        "cookieless": False,
+        "capture": [],
     }
     assert [row.name for row in stored(ingest_db, visitor.site)] == ["pageview"]
     visitor.site.change(collection_enabled=True)

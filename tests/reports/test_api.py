@@ -51,7 +51,7 @@ def site_id(owner: httpx.Client) -> int:
         ("summary", {"colour": "blue"}, "colour"),
         ("timeseries", {"dimension": "pages"}, "dimension"),
         ("breakdown", {}, "dimension"),
-        ("breakdown", {"dimension": "cities"}, "dimension"),
+        ("breakdown", {"dimension": "planets"}, "dimension"),
         ("breakdown", {"dimension": "pages", "limit": "0"}, "limit"),
         ("breakdown", {"dimension": "pages", "limit": "101"}, "limit"),
         ("breakdown", {"dimension": "pages", "limit": "ten"}, "limit"),
