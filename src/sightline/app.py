@@ -19,7 +19,7 @@ from starlette.routing import BaseRoute, Match, Mount
 from starlette.types import Receive, Scope, Send
 
 from sightline import __version__
-from sightline.console import auth, errors, exports, health, setup, shared, sites, team
+from sightline.console import auth, conversions, errors, exports, goals, health, setup, shared, sites, team
 from sightline.console import mail as console_mail
 from sightline.console import recordings as console_recordings
 from sightline.console import reports as console_reports
@@ -190,6 +190,9 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
         app.include_router(router)
     app.include_router(console_surveys.router)
     app.include_router(console_reports.router)
+    app.include_router(goals.router)
+    app.include_router(conversions.router)
+    app.include_router(conversions.reports)
     app.include_router(console_recordings.router)
     app.include_router(team.router)
     app.include_router(shared.router)

@@ -172,6 +172,11 @@ class Visit:
         return sorted((e for e in self.events if e.name == "pageview"), key=lambda e: e.time)
 
     @property
+    def bounced(self) -> bool:
+        """One pageview or none, and no custom event (a custom event makes a visit engaged)."""
+        return len(self.pageviews) <= 1 and all(e.name == "pageview" for e in self.events)
+
+    @property
     def duration(self) -> int:
         times = [e.time for e in self.events]
         return round((max(times) - min(times)).total_seconds())
@@ -207,7 +212,7 @@ def expected_summary(rows: list[Event], span: tuple[datetime, datetime]) -> dict
         len(started),
         len({e.visitor_id for e in inside}),
         sum(1 for e in inside if e.name == "pageview"),
-        sum(1 for v in started if len(v.pageviews) <= 1),
+        sum(1 for v in started if v.bounced),
         sum(v.duration for v in started),
     )
 
@@ -246,7 +251,7 @@ def expected_filtered(
         len(chosen),
         len({v.visitor_id for v in chosen}),
         sum(len(v.pageviews) for v in chosen),
-        sum(1 for v in chosen if len(v.pageviews) <= 1),
+        sum(1 for v in chosen if v.bounced),
         sum(v.duration for v in chosen),
     )
 
@@ -273,7 +278,7 @@ def expected_breakdown(rows: list[Event], span: tuple[datetime, datetime], dimen
         return {
             p: {
                 "visits": len(vs),
-                "bounce_rate": round(sum(1 for v in vs if len(v.pageviews) <= 1) / len(vs), 4),
+                "bounce_rate": round(sum(1 for v in vs if v.bounced) / len(vs), 4),
                 "visit_duration": round(sum(v.duration for v in vs) / len(vs)),
             }
             for p, vs in table.items()
@@ -294,7 +299,7 @@ def expected_breakdown(rows: list[Event], span: tuple[datetime, datetime], dimen
                 len(vs),
                 len({v.visitor_id for v in vs}),
                 sum(len(v.pageviews) for v in vs),
-                sum(1 for v in vs if len(v.pageviews) <= 1),
+                sum(1 for v in vs if v.bounced),
                 sum(v.duration for v in vs),
             ).items()
             if k in ("visitors", "visits", "pageviews", "bounce_rate", "visit_duration")

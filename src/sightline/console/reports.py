@@ -19,6 +19,7 @@ from sightline.console.deps import context, owner
 from sightline.context import Context
 from sightline.errors import ApiError
 from sightline.reports import params, service
+from sightline.reports.filters import NAMES
 from sightline.sites.service import get_site
 from sightline.store.client import Store
 
@@ -42,9 +43,30 @@ PARAMETERS: dict[str, tuple[str, Any]] = {
     "from": ("date_from", _optional("First day (YYYY-MM-DD), range=custom", alias="from")),
     "to": ("date_to", _optional("Last day (YYYY-MM-DD), range=custom", alias="to")),
     "compare": ("compare", _optional("true: also the previous period")),
-    "page": ("page", _optional("Filter: visits that viewed this path")),
-    "source": ("source", _optional("Filter: visits from this source")),
-    "event": ("event", _optional("Filter: visits that sent this custom event")),
+    "page": ("page", _optional("Filter: visits that viewed this path (!: did not, ~: a path containing)")),
+    "source": ("source", _optional("Filter: visits from this source (!: is not, ~: contains)")),
+    "event": ("event", _optional("Filter: visits that sent this custom event (!: did not, ~: containing)")),
+    "goal": ("goal", _optional("Filter: visits that converted on this goal id (!: did not)")),
+    "prop": ("prop", _optional("Filter: visits with an event whose prop is key:value (!: none)")),
+    **{
+        name: (
+            name,
+            _optional(f"Filter: visits whose {name.replace('_', ' ')} is this (!: is not, ~: contains)"),
+        )
+        for name in (
+            "entry_page",
+            "exit_page",
+            "utm_source",
+            "utm_medium",
+            "utm_campaign",
+            "browser",
+            "os",
+            "device",
+            "country",
+            "region",
+            "city",
+        )
+    },
 }
 SITE_ID = inspect.Parameter(
     "site_id",
@@ -100,7 +122,7 @@ def _report(request: Request, report: Asked, kind: str) -> dict[str, Any]:
 PERIOD = asked(params.COMMON)
 # The breakdown documents no `compare` (it has no previous period) but accepts one, as it always has.
 BREAKDOWN_OF = asked(
-    ("dimension", "limit", "offset", "search", "name", "range", "from", "to", "page", "source", "event"),
+    ("dimension", "limit", "offset", "search", "name", "range", "from", "to", *NAMES),
     allowed=(*params.COMMON, "dimension", "limit", "offset", "search", "name"),
 )
 NOTHING = asked(())

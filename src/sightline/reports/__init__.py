@@ -2,8 +2,12 @@
 
 ``queries`` holds every report's SQL, written once for both store engines; ``period`` turns
 ranges into UTC spans in the site's time zone; ``params`` checks the API's query parameters;
-``service`` runs the queries for the console and shapes the answers.
-May import: ``sightline.sites`` (owner's site lookup), ``sightline.store`` (its dialects and the
-store interface), ``sightline.storage``, ``sightline.errors``, ``sightline.numbers``. Never imports
-``sightline.console`` or ``sightline.ingest``.
+``service`` runs the queries for the console and shapes the answers. ``filters`` are the report
+filters, ``rules`` and ``steps`` the conditions on events of goals and steps, ``goals`` the Goals
+panel; ``funnels``, ``retention`` and ``journeys`` the conversion reports (``conversions`` shapes
+them); ``saved`` keeps saved funnels and segments.
+May import: ``sightline.sites`` (owner's site lookup), ``sightline.goals`` (a site's goals),
+``sightline.store`` (its dialects and the store interface), ``sightline.storage``,
+``sightline.errors``, ``sightline.numbers``. Never imports ``sightline.console`` or
+``sightline.ingest``.
 """

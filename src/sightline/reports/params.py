@@ -8,11 +8,12 @@ from typing import Any
 
 from sightline.errors import ApiError
 from sightline.numbers import ascii_int
+from sightline.reports.filters import CONTAINS, IS, IS_NOT, NAMES, Filter, Filters
 from sightline.reports.period import RANGES
-from sightline.reports.queries import Filters
 
 MAX_OFFSET = 100_000
-COMMON = ("range", "from", "to", "compare", "page", "source", "event")
+COMMON = ("range", "from", "to", "compare", *NAMES)
+PATHS = ("page", "entry_page", "exit_page")
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ DIMENSIONS: dict[str, Dimension] = {
     "cities": Dimension("city", "visits", _VISIT_FIGURES),
     "events": Dimension("event", "events", ("visitors", "events")),
     "props": Dimension("prop", "events", ("visitors", "events")),
+    "goals": Dimension("goal", "visitors", ("visitors", "conversions", "conversion_rate")),
 }
 
 
@@ -68,6 +70,27 @@ def _text(name: str, raw: str, max_length: int, *, path: bool = False) -> str:
     return raw
 
 
+def parse_filter(name: str, raw: str) -> Filter:
+    """One filter parameter: ``value`` (is), ``!value`` (is not) or ``~value`` (contains)."""
+    op, value = IS, raw
+    if raw[:1] in ("!", "~"):
+        op, value = (IS_NOT if raw[0] == "!" else CONTAINS), raw[1:]
+    if name == "goal":
+        goal = ascii_int(value, 1, 2**62)
+        if goal is None or op == CONTAINS:
+            raise _bad(name, "The parameter 'goal' is a goal's id, or '!' and a goal's id.")
+        return Filter(name, op, str(goal))
+    if name == "prop":
+        key, colon, text = value.partition(":")
+        if not colon or not key or op == CONTAINS:
+            raise _bad(name, "The parameter 'prop' is key:value, or '!key:value' (is not).")
+        return Filter(name, op, _text(name, text, 2000), _text(name, key, 100))
+    if name in PATHS:
+        return Filter(name, op, _text(name, value, 2000, path=op != CONTAINS))
+    value = _text(name, value, 100 if name == "event" else 255)
+    return Filter(name, op, value.upper() if name == "country" and op != CONTAINS else value)
+
+
 def parse(items: Iterable[tuple[str, str]], allowed: Iterable[str]) -> Query:
     """A ``Query`` from the request's (name, value) pairs; unknown or repeated names are refused."""
     allowed = set(allowed)
@@ -89,11 +112,7 @@ def parse(items: Iterable[tuple[str, str]], allowed: Iterable[str]) -> Query:
         if seen["compare"] not in ("true", "false"):
             raise _bad("compare", "The parameter 'compare' must be true or false.")
         values["compare"] = seen["compare"] == "true"
-    values["filters"] = Filters(
-        page=_text("page", seen["page"], 2000, path=True) if "page" in seen else None,
-        source=_text("source", seen["source"], 255) if "source" in seen else None,
-        event=_text("event", seen["event"], 100) if "event" in seen else None,
-    )
+    values["filters"] = Filters(rules=tuple(parse_filter(name, seen[name]) for name in NAMES if name in seen))
     if "dimension" in allowed:
         dimension = seen.get("dimension")
         if dimension not in DIMENSIONS:

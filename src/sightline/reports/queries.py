@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from sightline.reports import rules
+from sightline.reports.filters import CONTAINS, IS, IS_NOT, VISIT_FILTERS, Filter, Filters
 from sightline.store.dialects import Dialect, Params
 from sightline.store.feed import PAGEVIEW, micros
 
@@ -40,21 +42,6 @@ VISIT_COLUMNS = {
 }
 VIEWED = f"name = '{PAGEVIEW}'"
 OPTIONAL = {"utm_source", "utm_medium", "utm_campaign", "region", "city"}  # rows only when known
-
-
-@dataclass(frozen=True)
-class Filters:
-    page: str | None = None
-    source: str | None = None
-    event: str | None = None
-
-    def __bool__(self) -> bool:
-        return any((self.page, self.source, self.event))
-
-    def describe(self) -> dict[str, str]:
-        return {
-            k: val for k, val in (("page", self.page), ("source", self.source), ("event", self.event)) if val
-        }
 
 
 class Query:
@@ -81,21 +68,46 @@ class Query:
             "count(DISTINCT visitor)",
             "count(*)",
             "sum(pageviews)",
-            "sum(CASE WHEN pageviews <= 1 THEN 1 ELSE 0 END)",
+            "sum(CASE WHEN pageviews <= 1 AND events = 0 THEN 1 ELSE 0 END)",  # engaged: a custom event
             f"sum({self.duration()})",
         ]
 
     def selected(self) -> str:
         """The WHERE clause of the visits the filters select (they started in the span)."""
         parts = [f"site_id = {self.site}", f"start >= {self.a}", f"start < {self.b}"]
-        if self.filters.source is not None:
-            parts.append(f"source = {self.bind(self.filters.source)}")
-        if self.filters.page is not None:
-            viewed = f"name = '{PAGEVIEW}' AND path = {self.bind(self.filters.page)}"
-            parts.append(f"visit IN ({self._visits_with(viewed)})")
-        if self.filters.event is not None:
-            parts.append(f"visit IN ({self._visits_with(f'name = {self.bind(self.filters.event)}')})")
+        parts.extend(self._rule(rule) for rule in self.filters.rules)
         return " AND ".join(parts)
+
+    def _rule(self, rule: Filter) -> str:
+        """One filter as a condition on the visits table."""
+        if rule.name in VISIT_FILTERS:
+            column = VISIT_FILTERS[rule.name]
+            if rule.name in ("entry_page", "exit_page"):
+                column = f"coalesce({column}, '')"
+            if rule.op == CONTAINS:
+                return self.d.search.format(column=column, value=self.bind(rule.value))
+            return f"{column} {'=' if rule.op == IS else '!='} {self.bind(rule.value)}"
+        if rule.name == "page":
+            if rule.op == CONTAINS:
+                condition = f"{VIEWED} AND {self.d.search.format(column='path', value=self.bind(rule.value))}"
+            else:
+                condition = f"{VIEWED} AND path = {self.bind(rule.value)}"
+        elif rule.name == "event":
+            if rule.op == CONTAINS:
+                found = self.d.search.format(column="name", value=self.bind(rule.value))
+                condition = f"name != '{PAGEVIEW}' AND {found}"
+            else:
+                condition = f"name = {self.bind(rule.value)}"
+        elif rule.name == "goal":
+            if rule.goal is None:
+                raise ValueError(f"goal filter {rule.value} without its goal")
+            condition = rules.goal_condition(self.d, self.bind, rule.goal)
+        elif rule.name == "prop":
+            assert rule.key is not None
+            condition = rules.prop_is(self.d, self.bind, rule.key, rule.value)
+        else:
+            raise ValueError(f"unknown filter {rule.name!r}")
+        return f"visit {'NOT IN' if rule.op == IS_NOT else 'IN'} ({self._visits_with(condition)})"
 
     def _visits_with(self, condition: str) -> str:
         """Visits with a matching event from the span's start on (a visit's events all follow its
@@ -129,7 +141,7 @@ def totals(run: Run, d: Dialect, site_id: int, span: Span, filters: Filters) -> 
     return figures
 
 
-def _bucket(q: Query, spans: Sequence[Span], column: str) -> str:
+def bucket(q: Query, spans: Sequence[Span], column: str) -> str:
     """The 1-based index of the span ``column`` falls in: a lookup in a list of quanta (the spans'
     edges are whole multiples of a step: an hour, or a half or quarter of one)."""
     edges = [micros(a) for a, _ in spans] + [micros(spans[-1][1])]
@@ -150,18 +162,18 @@ def series(
         return []
     whole = (spans[0][0], spans[-1][1])
     q = Query(d, site_id, whole, filters)
-    bucket = _bucket(q, spans, "start")
+    at = bucket(q, spans, "start")
     points = [_figures((0, 0, 0, 0, 0)) for _ in spans]
-    query = f"SELECT {bucket} AS i, {', '.join(q.sums())} FROM {d.visits} WHERE {q.selected()} GROUP BY i"
+    query = f"SELECT {at} AS i, {', '.join(q.sums())} FROM {d.visits} WHERE {q.selected()} GROUP BY i"
     for i, *row in run(query, q.p.values):
         points[int(i) - 1] = _figures(row)
     if not filters:  # visitors and pageviews of the events in each span
         for point in points:
             point["visitors"] = point["pageviews"] = 0
         q = Query(d, site_id, whole, filters)
-        bucket = _bucket(q, spans, "time")
+        at = bucket(q, spans, "time")
         query = (
-            f"SELECT {bucket} AS i, count(DISTINCT visitor), "
+            f"SELECT {at} AS i, count(DISTINCT visitor), "
             f"sum(CASE WHEN name = '{PAGEVIEW}' THEN 1 ELSE 0 END) FROM events WHERE {q.events()} GROUP BY i"
         )
         for i, visitors, pageviews in run(query, q.p.values):

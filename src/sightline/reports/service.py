@@ -6,13 +6,17 @@ answer says so in ``"source": "store"``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import Connection
 
-from sightline.reports import queries
+from sightline.errors import ApiError
+from sightline.goals.service import rows_of
+from sightline.reports import goals, queries
+from sightline.reports.filters import Filters, Goal
 from sightline.reports.params import DIMENSIONS, Query
 from sightline.reports.period import Period, period_of
 from sightline.sites.service import get_site
@@ -33,12 +37,17 @@ class Store(Protocol):
 class Report:
     """One request's site, period and filters."""
 
-    def __init__(self, store: Store, site: Any, query: Query, now: datetime) -> None:
+    def __init__(
+        self, store: Store, site: Any, query: Query, now: datetime, goals: Sequence[Goal] = ()
+    ) -> None:
+        self.goals = list(goals)
+        self.filters = _resolved(query.filters, self.goals)
         self.store = store
         self.run = store.query
         self.d = store.dialect
         self.site = site
         self.query = query
+        self.now = now
         self.zone = ZoneInfo(site["timezone"])
         self.period = period_of(query.range, query.date_from, query.date_to, self.zone, now)
 
@@ -53,7 +62,7 @@ class Report:
         now: datetime | None = None,
     ) -> Report:
         site = get_site(conn, owner_id, site_id)
-        return cls(store, site, query, now or utcnow())
+        return cls(store, site, query, now or utcnow(), goals_of(conn, site_id))
 
     @property
     def site_id(self) -> int:
@@ -64,7 +73,7 @@ class Report:
             "site_id": self.site_id,
             "timezone": self.site["timezone"],
             "range": {"name": self.query.range, **period.describe()},
-            "filters": self.query.filters.describe(),
+            "filters": self.filters.describe(),
             "source": "store",
         }
         if self.query.compare:
@@ -73,7 +82,7 @@ class Report:
 
     def totals(self, period: Period) -> dict[str, int]:
         span = (period.start, period.end)
-        return queries.totals(self.run, self.d, self.site_id, span, self.query.filters)
+        return queries.totals(self.run, self.d, self.site_id, span, self.filters)
 
     def summary(self) -> dict[str, Any]:
         period = self.period
@@ -84,7 +93,7 @@ class Report:
 
     def points(self, period: Period) -> list[dict[str, Any]]:
         spans = period.buckets()
-        figures = queries.series(self.run, self.d, self.site_id, spans, self.query.filters)
+        figures = queries.series(self.run, self.d, self.site_id, spans, self.filters)
         return [{"time": period.label(a), **present(f)} for (a, _), f in zip(spans, figures, strict=True)]
 
     def timeseries(self) -> dict[str, Any]:
@@ -99,26 +108,62 @@ class Report:
         dimension = DIMENSIONS[self.query.dimension]
         span = (self.period.start, self.period.end)
         page = queries.Page(self.query.limit, self.query.offset, self.query.search)
+        if dimension.dim == "goal":
+            found, more = goals.breakdown(
+                self.run, self.d, self.site_id, span, self.filters, self.goals, page
+            )
+            return self._rows(found, more)
         rows, more = queries.breakdown(
             self.run,
             self.d,
             self.site_id,
             span,
-            self.query.filters,
+            self.filters,
             dimension.dim,
             dimension.order,
             page,
             self.query.name,
         )
+        shown = [_row(row, dimension.fields, self.query.name is not None) for row in rows]
+        return self._rows(shown, more)
+
+    def _rows(self, rows: list[dict[str, Any]], more: bool) -> dict[str, Any]:
         out = self.meta(self.period)
         out["dimension"] = self.query.dimension
         if self.query.name is not None:
             out["name"] = self.query.name
-        out["rows"] = [_row(row, dimension.fields, self.query.name is not None) for row in rows]
+        out["rows"] = rows
         out["more"] = more
         if self.query.offset:
             out["offset"] = self.query.offset
         return out
+
+
+def goals_of(conn: Connection, site_id: int) -> list[Goal]:
+    """The site's goals as reports need them."""
+    fields = (
+        "id",
+        "name",
+        "kind",
+        "match",
+        "path",
+        "event",
+        "prop_key",
+        "prop_value",
+        "revenue_prop",
+        "currency",
+    )
+    return [Goal(**{name: row[name] for name in fields}) for row in rows_of(conn, site_id)]
+
+
+def _resolved(filters: Filters, known: Sequence[Goal]) -> Filters:
+    """The filters with their goals; a goal filter naming no goal of the site is refused."""
+    try:
+        return filters.with_goals({goal.id: goal for goal in known})
+    except KeyError as error:
+        raise ApiError(
+            422, "invalid_parameter", "The parameter 'goal' names no goal of this site.", field="goal"
+        ) from error
 
 
 def present(figures: dict[str, int]) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from sightline.storage.metadata import metadata
 from sightline.storage.tables.accounts import sessions, setup_tokens, users
 from sightline.storage.tables.events import event_batches, events
+from sightline.storage.tables.goals import funnels, goals, segments
 from sightline.storage.tables.privacy import erasures, store_tasks, visitor_salts
 from sightline.storage.tables.recordings import recording_chunks, recordings
 from sightline.storage.tables.sites import deleted_sites, sites
@@ -22,12 +23,15 @@ __all__ = [
     "erasures",
     "event_batches",
     "events",
+    "funnels",
+    "goals",
     "invitations",
     "mail_log",
     "members",
     "metadata",
     "recording_chunks",
     "recordings",
+    "segments",
     "sessions",
     "setup_tokens",
     "shares",

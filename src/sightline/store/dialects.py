@@ -21,6 +21,11 @@ class Dialect:
     unnest: str  # one row per array element, in the SELECT list
     uint64: str  # the type of visitor and visit keys
     search: str  # case-insensitive "contains": "{column}", "{value}"
+    starts: str  # "{column}" starts with "{value}"
+    regex: str  # "{column}" matches the RE2 pattern "{value}" somewhere (anchor it for a whole match)
+    number: str  # the text "{value}" as a Float64, NULL when it is not a number
+    median: str  # the interpolated median of "{value}" (the mean of the two middle values when even)
+    prop: str  # the text after "{prefix}" ("key\x1f") of the first element of "{props}" starting with it
 
     def param(self, name: str, kind: str) -> str:
         """The placeholder of parameter ``name`` whose ClickHouse type is ``kind``."""
@@ -50,6 +55,12 @@ DUCKDB = Dialect(
     unnest="unnest({array})",
     uint64="UBIGINT",
     search="contains(lower({column}), lower({value}))",
+    starts="starts_with({column}, {value})",
+    regex="regexp_matches({column}, {value})",
+    number="TRY_CAST({value} AS DOUBLE)",
+    median="quantile_cont({value}, 0.5)",
+    prop="substr(list_extract(list_filter({props}, lambda x: starts_with(x, {prefix})), 1), "
+    "length({prefix}) + 1)",
 )
 CLICKHOUSE = Dialect(
     name="clickhouse",
@@ -60,6 +71,12 @@ CLICKHOUSE = Dialect(
     unnest="arrayJoin({array})",
     uint64="UInt64",
     search="positionCaseInsensitiveUTF8({column}, {value}) > 0",
+    starts="startsWith({column}, {value})",
+    regex="match({column}, {value})",
+    number="toFloat64OrNull({value})",
+    median="quantileExactInclusive(0.5)({value})",
+    prop="substring(arrayElement(arrayFilter(x -> startsWith(x, {prefix}), {props}), 1), "
+    "length({prefix}) + 1)",
 )
 
 

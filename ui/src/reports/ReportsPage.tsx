@@ -8,8 +8,11 @@ import { Trend } from "../components/Trend";
 import { Page } from "../components/Page";
 import { count } from "../format";
 import { type Resource, useAutoRefresh, useResource } from "../hooks";
-import { downloads, parseQuery, queryParams, reports, type FilterName, type RangeName, type ReportQuery, type Summary } from "./api";
+import { downloads, FILTER_NAMES, parseQuery, queryParams, reports, type FilterName, type RangeName, type ReportQuery, type Summary } from "./api";
+import { goals as goalsApi } from "../goals/api";
 import { BreakdownPanel, label, type Tab } from "./Breakdown";
+import { GoalsPanel } from "./GoalsPanel";
+import { Segments } from "./Segments";
 import { Chart } from "./Chart";
 import { Freshness } from "./Freshness";
 import { change, changeText, METRICS, metricOf, type Metric } from "./figures";
@@ -29,7 +32,37 @@ const VISIT_COLUMNS: Tab["columns"] = [
   { key: "visits", label: "Visits" },
   { key: "bounce_rate", label: "Bounce rate" },
 ];
-const FILTER_LABELS: Record<FilterName, string> = { page: "Page", source: "Source", event: "Event" };
+const FILTER_LABELS: Record<FilterName, string> = {
+  page: "Page",
+  entry_page: "Entry page",
+  exit_page: "Exit page",
+  source: "Source",
+  utm_source: "UTM source",
+  utm_medium: "UTM medium",
+  utm_campaign: "UTM campaign",
+  browser: "Browser",
+  os: "Operating system",
+  device: "Device",
+  country: "Country",
+  region: "Region",
+  city: "City",
+  event: "Event",
+  goal: "Goal",
+  prop: "Prop (key:value)",
+};
+const OPERATORS: { prefix: string; label: string }[] = [
+  { prefix: "", label: "is" },
+  { prefix: "!", label: "is not" },
+  { prefix: "~", label: "contains" },
+];
+
+/** A filter's value as its chip reads: the operator in words, the value as its table shows it. */
+function chipText(name: FilterName, raw: string, goalNames: Map<string, string>): { op: string; value: string } {
+  const op = raw.startsWith("!") ? "is not" : raw.startsWith("~") ? "contains" : "is";
+  const value = op === "is" ? raw : raw.slice(1);
+  if (name === "goal") return { op, value: goalNames.get(value) ?? `#${value}` };
+  return { op, value: label(name === "source" ? "sources" : name, value) };
+}
 
 export function ReportsPage() {
   const { params } = useRoute();
@@ -54,6 +87,9 @@ export function SiteReports({ siteId, shared }: SiteReportsProps) {
   const location = useLocation();
   const query = useMemo(() => parseQuery(location.url.split("?")[1] ?? ""), [location.url]);
   const site = useResource(() => (shared ? Promise.resolve(shared.site) : findSite(siteId)));
+  // A shared dashboard has no session for the goals API: goal filters then show the goal's id.
+  const siteGoals = useResource(() => (shared ? Promise.resolve([]) : goalsApi.list(siteId)));
+  const goalNames = useMemo(() => new Map((siteGoals.data ?? []).map((g) => [String(g.id), g.name])), [siteGoals.data]);
   const summary = useResource(() => reports.summary(siteId, query));
   const queryKey = JSON.stringify(query);
   const first = useRef(true);
@@ -98,27 +134,41 @@ export function SiteReports({ siteId, shared }: SiteReportsProps) {
       title={shared ? name : `Reports: ${name}`}
       back={shared ? undefined : { href: `/sites/${siteId}`, label: name }}
       subtitle={site.data ? <TimezoneNote site={site.data} /> : undefined}
-      actions={<RealtimeBadge siteId={siteId} />}
+      actions={
+        <>
+          {!shared && (
+            <a class="button button-quiet" href={`/sites/${siteId}/conversions?${queryParams(query)}`}>
+              Funnels, retention, journeys
+            </a>
+          )}
+          <RealtimeBadge siteId={siteId} />
+        </>
+      }
     >
       <Freshness />
       <Controls key={site.data?.timezone ?? ""} query={query} onChange={setQuery} timezone={site.data?.timezone ?? "UTC"} />
-      {Object.keys(query.filters).length > 0 && (
-        <div class="report-filters" role="group" aria-label="Filters">
-          {(Object.entries(query.filters) as [FilterName, string][]).map(([f, value]) => (
+      <div class="report-filters" role="group" aria-label="Filters">
+        {(Object.entries(query.filters) as [FilterName, string][]).map(([f, value]) => {
+          const chip = chipText(f, value, goalNames);
+          return (
             <span class="filter-chip" key={f}>
               <span>
-                {FILTER_LABELS[f]}: <strong>{label(f === "source" ? "sources" : f, value)}</strong>
+                {FILTER_LABELS[f]} {chip.op} <strong>{chip.value}</strong>
               </span>
               <button type="button" class="icon-button" aria-label={`Remove the ${FILTER_LABELS[f].toLowerCase()} filter`} onClick={() => dropFilter(f)}>
                 ×
               </button>
             </span>
-          ))}
+          );
+        })}
+        <AddFilter goals={siteGoals.data ?? []} onAdd={setFilter} />
+        {!shared && <Segments siteId={siteId} filters={query.filters} onApply={(filters) => setQuery({ ...query, filters })} />}
+        {Object.keys(query.filters).length > 0 && (
           <button type="button" class="button button-quiet" onClick={() => setQuery({ ...query, filters: {} })}>
             Clear filters
           </button>
-        </div>
-      )}
+        )}
+      </div>
       <Overview siteId={siteId} query={query} summary={summary} tick={tick} timezone={site.data?.timezone ?? "UTC"} />
       <p class="report-downloads">
         Download as CSV: <a href={downloads.summary(siteId, query)} download>summary</a> ·{" "}
@@ -133,6 +183,7 @@ export function SiteReports({ siteId, shared }: SiteReportsProps) {
         )}
       </p>
       <div class="report-grid">
+        <GoalsPanel siteId={siteId} query={query} onFilter={(goal) => setFilter("goal", goal)} manage={!shared} />
         <BreakdownPanel
           title="Pages"
           siteId={siteId}
@@ -199,6 +250,90 @@ export function SiteReports({ siteId, shared }: SiteReportsProps) {
         />
       </div>
     </Page>
+  );
+}
+
+/** "Add a filter": a dimension, is / is not / contains, and a value (a goal from the site's goals). */
+function AddFilter({ goals, onAdd }: { goals: { id: number; name: string }[]; onAdd: (name: FilterName, value: string) => void }) {
+  const [open, setOpen] = useState(false);
+  const [name, setName] = useState<FilterName>("page");
+  const [op, setOp] = useState("");
+  const [value, setValue] = useState("");
+  const [error, setError] = useState<string | null>(null);
+  if (!open)
+    return (
+      <button type="button" class="button button-quiet" onClick={() => setOpen(true)}>
+        Add a filter
+      </button>
+    );
+  const noContains = name === "goal" || name === "prop";
+  return (
+    <form
+      class="report-add-filter"
+      aria-label="Add a filter"
+      onSubmit={(e) => {
+        e.preventDefault();
+        const text = value.trim();
+        if (!text) {
+          setError("Give the filter a value.");
+          return;
+        }
+        if (name === "prop" && !text.includes(":")) {
+          setError("Write the prop as key:value, for example plan:pro.");
+          return;
+        }
+        onAdd(name, (noContains && op === "~" ? "" : op) + text);
+        setOpen(false);
+        setValue("");
+        setError(null);
+      }}
+    >
+      <label>
+        Filter
+        <select value={name} onChange={(e) => { setName(e.currentTarget.value as FilterName); setValue(""); }}>
+          {FILTER_NAMES.filter((n) => n !== "goal" || goals.length > 0).map((n) => (
+            <option key={n} value={n}>
+              {FILTER_LABELS[n]}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Operator
+        <select value={op} onChange={(e) => setOp(e.currentTarget.value)}>
+          {OPERATORS.filter((o) => !(noContains && o.prefix === "~")).map((o) => (
+            <option key={o.prefix} value={o.prefix}>
+              {o.label}
+            </option>
+          ))}
+        </select>
+      </label>
+      {name === "goal" ? (
+        <label>
+          Goal
+          <select value={value} onChange={(e) => setValue(e.currentTarget.value)}>
+            <option value="">Choose a goal</option>
+            {goals.map((g) => (
+              <option key={g.id} value={String(g.id)}>
+                {g.name}
+              </option>
+            ))}
+          </select>
+        </label>
+      ) : (
+        <label>
+          Value
+          <input type="text" value={value} maxLength={2000} placeholder={name.endsWith("page") ? "/pricing" : name === "prop" ? "plan:pro" : ""} onInput={(e) => setValue(e.currentTarget.value)} />
+        </label>
+      )}
+      <button type="submit" class="button">
+        Apply
+      </button>
+      <button type="button" class="button button-quiet" onClick={() => setOpen(false)}>
+        Cancel
+      </button>
+      {error && <p class="field-error" role="alert">{error}</p>}
+    </form>
   );
 }
 

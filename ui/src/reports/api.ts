@@ -2,7 +2,25 @@
 import { request } from "../api";
 
 export type RangeName = "today" | "7d" | "30d" | "custom";
-export type FilterName = "page" | "source" | "event";
+export const FILTER_NAMES = [
+  "page",
+  "entry_page",
+  "exit_page",
+  "source",
+  "utm_source",
+  "utm_medium",
+  "utm_campaign",
+  "browser",
+  "os",
+  "device",
+  "country",
+  "region",
+  "city",
+  "event",
+  "goal",
+  "prop",
+] as const;
+export type FilterName = (typeof FILTER_NAMES)[number];
 
 export interface ReportQuery {
   range: RangeName;
@@ -57,6 +75,10 @@ export interface Row extends Partial<Figures> {
   value: string;
   key?: string;
   events?: number;
+  goal_id?: number;
+  conversions?: number;
+  conversion_rate?: number;
+  revenue?: { total: number; average: number; currency: string };
 }
 
 export interface Breakdown extends Meta {
@@ -89,7 +111,7 @@ export function parseQuery(search: string): ReportQuery {
   const raw = params.get("range");
   const range: RangeName = raw === "today" || raw === "30d" || raw === "custom" ? raw : "7d";
   const filters: ReportQuery["filters"] = {};
-  for (const name of ["page", "source", "event"] as FilterName[]) {
+  for (const name of FILTER_NAMES) {
     const value = params.get(name);
     if (value) filters[name] = value;
   }

@@ -8,6 +8,7 @@ import type { Site } from "../api";
 import { AutocapturePanel } from "./AutocapturePanel";
 import { CollectionPanel } from "./CollectionPanel";
 import { DeletePanel } from "./DeletePanel";
+import { GoalsPanel } from "./GoalsPanel";
 import { NamePanel } from "./NamePanel";
 import { PrivacyPanel } from "./PrivacyPanel";
 import { TimeZonePanel } from "./TimeZonePanel";
@@ -38,6 +39,7 @@ export const settingsSections: SettingsSection[] = [
   { id: "autocapture", label: "Autocapture", component: AutocapturePanel },
   { id: "privacy", label: "Privacy and retention", component: PrivacyPanel },
   { id: "visitors", label: "A visitor's data", component: VisitorsPanel },
+  { id: "goals", label: "Goals", component: GoalsPanel },
   // Sections of other features go above this line; deleting the site stays last.
   { id: "delete", label: "Delete site", component: DeletePanel },
 ];

@@ -1,0 +1,88 @@
+"""The conversion reports of one request (funnel, retention, journeys), shaped for the API: the
+common answer of every report (``Report.meta``) plus their own figures."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Any
+
+from sightline.reports.funnels import funnel
+from sightline.reports.journeys import journeys
+from sightline.reports.period import local_midnight, next_hour
+from sightline.reports.retention import retention
+from sightline.reports.service import Report
+from sightline.reports.steps import Step
+from sightline.storage.types import utcnow
+
+# Breakdown dimensions a funnel can be split by: the API's name -> the events table's column.
+FUNNEL_DIMENSIONS = {
+    "sources": "source",
+    "utm_sources": "utm_source",
+    "utm_mediums": "utm_medium",
+    "utm_campaigns": "utm_campaign",
+    "browsers": "browser",
+    "operating_systems": "os",
+    "devices": "device",
+    "countries": "country",
+    "regions": "region",
+    "cities": "city",
+}
+MAX_PERIODS = 12
+
+
+def funnel_report(report: Report, steps: Sequence[Step], dimension: str | None) -> dict[str, Any]:
+    span = (report.period.start, report.period.end)
+    column = FUNNEL_DIMENSIONS[dimension] if dimension else None
+    whole, split = funnel(report.run, report.d, report.site_id, span, report.filters, steps, column)
+    out = report.meta(report.period)
+    out["steps"] = whole
+    if dimension:
+        out["dimension"] = dimension
+        out["breakdown"] = split
+    return out
+
+
+def retention_report(report: Report, interval: str, periods: int) -> dict[str, Any]:
+    period = report.period
+    step = timedelta(days=7 if interval == "week" else 1)
+    cohorts = ((period.last_day - period.first_day).days + 1 + step.days - 1) // step.days
+    now = report.now
+    limit = next_hour(now)
+    spans = []
+    for n in range(cohorts + periods - 1):
+        a = local_midnight(period.first_day + n * step, report.zone)
+        b = local_midnight(period.first_day + (n + 1) * step, report.zone)
+        if a >= limit:
+            break
+        spans.append((a, min(b, limit)))
+    elapsed = len(spans)
+    rows = retention(report.run, report.d, report.site_id, spans, report.filters, periods, elapsed)
+    out = report.meta(period)
+    out["interval"] = interval
+    out["periods"] = periods
+    out["cohorts"] = [
+        {"start": (period.first_day + n * step).isoformat(), "visitors": size, "returning": shares}
+        for n, (size, shares) in enumerate(rows[:cohorts])
+    ]
+    return out
+
+
+def journeys_report(report: Report, start: Step, direction: str, depth: int) -> dict[str, Any]:
+    span = (report.period.start, report.period.end)
+    out = report.meta(report.period)
+    out.update(start=start.label, direction=direction, depth=depth)
+    out["paths"] = journeys(
+        report.run, report.d, report.site_id, span, report.filters, start, direction, depth
+    )
+    return out
+
+
+__all__ = [
+    "FUNNEL_DIMENSIONS",
+    "MAX_PERIODS",
+    "funnel_report",
+    "journeys_report",
+    "retention_report",
+    "utcnow",
+]

@@ -1,0 +1,96 @@
+"""Funnels: 2 to 8 steps completed in order within one visit, as one query on the store.
+
+A visit reaches step 1 at its first event matching it, and step k at its first event matching
+step k strictly after the time it reached step k-1 (the earliest completion, which reaches the
+most steps). Per step: unique visitors who reached it, and the median seconds between reaching
+the previous step and this one over the visits that did. With a breakdown dimension (a visit
+attribute), the same per value. Visits are those the filters select (started in the period).
+"""
+
+# ruff: noqa: S608  (SQL made of fixed fragments; every value is a bound parameter)
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sightline.reports.filters import Filters
+from sightline.reports.queries import Query, Run, Span
+from sightline.reports.steps import Step
+from sightline.store.dialects import Dialect
+
+BREAKDOWN_ROWS = 10
+
+
+def _sql(q: Query, steps: Sequence[Step], column: str | None) -> str:
+    """Each CTE ``s{k}`` holds the visits that reached step k: its own column names at every level
+    (ClickHouse resolves an alias equal to a column's name in its favour)."""
+    d = q.d
+    dim = f"{column} AS dim" if column else "'' AS dim"
+    flags = ", ".join(f"{step.condition(d, q.bind)} AS c{i}" for i, step in enumerate(steps, 1))
+    chosen = f"visit IN (SELECT visit FROM {d.visits} WHERE {q.selected()})"
+    any_step = " OR ".join(f"c{i}" for i in range(1, len(steps) + 1))
+    ctes = [
+        f"e AS (SELECT * FROM (SELECT visit, visitor, time, {dim}, {flags} FROM events "
+        f"WHERE site_id = {q.site} AND time >= {q.a} AND {chosen}) AS x WHERE {any_step})",
+        "s1 AS (SELECT visit AS v1, min(visitor) AS w1, min(dim) AS d1, min(time) AS t1, "
+        "min(time) AS p1 FROM e WHERE c1 GROUP BY visit)",
+    ]
+    for k in range(2, len(steps) + 1):
+        j = k - 1
+        ctes.append(
+            f"s{k} AS (SELECT v{j} AS v{k}, min(w{j}) AS w{k}, min(d{j}) AS d{k}, min(time) AS t{k}, "
+            f"min(t{j}) AS p{k} FROM s{j} JOIN e ON e.visit = s{j}.v{j} "
+            f"WHERE c{k} AND time > t{j} GROUP BY v{j})"
+        )
+    parts = [
+        f"SELECT {k} AS step, d{k} AS dim, count(DISTINCT w{k}) AS people, "
+        f"{d.median.format(value=f'(t{k} - p{k}) / 1000000.0')} AS seconds FROM s{k} GROUP BY d{k}"
+        for k in range(1, len(steps) + 1)
+    ]
+    return "WITH " + ", ".join(ctes) + " " + " UNION ALL ".join(parts)
+
+
+def _steps(steps: Sequence[Step], reached: dict[int, tuple[int, float | None]]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    first = reached.get(1, (0, None))[0]
+    before = first
+    for k, step in enumerate(steps, 1):
+        people, seconds = reached.get(k, (0, None))
+        out.append(
+            {
+                "label": step.label,
+                "visitors": people,
+                "conversion_rate": round(people / first, 4) if first else 0.0,
+                "step_conversion_rate": round(people / before, 4) if before else 0.0,
+                "dropoff": before - people if k > 1 else 0,
+                "median_seconds": None if k == 1 or seconds is None else round(float(seconds), 1),
+            }
+        )
+        before = people
+    return out
+
+
+def funnel(
+    run: Run,
+    d: Dialect,
+    site_id: int,
+    span: Span,
+    filters: Filters,
+    steps: Sequence[Step],
+    column: str | None = None,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:
+    """The funnel's steps, and with ``column`` (a visit attribute) the funnel of each of its top
+    values (by visitors at step 1)."""
+    q = Query(d, site_id, span, filters)
+    rows = run(_sql(q, steps, None), q.p.values)
+    whole: dict[int, tuple[int, float | None]] = {}
+    for k, _, n, s in rows:  # one row per step (no breakdown: one value)
+        whole[int(k)] = (int(n), s)
+    if column is None:
+        return _steps(steps, whole), None
+    q = Query(d, site_id, span, filters)
+    per: dict[str, dict[int, tuple[int, float | None]]] = {}
+    for k, value, n, s in run(_sql(q, steps, column), q.p.values):
+        per.setdefault(str(value) or "(none)", {})[int(k)] = (int(n), s)
+    top = sorted(per, key=lambda v: (-per[v].get(1, (0, None))[0], v))[:BREAKDOWN_ROWS]
+    return _steps(steps, whole), [{"value": v, "steps": _steps(steps, per[v])} for v in top]

@@ -1,0 +1,59 @@
+"""The Goals panel: every goal of a site in one query on the store, however many goals it has.
+
+One scan of the period's events (with filters: every event of the selected visits) counts, per
+goal, its converting visitors (unique), its conversions (matching events) and the sum and count of
+its revenue amounts, beside the period's unique visitors (the conversion rate's denominator).
+"""
+
+# ruff: noqa: S608  (SQL made of fixed fragments; every value is a bound parameter)
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sightline.reports import rules
+from sightline.reports.filters import Filters, Goal
+from sightline.reports.queries import Page, Query, Run, Span
+from sightline.store.dialects import Dialect
+
+
+def breakdown(
+    run: Run, d: Dialect, site_id: int, span: Span, filters: Filters, goals: Sequence[Goal], page: Page
+) -> tuple[list[dict[str, Any]], bool]:
+    """Rows ``{goal_id, value, visitors, conversions, conversion_rate, revenue?}``, the most
+    converting visitors first, and whether more rows follow."""
+    chosen = [g for g in goals if not page.search or page.search.lower() in g.name.lower()]
+    q = Query(d, site_id, span, filters)
+    columns = ["count(DISTINCT visitor)"]
+    for goal in chosen:
+        hit = rules.goal_condition(d, q.bind, goal)
+        columns.append(f"count(DISTINCT CASE WHEN {hit} THEN visitor END)")
+        columns.append(f"sum(CASE WHEN {hit} THEN 1 ELSE 0 END)")
+        if goal.revenue_prop is not None:
+            amount = rules.prop_number(d, q.bind, goal.revenue_prop)
+            columns.append(f"sum(CASE WHEN {hit} THEN {amount} END)")
+            columns.append(f"count(CASE WHEN {hit} THEN {amount} END)")
+    row = run(f"SELECT {', '.join(columns)} FROM events WHERE {q.events()}", q.p.values)[0]
+    visitors = int(row[0] or 0)
+    figures = iter(row[1:])
+    out: list[dict[str, Any]] = []
+    for goal in chosen:
+        converted, conversions = int(next(figures) or 0), int(next(figures) or 0)
+        item: dict[str, Any] = {
+            "goal_id": goal.id,
+            "value": goal.name,
+            "visitors": converted,
+            "conversions": conversions,
+            "conversion_rate": round(converted / visitors, 4) if visitors else 0.0,
+        }
+        if goal.revenue_prop is not None:
+            total, counted = float(next(figures) or 0), int(next(figures) or 0)
+            item["revenue"] = {
+                "total": round(total, 2),
+                "average": round(total / counted, 2) if counted else 0.0,
+                "currency": goal.currency,
+            }
+        out.append(item)
+    out.sort(key=lambda r: (-r["visitors"], -r["conversions"], r["value"]))
+    window = out[page.offset : page.offset + page.limit]
+    return window, len(out) > page.offset + page.limit

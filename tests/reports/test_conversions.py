@@ -1,0 +1,358 @@
+"""Goals, revenue and filters on every dimension from a real server, on both store engines
+(DuckDB, and ClickHouse's SQL through embedded chDB), checked against the raw events (``oracle``)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from dataclasses import replace
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import httpx
+import pytest
+
+from sightline.storage import open_database
+from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, database_url_for, sign_in
+from tests.reports import helpers, oracle
+from tests.reports.helpers import Event
+from tests.support.server import LiveServer, create_owner
+
+NOW = datetime.now(UTC)
+ENGINES = [("sqlite", "duckdb"), ("postgresql", "clickhouse")]
+ZONES = ["UTC", "America/New_York"]
+GOALS: list[dict[str, Any]] = [
+    {"name": "Pricing page", "kind": "page", "match": "exact", "path": "/pricing"},
+    {"name": "Blog", "kind": "page", "match": "prefix", "path": "/blog/"},
+    {"name": "Any docs", "kind": "page", "match": "glob", "path": "/d*s"},
+    {"name": "Signup", "kind": "event", "event": "signup"},
+    {"name": "Pro signup", "kind": "event", "event": "signup", "prop": {"key": "plan", "value": "pro"}},
+    {
+        "name": "Purchase",
+        "kind": "event",
+        "event": "purchase",
+        "revenue": {"prop": "amount", "currency": "EUR"},
+    },
+    {"name": "Never", "kind": "event", "event": "nobody-sends-this"},
+]
+
+
+def with_purchases(rows: list[Event], seed: int) -> list[Event]:
+    """Some visits end with a purchase: amounts with cents, whole ones, and one that is no number."""
+    rng = random.Random(seed)
+    out = list(rows)
+    last: dict[str, Event] = {}
+    for e in rows:
+        last[e.session_id] = e
+    for e in last.values():
+        if rng.random() < 0.15:
+            amount = rng.choice([19.99, 5, 120.5, "n/a"])
+            out.append(
+                replace(
+                    e,
+                    time=e.time + timedelta(seconds=3),
+                    name="purchase",
+                    props={"amount": amount, "plan": "pro"},
+                )
+            )
+    out.sort(key=lambda e: (e.session_id, e.time))
+    return out
+
+
+class Seeded:
+    def __init__(
+        self,
+        owner: httpx.Client,
+        sites: dict[str, int],
+        rows: dict[str, list[Event]],
+        goals: dict[str, dict[int, dict[str, Any]]],
+    ) -> None:
+        self.owner, self.sites, self.rows, self.goals = owner, sites, rows, goals
+
+    def get(self, zone: str, report: str, **params: Any) -> dict[str, Any]:
+        response = self.owner.get(f"/api/sites/{self.sites[zone]}/reports/{report}", params=params)
+        assert response.status_code == 200, response.text
+        body: dict[str, Any] = response.json()
+        return body
+
+    def days(self, zone: str, first: int, last: int) -> tuple[dict[str, str], tuple[datetime, datetime]]:
+        today = NOW.astimezone(ZoneInfo(zone)).date()
+        a, b = today - timedelta(days=first), today - timedelta(days=last)
+        return {"range": "custom", "from": a.isoformat(), "to": b.isoformat()}, helpers.span_of(a, b, zone)
+
+
+@pytest.fixture(scope="module", params=ENGINES, ids=["-".join(pair) for pair in ENGINES])
+def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    backend, engine = request.param
+    directory = tmp_path_factory.mktemp(f"conversions-{backend}-{engine}")
+    env = {"SIGHTLINE_ALLOW_PRIVATE_ADDRESSES": "true"}
+    if engine == "clickhouse":
+        env["SIGHTLINE_EVENTS_URL"] = f"chdb://{directory / 'clickhouse'}"
+    live = LiveServer(directory / "data", database_url_for(request, backend, directory), env=env)
+    live.start()
+    create_owner(live, OWNER_EMAIL, OWNER_PASSWORD)
+    yield live
+    live.stop()
+
+
+@pytest.fixture(scope="module")
+def seeded(server: LiveServer) -> Iterator[Seeded]:
+    owner = sign_in(server)
+    assert server.database_url is not None
+    db = open_database(server.database_url, migrate=False)
+    sites: dict[str, int] = {}
+    rows: dict[str, list[Event]] = {}
+    goals: dict[str, dict[int, dict[str, Any]]] = {}
+    for n, zone in enumerate(ZONES):
+        site_id = owner.post("/api/sites", json={"name": zone, "domain": f"conv{n}.example.com"}).json()["id"]
+        assert owner.patch(f"/api/sites/{site_id}", json={"timezone": zone}).status_code == 200
+        sites[zone] = site_id
+        goals[zone] = {}
+        for goal in GOALS:
+            created = owner.post(f"/api/sites/{site_id}/goals", json=goal)
+            assert created.status_code == 201, created.text
+            goals[zone][created.json()["id"]] = goal
+        rows[zone] = with_purchases(
+            helpers.generate(site_id, NOW - timedelta(minutes=20), 400, 30, seed=10 + n), n
+        )
+        helpers.insert_events(db, rows[zone])
+    db.dispose()
+    helpers.wait_caught_up(owner)
+    yield Seeded(owner, sites, rows, goals)
+    owner.close()
+
+
+def _goal_id(s: Seeded, zone: str, name: str) -> int:
+    return next(i for i, g in s.goals[zone].items() if g["name"] == name)
+
+
+@pytest.mark.parametrize("zone", ZONES)
+@pytest.mark.parametrize("filters", [{}, {"source": "google.com"}, {"browser": "!Safari"}, {"page": "~doc"}])
+def test_the_goals_panel_counts_every_goal_against_the_raw_events(
+    seeded: Seeded, zone: str, filters: dict[str, str]
+) -> None:
+    dates, span = seeded.days(zone, 20, 0)
+    body = seeded.get(zone, "breakdown", dimension="goals", limit="100", **dates, **filters)
+    expected = oracle.expected_goals(seeded.rows[zone], span, seeded.goals[zone], filters)
+    assert {row["goal_id"]: row for row in body["rows"]} == expected
+    assert len(body["rows"]) == len(GOALS)
+    assert body["more"] is False
+    ranked = [row["visitors"] for row in body["rows"]]
+    assert ranked == sorted(ranked, reverse=True)
+    purchase = expected[_goal_id(seeded, zone, "Purchase")]
+    assert purchase["conversions"] > 0
+    assert purchase["revenue"]["total"] > 0
+    if not filters:
+        assert all(
+            expected[_goal_id(seeded, zone, g)]["visitors"] > 0
+            for g in ("Pricing page", "Blog", "Any docs", "Pro signup")
+        )
+
+
+def test_the_goals_panel_pages_and_searches_by_goal_name(seeded: Seeded) -> None:
+    first = seeded.get("UTC", "breakdown", dimension="goals", limit="2", range="30d")
+    second = seeded.get("UTC", "breakdown", dimension="goals", limit="2", offset="2", range="30d")
+    assert first["more"] is True
+    assert len(first["rows"]) == 2
+    assert not {r["goal_id"] for r in first["rows"]} & {r["goal_id"] for r in second["rows"]}
+    found = seeded.get("UTC", "breakdown", dimension="goals", search="SIGNUP", range="30d")
+    assert sorted(r["value"] for r in found["rows"]) == ["Pro signup", "Signup"]
+
+
+@pytest.mark.parametrize("zone", ZONES)
+@pytest.mark.parametrize(
+    "filters",
+    [
+        {"goal": "Purchase"},
+        {"goal": "!Signup"},
+        {"goal": "Any docs", "device": "desktop"},
+        {"source": "!(none)"},
+        {"source": "~.com", "os": "~LIN"},
+        {"utm_campaign": "launch"},
+        {"utm_medium": "!email", "browser": "Chrome"},
+        {"entry_page": "/pricing"},
+        {"exit_page": "!/", "page": "!/docs"},
+        {"event": "!signup", "page": "/blog/hello"},
+        {"event": "~down"},
+        {"prop": "plan:pro"},
+        {"prop": "!size:2", "device": "!mobile"},
+    ],
+)
+def test_filters_on_every_dimension_select_the_visits_the_raw_events_say(
+    seeded: Seeded, zone: str, filters: dict[str, str]
+) -> None:
+    params = {
+        k: (v[0] if v[:1] == "!" else "") + str(_goal_id(seeded, zone, v.lstrip("!"))) if k == "goal" else v
+        for k, v in filters.items()
+    }
+    dates, span = seeded.days(zone, 25, 1)
+    rows = seeded.rows[zone]
+    chosen = oracle.chosen_visits(rows, span, params, seeded.goals[zone])
+    assert chosen, "a filter that selects nothing proves little"
+    body = seeded.get(zone, "summary", **dates, **params)
+    assert body["filters"] == params
+    assert body["current"] == helpers.figures(
+        len(chosen),
+        len({v.visitor_id for v in chosen}),
+        sum(len(v.pageviews) for v in chosen),
+        sum(1 for v in chosen if v.bounced),
+        sum(v.duration for v in chosen),
+    )
+    series = seeded.get(zone, "timeseries", **dates, **params)
+    assert sum(p["visits"] for p in series["points"]) == len(chosen)
+    browsers = seeded.get(zone, "breakdown", dimension="browsers", limit="100", **dates, **params)
+    expected = {
+        b: sum(1 for v in chosen if v.events[0].browser == b) for b in {v.events[0].browser for v in chosen}
+    }
+    assert {r["value"]: r["visits"] for r in browsers["rows"]} == expected
+
+
+def test_a_one_pageview_visit_that_sent_a_custom_event_is_engaged_not_a_bounce(seeded: Seeded) -> None:
+    dates, span = seeded.days("UTC", 29, 0)
+    chosen = oracle.chosen_visits(seeded.rows["UTC"], span, {}, {})
+    engaged = [v for v in chosen if len(v.pageviews) == 1 and len(v.events) > 1]
+    assert engaged, "the seed has one-pageview visits with a custom event"
+    body = seeded.get("UTC", "summary", **dates)
+    bounces = sum(1 for v in chosen if v.bounced)
+    assert body["current"]["bounce_rate"] == round(bounces / len(chosen), 4)
+    assert bounces < sum(1 for v in chosen if len(v.pageviews) <= 1)
+
+
+def test_bad_filter_values_are_refused_naming_the_parameter(seeded: Seeded) -> None:
+    site = seeded.sites["UTC"]
+    for name, value in (
+        ("prop", "nocolon"),
+        ("prop", "~plan:pro"),
+        ("entry_page", "pricing"),
+        ("country", ""),
+    ):
+        response = seeded.owner.get(f"/api/sites/{site}/reports/summary", params={name: value})
+        assert response.status_code == 422, (name, value, response.text)
+        assert response.json()["error"]["field"] == name
+
+
+FUNNELS = [
+    ["page:/", "page:/pricing"],
+    ["page:/", "page:/pricing", "event:signup", "event:purchase"],
+    ["page:/", "page:/"],
+    ["page:/blog/*", "page:/**", "event:download"],
+]
+
+
+@pytest.mark.parametrize("zone", ZONES)
+@pytest.mark.parametrize("steps", FUNNELS)
+@pytest.mark.parametrize("filters", [{}, {"device": "desktop"}])
+def test_funnels_count_steps_in_order_within_a_visit_as_the_raw_events_say(
+    seeded: Seeded, zone: str, steps: list[str], filters: dict[str, str]
+) -> None:
+    dates, span = seeded.days(zone, 20, 0)
+    body = seeded.get(zone, "funnel", step=steps, **dates, **filters)
+    chosen = oracle.chosen_visits(seeded.rows[zone], span, filters, {})
+    assert body["steps"] == oracle.expected_funnel(chosen, steps)
+    assert body["steps"][1]["visitors"] > 0
+
+
+def test_a_funnel_splits_by_a_dimension_and_each_value_matches_the_raw_events(seeded: Seeded) -> None:
+    steps = ["page:/", "page:/pricing", "event:signup"]
+    dates, span = seeded.days("UTC", 25, 0)
+    body = seeded.get("UTC", "funnel", step=steps, dimension="browsers", **dates)
+    chosen = oracle.chosen_visits(seeded.rows["UTC"], span, {}, {})
+    assert body["dimension"] == "browsers"
+    got = {row["value"]: row["steps"] for row in body["breakdown"]}
+    browsers = {v.events[0].browser for v in chosen}
+    assert got == {
+        b: oracle.expected_funnel([v for v in chosen if v.events[0].browser == b], steps) for b in browsers
+    }
+
+
+def test_a_saved_funnel_runs_by_its_id_and_bad_steps_are_refused(seeded: Seeded) -> None:
+    site = seeded.sites["UTC"]
+    steps = ["page:/", "event:signup"]
+    created = seeded.owner.post(f"/api/sites/{site}/funnels", json={"name": "Signup", "steps": steps})
+    assert created.status_code == 201, created.text
+    funnel_id = created.json()["id"]
+    assert seeded.owner.get(f"/api/sites/{site}/funnels").json()["funnels"][-1]["steps"] == steps
+    by_id = seeded.get("UTC", "funnel", funnel=str(funnel_id), range="30d")
+    assert by_id["steps"] == seeded.get("UTC", "funnel", step=steps, range="30d")["steps"]
+    for bad, field in (
+        ({"name": "x", "steps": ["page:/"]}, "steps"),
+        ({"name": "x", "steps": ["/", "page:/"]}, "steps.0"),
+    ):
+        refused = seeded.owner.post(f"/api/sites/{site}/funnels", json=bad)
+        assert refused.status_code == 422
+        assert refused.json()["error"]["field"] == field
+    cases: list[tuple[dict[str, Any], str | None]] = [
+        ({"step": ["page:/"]}, "step"),
+        ({"step": ["page:/", "pricing"]}, "step"),
+        ({"step": ["page:/"] * 9}, "step"),
+        ({"step": ["page:/", "page:/x"], "dimension": "pages"}, "dimension"),
+        ({"funnel": "999999"}, None),
+    ]
+    for params, wanted in cases:
+        response = seeded.owner.get(f"/api/sites/{site}/reports/funnel", params=params)
+        assert response.status_code in (404, 422), response.text
+        if wanted:
+            assert response.json()["error"]["field"] == wanted
+    assert seeded.owner.delete(f"/api/funnels/{funnel_id}").status_code == 204
+
+
+@pytest.mark.parametrize("zone", ZONES)
+@pytest.mark.parametrize(("interval", "first", "periods"), [("week", 27, 4), ("day", 9, 5)])
+def test_retention_cohorts_match_the_raw_visits(
+    seeded: Seeded, zone: str, interval: str, first: int, periods: int
+) -> None:
+    dates, span = seeded.days(zone, first, 0)
+    body = seeded.get(zone, "retention", interval=interval, periods=str(periods), **dates)
+    tz = ZoneInfo(zone)
+    first_day = date.fromisoformat(dates["from"])
+    last_day = date.fromisoformat(dates["to"])
+    chosen = oracle.chosen_visits(seeded.rows[zone], (span[0], NOW + timedelta(hours=2)), {}, {})
+    expected = oracle.expected_retention(
+        seeded.rows[zone], chosen, zone, first_day, last_day, interval, periods, datetime.now(UTC)
+    )
+    assert body["cohorts"] == expected
+    assert any(len(c["returning"]) > 1 and c["returning"][1] > 0 for c in expected)
+    assert tz is not None
+
+
+@pytest.mark.parametrize("zone", ZONES)
+@pytest.mark.parametrize(
+    ("start", "direction", "depth"),
+    [("page:/", "next", 3), ("page:/pricing", "previous", 2), ("event:signup", "next", 1)],
+)
+def test_journeys_follow_the_visits_steps_as_the_raw_events_say(
+    seeded: Seeded, zone: str, start: str, direction: str, depth: int
+) -> None:
+    dates, span = seeded.days(zone, 20, 0)
+    params: list[tuple[str, str | int | float | bool | None]] = [
+        ("from", start),
+        ("direction", direction),
+        ("depth", str(depth)),
+        *dates.items(),
+    ]
+    response = seeded.owner.get(f"/api/sites/{seeded.sites[zone]}/reports/journeys", params=params)
+    assert response.status_code == 200, response.text
+    body = response.json()
+    chosen = oracle.chosen_visits(seeded.rows[zone], span, {}, {})
+    expected = oracle.expected_journeys(chosen, start, direction, depth)
+    got = {tuple(p["steps"]): p["visitors"] for p in body["paths"]}
+    assert got
+    assert all(expected[path] == n for path, n in got.items())
+    left_out = [n for path, n in expected.items() if path not in got]
+    assert not left_out or max(left_out) <= min(got.values())
+    assert len(got) == min(50, len(expected))
+
+
+def test_a_custom_range_and_a_journeys_start_both_named_from_are_told_apart(seeded: Seeded) -> None:
+    site = seeded.sites["UTC"]
+    today = NOW.date().isoformat()
+    response = seeded.owner.get(
+        f"/api/sites/{site}/reports/journeys",
+        params=[("from", "page:/"), ("range", "custom"), ("from", today), ("to", today)],
+    )
+    assert response.status_code == 200, response.text
+    assert response.json()["range"]["from"] == today
+    missing = seeded.owner.get(f"/api/sites/{site}/reports/journeys")
+    assert missing.status_code == 422
+    assert missing.json()["error"]["field"] == "from"

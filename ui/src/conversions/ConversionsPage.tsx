@@ -1,0 +1,467 @@
+// Funnels, retention and journeys of one site, for the range and filters of the reports page.
+import { useLocation, useRoute } from "preact-iso/router";
+import { useEffect, useMemo, useState } from "preact/hooks";
+
+import { api, messageOf } from "../api";
+import { Notice } from "../components/Notice";
+import { Page } from "../components/Page";
+import { count } from "../format";
+import { useResource } from "../hooks";
+import { parseQuery, queryParams, type RangeName, type ReportQuery } from "../reports/api";
+import { duration } from "../reports/figures";
+import { conversions, stepText, type FunnelAnswer, type FunnelStep, type JourneysAnswer, type RetentionAnswer } from "./api";
+
+const percent = new Intl.NumberFormat(undefined, { style: "percent", maximumFractionDigits: 1 });
+const RANGES: { name: RangeName; label: string }[] = [
+  { name: "today", label: "Today" },
+  { name: "7d", label: "7 days" },
+  { name: "30d", label: "30 days" },
+];
+const SPLITS: { value: string; label: string }[] = [
+  { value: "", label: "No breakdown" },
+  { value: "sources", label: "Source" },
+  { value: "utm_campaigns", label: "UTM campaign" },
+  { value: "browsers", label: "Browser" },
+  { value: "operating_systems", label: "Operating system" },
+  { value: "devices", label: "Device" },
+  { value: "countries", label: "Country" },
+];
+
+export function ConversionsPage() {
+  const { params } = useRoute();
+  return <SiteConversions key={params.id} siteId={Number(params.id)} />;
+}
+
+function SiteConversions({ siteId }: { siteId: number }) {
+  const location = useLocation();
+  const query = useMemo(() => parseQuery(location.url.split("?")[1] ?? ""), [location.url]);
+  const site = useResource(() => api.site(siteId));
+  const setRange = (range: RangeName) => {
+    const search = queryParams({ ...query, range, from: undefined, to: undefined, compare: false });
+    location.route(`/sites/${siteId}/conversions?${search}`, true);
+  };
+  const filters = Object.entries(query.filters);
+  const name = site.data?.name ?? "…";
+  return (
+    <Page title={`Conversions: ${name}`} back={{ href: `/sites/${siteId}/reports?${queryParams(query)}`, label: `Reports: ${name}` }}>
+      {site.error && <Notice kind="error">{site.error}</Notice>}
+      <div class="report-controls">
+        <div class="segmented" role="group" aria-label="Date range">
+          {RANGES.map((r) => (
+            <button key={r.name} type="button" aria-pressed={query.range === r.name} onClick={() => setRange(r.name)}>
+              {r.label}
+            </button>
+          ))}
+        </div>
+        {filters.length > 0 && (
+          <p class="report-note">
+            Filtered: {filters.map(([k, v]) => `${k} ${v}`).join(", ")} (<a href={`/sites/${siteId}/reports?${queryParams(query)}`}>change on the reports page</a>)
+          </p>
+        )}
+      </div>
+      <FunnelPanel siteId={siteId} query={query} />
+      <RetentionPanel siteId={siteId} query={query} />
+      <JourneysPanel siteId={siteId} query={query} />
+    </Page>
+  );
+}
+
+interface StepDraft {
+  kind: "page" | "event";
+  value: string;
+}
+
+function stepOf(draft: StepDraft): string {
+  return `${draft.kind}:${draft.value.trim()}`;
+}
+
+function draftOf(step: string): StepDraft {
+  return step.startsWith("event:") ? { kind: "event", value: step.slice(6) } : { kind: "page", value: step.slice(5) };
+}
+
+function FunnelPanel({ siteId, query }: { siteId: number; query: ReportQuery }) {
+  const [steps, setSteps] = useState<StepDraft[]>([
+    { kind: "page", value: "/" },
+    { kind: "page", value: "" },
+  ]);
+  const [split, setSplit] = useState("");
+  const [answer, setAnswer] = useState<FunnelAnswer | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [saveName, setSaveName] = useState("");
+  const [note, setNote] = useState<string | null>(null);
+  const saved = useResource(() => conversions.funnels(siteId));
+  const key = JSON.stringify(query);
+
+  const run = async (drafts = steps) => {
+    const filled = drafts.filter((d) => d.value.trim());
+    if (filled.length < 2) {
+      setError("Give at least two steps: a page path such as /pricing, or an event name.");
+      return;
+    }
+    setBusy(true);
+    setError(null);
+    try {
+      setAnswer(await conversions.funnel(siteId, query, filled.map(stepOf), split || undefined));
+    } catch (failure) {
+      setError(messageOf(failure));
+    } finally {
+      setBusy(false);
+    }
+  };
+  useEffect(() => {
+    if (answer) void run();
+  }, [key, split]);
+
+  const save = async () => {
+    setNote(null);
+    try {
+      const made = await conversions.saveFunnel(siteId, saveName.trim(), steps.filter((d) => d.value.trim()).map(stepOf));
+      setNote(`The funnel "${made.name}" is saved.`);
+      setSaveName("");
+      void saved.reload();
+    } catch (failure) {
+      setError(messageOf(failure));
+    }
+  };
+  const set = (i: number, change: Partial<StepDraft>) => setSteps(steps.map((s, j) => (j === i ? { ...s, ...change } : s)));
+
+  return (
+    <section class="panel conversion-panel" aria-labelledby="funnel-title">
+      <div class="report-panel-head">
+        <h2 id="funnel-title">Funnel</h2>
+        {saved.data && saved.data.length > 0 && (
+          <label class="inline-select">
+            Saved funnels
+            <select
+              value=""
+              onChange={(e) => {
+                const chosen = saved.data?.find((f) => String(f.id) === e.currentTarget.value);
+                if (chosen) {
+                  const drafts = chosen.steps.map(draftOf);
+                  setSteps(drafts);
+                  void run(drafts);
+                }
+              }}
+            >
+              <option value="">Open a saved funnel…</option>
+              {saved.data.map((f) => (
+                <option key={f.id} value={String(f.id)}>
+                  {f.name}
+                </option>
+              ))}
+            </select>
+          </label>
+        )}
+      </div>
+      <p class="field-hint">Visitors who did each step in order within one visit. A page path may use * (within a segment) and ** (across).</p>
+      <form
+        class="funnel-form"
+        aria-label="Funnel steps"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void run();
+        }}
+      >
+        <ol class="funnel-steps">
+          {steps.map((s, i) => (
+            <li key={i}>
+              <label>
+                <span class="visually-hidden">Step {i + 1} kind</span>
+                <select value={s.kind} onChange={(e) => set(i, { kind: e.currentTarget.value as StepDraft["kind"] })}>
+                  <option value="page">Page</option>
+                  <option value="event">Event</option>
+                </select>
+              </label>
+              <label>
+                <span class="visually-hidden">Step {i + 1}</span>
+                <input
+                  type="text"
+                  value={s.value}
+                  placeholder={s.kind === "page" ? "/pricing" : "signup"}
+                  maxLength={2000}
+                  onInput={(e) => set(i, { value: e.currentTarget.value })}
+                />
+              </label>
+              {steps.length > 2 && (
+                <button type="button" class="icon-button" aria-label={`Remove step ${i + 1}`} onClick={() => setSteps(steps.filter((_, j) => j !== i))}>
+                  ×
+                </button>
+              )}
+            </li>
+          ))}
+        </ol>
+        <div class="form-actions">
+          {steps.length < 8 && (
+            <button type="button" class="button button-quiet" onClick={() => setSteps([...steps, { kind: "page", value: "" }])}>
+              Add a step
+            </button>
+          )}
+          <label class="inline-select">
+            Breakdown
+            <select value={split} onChange={(e) => setSplit(e.currentTarget.value)}>
+              {SPLITS.map((s) => (
+                <option key={s.value} value={s.value}>
+                  {s.label}
+                </option>
+              ))}
+            </select>
+          </label>
+          <button type="submit" class="button" disabled={busy}>
+            Show the funnel
+          </button>
+        </div>
+      </form>
+      {error && <p class="report-error" role="alert">{error}</p>}
+      {answer && (
+        <>
+          <FunnelChart steps={answer.steps} title="All visitors" />
+          {answer.breakdown?.map((part) => (
+            <FunnelChart key={part.value} steps={part.steps} title={part.value === "(none)" ? "Unknown" : part.value} compact />
+          ))}
+          <form
+            class="inline-form"
+            onSubmit={(e) => {
+              e.preventDefault();
+              void save();
+            }}
+          >
+            <label>
+              Save as
+              <input type="text" value={saveName} maxLength={100} placeholder="Signup funnel" onInput={(e) => setSaveName(e.currentTarget.value)} />
+            </label>
+            <button type="submit" class="button button-quiet" disabled={!saveName.trim()}>
+              Save the funnel
+            </button>
+          </form>
+          {note && <Notice kind="success">{note}</Notice>}
+        </>
+      )}
+    </section>
+  );
+}
+
+/** Bars as wide as each step's share of the first step, with the drop-off and the time taken. */
+function FunnelChart({ steps, title, compact }: { steps: FunnelStep[]; title: string; compact?: boolean }) {
+  return (
+    <figure class={`funnel-chart${compact ? " funnel-compact" : ""}`}>
+      <figcaption>{title}</figcaption>
+      <table class="report-table funnel-table">
+        <thead>
+          <tr>
+            <th scope="col">Step</th>
+            <th scope="col" class="num">Visitors</th>
+            <th scope="col" class="num">From first</th>
+            <th scope="col" class="num">From previous</th>
+            <th scope="col" class="num">Dropped</th>
+            <th scope="col" class="num">Median time</th>
+          </tr>
+        </thead>
+        <tbody>
+          {steps.map((s, i) => (
+            <tr key={i} data-step={i + 1}>
+              <th scope="row" class="report-value">
+                <span class="report-bar funnel-bar" style={{ width: `${(s.conversion_rate * 100).toFixed(1)}%` }} aria-hidden="true" />
+                <span>
+                  {i + 1}. {stepText(s.label)}
+                </span>
+              </th>
+              <td class="num">{count(s.visitors)}</td>
+              <td class="num">{percent.format(s.conversion_rate)}</td>
+              <td class="num">{i === 0 ? "–" : percent.format(s.step_conversion_rate)}</td>
+              <td class="num">{i === 0 ? "–" : count(s.dropoff)}</td>
+              <td class="num">{s.median_seconds === null ? "–" : duration(s.median_seconds)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </figure>
+  );
+}
+
+function RetentionPanel({ siteId, query }: { siteId: number; query: ReportQuery }) {
+  const [interval, setInterval] = useState<"week" | "day">("week");
+  const [periods, setPeriods] = useState(8);
+  const [answer, setAnswer] = useState<RetentionAnswer | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const key = JSON.stringify(query);
+  const wide: ReportQuery = interval === "week" && query.range !== "custom" ? { ...query, range: "30d" } : query;
+  useEffect(() => {
+    let alive = true;
+    setError(null);
+    conversions.retention(siteId, wide, interval, periods).then(
+      (r) => alive && setAnswer(r),
+      (failure) => alive && setError(messageOf(failure)),
+    );
+    return () => {
+      alive = false;
+    };
+  }, [siteId, key, interval, periods]);
+  const columns = Array.from({ length: periods }, (_, i) => i);
+  return (
+    <section class="panel conversion-panel" aria-labelledby="retention-title">
+      <div class="report-panel-head">
+        <h2 id="retention-title">Retention</h2>
+        <div class="form-actions">
+          <label class="inline-select">
+            Cohorts by
+            <select value={interval} onChange={(e) => setInterval(e.currentTarget.value as "week" | "day")}>
+              <option value="week">Week</option>
+              <option value="day">Day</option>
+            </select>
+          </label>
+          <label class="inline-select">
+            Periods
+            <select value={String(periods)} onChange={(e) => setPeriods(Number(e.currentTarget.value))}>
+              {[4, 6, 8, 10, 12].map((n) => (
+                <option key={n} value={String(n)}>
+                  {n}
+                </option>
+              ))}
+            </select>
+          </label>
+        </div>
+      </div>
+      <p class="field-hint">
+        Visitors grouped by the {interval} of their first visit, and the share who came back in each following {interval}
+        {interval === "week" && query.range !== "custom" ? " (cohorts of the last 30 days)" : ""}.
+      </p>
+      {error && <p class="report-error" role="alert">{error}</p>}
+      {answer && answer.cohorts.length > 0 && (
+        <div class="table-scroll">
+          <table class="retention-table">
+            <caption class="visually-hidden">Retention by {interval}</caption>
+            <thead>
+              <tr>
+                <th scope="col">Cohort</th>
+                <th scope="col" class="num">Visitors</th>
+                {columns.map((i) => (
+                  <th key={i} scope="col" class="num">
+                    {interval === "week" ? "Week" : "Day"} {i}
+                  </th>
+                ))}
+              </tr>
+            </thead>
+            <tbody>
+              {answer.cohorts.map((c) => (
+                <tr key={c.start}>
+                  <th scope="row">{c.start}</th>
+                  <td class="num">{count(c.visitors)}</td>
+                  {columns.map((i) =>
+                    i < c.returning.length ? (
+                      <td key={i} class="num retention-cell" style={{ "--share": String(c.returning[i]) }}>
+                        {c.visitors ? percent.format(c.returning[i]) : "–"}
+                      </td>
+                    ) : (
+                      <td key={i} class="retention-future" aria-label="not yet" />
+                    ),
+                  )}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {!answer && !error && <p class="loading">Loading…</p>}
+    </section>
+  );
+}
+
+function JourneysPanel({ siteId, query }: { siteId: number; query: ReportQuery }) {
+  const [start, setStart] = useState<StepDraft>({ kind: "page", value: "/" });
+  const [direction, setDirection] = useState<"next" | "previous">("next");
+  const [depth, setDepth] = useState(3);
+  const [answer, setAnswer] = useState<JourneysAnswer | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const key = JSON.stringify(query);
+  const run = async () => {
+    if (!start.value.trim()) {
+      setError("Give a page path or an event name to start from.");
+      return;
+    }
+    setError(null);
+    try {
+      setAnswer(await conversions.journeys(siteId, query, stepOf(start), direction, depth));
+    } catch (failure) {
+      setError(messageOf(failure));
+    }
+  };
+  useEffect(() => {
+    void run();
+  }, [key, direction, depth]);
+  const top = answer?.paths[0]?.visitors ?? 0;
+  return (
+    <section class="panel conversion-panel" aria-labelledby="journeys-title">
+      <div class="report-panel-head">
+        <h2 id="journeys-title">Journeys</h2>
+      </div>
+      <form
+        class="funnel-form form-actions"
+        aria-label="Journeys from"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void run();
+        }}
+      >
+        <label class="inline-select">
+          From
+          <select value={start.kind} onChange={(e) => setStart({ ...start, kind: e.currentTarget.value as StepDraft["kind"] })}>
+            <option value="page">Page</option>
+            <option value="event">Event</option>
+          </select>
+        </label>
+        <label class="inline-select">
+          <span class="visually-hidden">Start</span>
+          <input type="text" value={start.value} maxLength={2000} onInput={(e) => setStart({ ...start, value: e.currentTarget.value })} />
+        </label>
+        <label class="inline-select">
+          Show
+          <select value={direction} onChange={(e) => setDirection(e.currentTarget.value as "next" | "previous")}>
+            <option value="next">Next steps</option>
+            <option value="previous">Previous steps</option>
+          </select>
+        </label>
+        <label class="inline-select">
+          Depth
+          <select value={String(depth)} onChange={(e) => setDepth(Number(e.currentTarget.value))}>
+            {[1, 2, 3].map((n) => (
+              <option key={n} value={String(n)}>
+                {n}
+              </option>
+            ))}
+          </select>
+        </label>
+        <button type="submit" class="button">
+          Show
+        </button>
+      </form>
+      {error && <p class="report-error" role="alert">{error}</p>}
+      {answer && answer.paths.length === 0 && <p class="report-empty">No visit went on from {stepText(answer.start)} in this period.</p>}
+      {answer && answer.paths.length > 0 && (
+        <ol class="journey-paths" aria-label={`Most common ${direction} steps from ${stepText(answer.start)}`}>
+          {answer.paths.map((p) => (
+            <li key={p.steps.join("\u001f")} class="journey-path">
+              <span class="report-bar" style={{ width: `${((p.visitors / top) * 100).toFixed(1)}%` }} aria-hidden="true" />
+              <span class="journey-steps">
+                {direction === "next" ? stepText(answer.start) : ""}
+                {(direction === "next" ? p.steps : [...p.steps].reverse()).map((s, i) => (
+                  <span key={i}>
+                    {direction === "next" || i > 0 ? <span aria-hidden="true"> → </span> : null}
+                    {stepText(s)}
+                  </span>
+                ))}
+                {direction === "previous" ? (
+                  <>
+                    <span aria-hidden="true"> → </span>
+                    {stepText(answer.start)}
+                  </>
+                ) : null}
+              </span>
+              <span class="journey-count">{count(p.visitors)} visitors</span>
+            </li>
+          ))}
+        </ol>
+      )}
+    </section>
+  );
+}
