@@ -142,3 +142,31 @@ def test_a_goal_filter_naming_no_goal_of_the_site_is_refused(owner: httpx.Client
         response = owner.get(f"/api/sites/{site_id}/reports/summary", params={"goal": value})
         assert response.status_code == status, response.text
         assert response.json()["error"]["field"] == "goal"
+
+
+def test_segments_are_saved_listed_renamed_and_deleted_with_checked_filters(
+    owner: httpx.Client, stranger: httpx.Client, site_id: int
+) -> None:
+    filters = {"browser": "!Safari", "page": "~/blog", "prop": "plan:pro"}
+    created = owner.post(f"/api/sites/{site_id}/segments", json={"name": "Blog readers", "filters": filters})
+    assert created.status_code == 201, created.text
+    segment = created.json()
+    assert segment["filters"] == filters
+    assert owner.get(f"/api/sites/{site_id}/segments").json()["segments"][0]["name"] == "Blog readers"
+    renamed = owner.patch(f"/api/segments/{segment['id']}", json={"name": "Readers"})
+    assert renamed.status_code == 200
+    assert renamed.json()["filters"] == filters
+    for bad, field in (
+        ({"name": "x", "filters": {"colour": "red"}}, "filters.colour"),
+        ({"name": "x", "filters": {"entry_page": "pricing"}}, "filters.entry_page"),
+        ({"name": "x", "filters": {}}, "filters"),
+        ({"name": "", "filters": filters}, "name"),
+    ):
+        refused = owner.post(f"/api/sites/{site_id}/segments", json=bad)
+        assert refused.status_code == 422, refused.text
+        assert refused.json()["error"]["field"] == field
+    again = owner.post(f"/api/sites/{site_id}/segments", json={"name": "Readers", "filters": filters})
+    assert again.status_code == 409
+    assert stranger.delete(f"/api/segments/{segment['id']}").status_code == 404
+    assert owner.delete(f"/api/segments/{segment['id']}").status_code == 204
+    assert owner.get(f"/api/sites/{site_id}/segments").json()["segments"] == []

@@ -38,6 +38,11 @@ def seeded(console_server: LiveServer) -> dict[str, Any]:
         "/api/sites", json={"name": "Axe shop", "domain": unique("axe") + ".example.com"}
     ).json()
     client.patch(f"/api/sites/{site['id']}", json={"recording_enabled": True})
+    for goal in (
+        {"name": "Pricing", "kind": "page", "match": "exact", "path": "/pricing"},
+        {"name": "Pro", "kind": "event", "event": "signup", "revenue": {"prop": "size", "currency": "EUR"}},
+    ):
+        assert client.post(f"/api/sites/{site['id']}/goals", json=goal).status_code == 201
     assert console_server.database_url is not None
     db = open_database(console_server.database_url, migrate=False)
     helpers.insert_events(db, helpers.generate(site["id"], datetime.now(UTC) - timedelta(days=1), 60, 7, 5))
@@ -79,6 +84,7 @@ PAGES = [
     ("/reports", None),
     ("/sites/{site}/reports", None),
     ("/sites/{site}/realtime", None),
+    ("/sites/{site}/conversions", None),
     ("/recordings?site={site}", None),
     ("/recordings/{recording}", None),
     ("/surveys?site={site}", None),

@@ -54,7 +54,7 @@ def create_goal(conn: Connection, owner_id: int, site_id: int, body: object) -> 
     get_site(conn, owner_id, site_id)
     values = check_goal(body)
     if len(rows_of(conn, site_id)) >= MAX_GOALS:
-        raise ApiError(422, "too_many_goals", f"A site has at most {MAX_GOALS} goals; delete one first.")
+        raise ApiError(422, "too_many", f"A site has at most {MAX_GOALS} goals; delete one first.")
     if _taken(conn, site_id, values["name"]):
         raise _duplicate()
     try:

@@ -166,7 +166,7 @@ function GoalForm(props: { siteId: number; goal: Goal | null; onCancel: () => vo
 
   return (
     <form class="goal-form" onSubmit={submit} noValidate aria-label={goal ? `Edit the goal ${goal.name}` : "New goal"}>
-      <Field id="goal-name" label="Name" maxLength={100} value={d.name} error={at("name")} onInput={(e) => set({ name: e.currentTarget.value })} />
+      <Field id="goal-name" label="Goal name" maxLength={100} value={d.name} error={at("name")} onInput={(e) => set({ name: e.currentTarget.value })} />
       <fieldset class="goal-kind">
         <legend>The visitor converts when they</legend>
         <label class="checkbox-row">

@@ -1,0 +1,104 @@
+"""End to end in real Chromium: a visitor browses a customer page with the real SDK; the owner
+adds a goal in the site's settings, sees it convert in the Goals panel, filters by it, and builds
+a funnel from the visit's steps on the conversions page, then saves it."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, expect
+
+from tests.reports.helpers import wait_caught_up
+from tests.support.browser import DESKTOP_CHROME, ensure_built
+from tests.support.shop import Shop
+from tests.web.conftest import Console
+
+
+@pytest.fixture
+def shop() -> Iterator[Shop]:
+    ensure_built()
+    server = Shop()
+    yield server
+    server.close()
+
+
+def test_a_funnel_built_in_the_console_counts_a_visit_the_sdk_sent(
+    browser: Browser, console: Console, owner: httpx.Client, shop: Shop
+) -> None:
+    created = owner.post("/api/sites", json={"name": "Funnel shop", "domain": shop.domain})
+    assert created.status_code == 201, created.text
+    site = created.json()
+    shop.use(console.server.base_url, site["key"])
+
+    visitor = browser.new_context(user_agent=DESKTOP_CHROME)
+    tab = visitor.new_page()
+    tab.goto(shop.url("/"))
+    tab.wait_for_function("window.analytics && window.analytics.status().events === 'ready'")
+    tab.click("#next")
+    tab.wait_for_url(shop.url("/next"))
+    tab.wait_for_function("window.analytics && window.analytics.status().events === 'ready'")
+    tab.evaluate("window.analytics.event('signup', {plan: 'pro', amount: 49.5})")
+    tab.close()
+    visitor.close()
+
+    deadline = time.monotonic() + 30
+    summary = f"/api/sites/{site['id']}/reports/summary"
+    while owner.get(summary, params={"range": "today"}).json()["current"]["pageviews"] < 2:
+        assert time.monotonic() < deadline, "the visit never reached the reports"
+        time.sleep(0.3)
+    wait_caught_up(owner)
+    deadline = time.monotonic() + 30
+    events = f"/api/sites/{site['id']}/reports/breakdown"
+    while not owner.get(events, params={"range": "today", "dimension": "events"}).json()["rows"]:
+        assert time.monotonic() < deadline, "the signup event never reached the reports"
+        time.sleep(0.3)
+
+    page = console.signed_in()
+    page.goto(f"/sites/{site['id']}/settings#goals")
+    goals = page.locator("section", has=page.get_by_role("heading", name="Goals", exact=True))
+    goals.get_by_role("button", name="Add a goal").click()
+    goals.get_by_label("Goal name").fill("Signup")
+    goals.get_by_label("send a custom event").check()
+    goals.get_by_label("Event name").fill("signup")
+    goals.get_by_label("Revenue from the numeric prop (optional)").fill("amount")
+    goals.get_by_role("button", name="Add the goal").click()
+    expect(goals.locator("table")).to_contain_text("Sent the event signup")
+    stored = owner.get(f"/api/sites/{site['id']}/goals").json()["goals"]
+    assert [(g["name"], g["event"], g["revenue"]) for g in stored] == [
+        ("Signup", "signup", {"prop": "amount", "currency": "EUR"})
+    ]
+
+    page.goto(f"/sites/{site['id']}/reports?range=today")
+    panel = page.locator('table[data-dimension="goals"]')
+    expect(panel).to_contain_text("Signup")
+    expect(panel.locator("tbody tr").first.locator("td").first).to_have_text("1")
+    expect(panel).to_contain_text("49.50")
+    panel.get_by_role("button", name="Signup").click()
+    expect(page.locator(".filter-chip")).to_contain_text("Goal is Signup")
+    expect(page.locator('.report-card[data-metric="visits"] .report-card-value')).to_have_text("1")
+
+    page.goto(f"/sites/{site['id']}/conversions?range=today")
+    funnel = page.locator("section", has=page.get_by_role("heading", name="Funnel"))
+    funnel.get_by_label("Step 2", exact=True).fill("/next")
+    funnel.get_by_role("button", name="Add a step").click()
+    funnel.get_by_label("Step 3 kind").select_option("event")
+    funnel.get_by_label("Step 3", exact=True).fill("signup")
+    funnel.get_by_role("button", name="Show the funnel").click()
+    rows = funnel.locator(".funnel-table").first.locator("tbody tr")
+    expect(rows).to_have_count(3)
+    for n in range(3):
+        expect(rows.nth(n).locator("td").first).to_have_text("1")
+    expect(rows.nth(2)).to_contain_text("signup (event)")
+    funnel.get_by_label("Save as").fill("Shop funnel")
+    funnel.get_by_role("button", name="Save the funnel").click()
+    expect(funnel).to_contain_text('The funnel "Shop funnel" is saved.')
+    saved = owner.get(f"/api/sites/{site['id']}/funnels").json()["funnels"]
+    assert [(f["name"], f["steps"]) for f in saved] == [
+        ("Shop funnel", ["page:/", "page:/next", "event:signup"])
+    ]
+    journeys = page.locator("section", has=page.get_by_role("heading", name="Journeys"))
+    expect(journeys.locator(".journey-path").first).to_contain_text("/next")
+    console.shoot(page, "conversions-funnel")
