@@ -18,7 +18,8 @@ from datetime import datetime
 from typing import Any
 
 from sightline.reports import rules
-from sightline.reports.filters import CONTAINS, IS, IS_NOT, VISIT_FILTERS, Filter, Filters
+from sightline.reports.filters import CONTAINS, IS, IS_NOT, VISIT_FILTERS, Filter
+from sightline.reports.filters import Filters as Filters  # re-exported: callers import it from here
 from sightline.store.dialects import Dialect, Params
 from sightline.store.feed import PAGEVIEW, micros
 
