@@ -312,7 +312,7 @@ def test_retention_cohorts_match_the_raw_visits(
         seeded.rows[zone], chosen, zone, first_day, last_day, interval, periods, datetime.now(UTC)
     )
     assert body["cohorts"] == expected
-    assert any(len(c["returning"]) > 1 and c["returning"][1] > 0 for c in expected)
+    assert any(share > 0 for c in expected for share in c["returning"][1:]), "some visitors come back"
     assert tz is not None
 
 

@@ -246,6 +246,7 @@ function FunnelChart({ steps, title, compact }: { steps: FunnelStep[]; title: st
   return (
     <figure class={`funnel-chart${compact ? " funnel-compact" : ""}`}>
       <figcaption>{title}</figcaption>
+      <div class="table-scroll" tabIndex={0} role="region" aria-label={`Funnel: ${title}, scrolls sideways`}>
       <table class="report-table funnel-table">
         <thead>
           <tr>
@@ -275,6 +276,7 @@ function FunnelChart({ steps, title, compact }: { steps: FunnelStep[]; title: st
           ))}
         </tbody>
       </table>
+      </div>
     </figure>
   );
 }
@@ -328,7 +330,7 @@ function RetentionPanel({ siteId, query }: { siteId: number; query: ReportQuery 
       </p>
       {error && <p class="report-error" role="alert">{error}</p>}
       {answer && answer.cohorts.length > 0 && (
-        <div class="table-scroll">
+        <div class="table-scroll" tabIndex={0} role="region" aria-label={`Retention by ${interval}, scrolls sideways`}>
           <table class="retention-table">
             <caption class="visually-hidden">Retention by {interval}</caption>
             <thead>
