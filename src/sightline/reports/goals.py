@@ -23,17 +23,27 @@ def breakdown(
     """Rows ``{goal_id, value, visitors, conversions, conversion_rate, revenue?}``, the most
     converting visitors first, and whether more rows follow."""
     chosen = [g for g in goals if not page.search or page.search.lower() in g.name.lower()]
+    if not chosen:
+        return [], False
     q = Query(d, site_id, span, filters)
-    columns = ["count(DISTINCT visitor)"]
-    for goal in chosen:
-        hit = rules.goal_condition(d, q.bind, goal)
-        columns.append(f"count(DISTINCT CASE WHEN {hit} THEN visitor END)")
-        columns.append(f"sum(CASE WHEN {hit} THEN 1 ELSE 0 END)")
+    # Each goal's condition is evaluated once per event (flags h{i} and amounts a{i} of an inner
+    # select keeping only events that convert on some goal); the period's visitors beside it.
+    inner = ["visitor"]
+    columns = [f"(SELECT count(DISTINCT visitor) FROM events WHERE {q.events()})"]
+    for i, goal in enumerate(chosen):
+        inner.append(f"{rules.goal_condition(d, q.bind, goal)} AS h{i}")
+        columns.append(f"count(DISTINCT CASE WHEN h{i} THEN visitor END)")
+        columns.append(f"sum(CASE WHEN h{i} THEN 1 ELSE 0 END)")
         if goal.revenue_prop is not None:
-            amount = rules.prop_number(d, q.bind, goal.revenue_prop)
-            columns.append(f"sum(CASE WHEN {hit} THEN {amount} END)")
-            columns.append(f"count(CASE WHEN {hit} THEN {amount} END)")
-    row = run(f"SELECT {', '.join(columns)} FROM events WHERE {q.events()}", q.p.values)[0]
+            inner.append(f"{rules.prop_number(d, q.bind, goal.revenue_prop)} AS a{i}")
+            columns.append(f"sum(CASE WHEN h{i} THEN a{i} END)")
+            columns.append(f"count(CASE WHEN h{i} THEN a{i} END)")
+    any_goal = " OR ".join(f"h{i}" for i in range(len(chosen)))
+    query = (
+        f"SELECT {', '.join(columns)} FROM (SELECT {', '.join(inner)} FROM events WHERE {q.events()}) AS t "
+        f"WHERE {any_goal}"
+    )
+    row = run(query, q.p.values)[0]
     visitors = int(row[0] or 0)
     figures = iter(row[1:])
     out: list[dict[str, Any]] = []

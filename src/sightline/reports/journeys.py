@@ -31,7 +31,8 @@ def journeys(
     steps = (
         f"SELECT visit, visitor, {label} AS step, {hit} AS hit, "
         f"row_number() OVER (PARTITION BY visit ORDER BY time, id) AS n "
-        f"FROM events WHERE site_id = {q.site} AND time >= {q.a} AND {chosen}"
+        f"FROM events WHERE site_id = {q.site} AND time >= {q.a} AND {chosen} "
+        f"AND visit IN (SELECT visit FROM events WHERE site_id = {q.site} AND time >= {q.a} AND {hit})"
     )
     sign = 1 if direction == "next" else -1
     picks = ", ".join(
