@@ -237,6 +237,8 @@ def main() -> int:
         f"p95 {dashboard.p95():.0f} ms; the store held every stored event {caught_up:.1f} s "
         "after the last run"
     )
+    for error in sorted(set(dashboard.errors))[:5]:
+        print(f"  a failed dashboard request: {error}")
     return report(results, rows) or (1 if dashboard.failures else 0)
 
 
@@ -252,6 +254,7 @@ class Dashboard:
         self.requests = 0
         self.failures = 0
         self.timings: list[float] = []
+        self.errors: list[str] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self.client = httpx.Client(base_url=base_url, headers={"Origin": base_url}, timeout=30)
@@ -270,9 +273,13 @@ class Dashboard:
             for path in paths:
                 started = time.perf_counter()
                 try:
-                    ok = self.client.get(path).status_code == 200
-                except httpx.HTTPError:
+                    answer = self.client.get(path)
+                    ok = answer.status_code == 200
+                    if not ok:
+                        self.errors.append(f"{answer.status_code} {answer.text[:200]}")
+                except httpx.HTTPError as error:
                     ok = False
+                    self.errors.append(repr(error))
                 self.timings.append((time.perf_counter() - started) * 1000)
                 self.requests += 1
                 self.failures += not ok

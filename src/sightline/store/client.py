@@ -66,6 +66,7 @@ class Store:
             log_retention_days=settings.event_log_retention_days,
         )
         self._process: multiprocessing.process.BaseProcess | None = None
+        self._ready = False  # the process said it listens
         self._local = threading.local()
         self._generation = 0
         self.problem: str | None = None
@@ -84,6 +85,7 @@ class Store:
         process = context.Process(
             target=main, args=(self.options, sender), name="sightline-store", daemon=True
         )
+        self._ready = False
         process.start()
         sender.close()
         self._process = process
@@ -101,6 +103,7 @@ class Store:
         if kind == "ready":
             self.problem = None
             self.failing_since = None
+            self._ready = True
             log.info("analytics store ready (%s, %s events fed)", self.engine, detail.get("watermark"))
         else:
             self._fail(str(detail))
@@ -112,7 +115,8 @@ class Store:
 
     @property
     def alive(self) -> bool:
-        return self._process is not None and self._process.is_alive() and self.problem is None
+        process = self._process
+        return self._ready and process is not None and process.is_alive() and self.problem is None
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
@@ -170,15 +174,18 @@ class Store:
                 "The analytics store is not available right now "
                 f"({self.problem or 'it is starting'}). Try again in a few seconds."
             )
-        try:
-            conn = self._connection()
-            conn.send(request)
-            kind, value = conn.recv()
-        except (OSError, EOFError) as error:
-            self._local.conn = None
-            raise StoreUnavailableError(
-                "The analytics store stopped answering. Try again in a few seconds."
-            ) from error
+        for attempt in (1, 2):  # a connection the store process closed is opened again once
+            try:
+                conn = self._connection()
+                conn.send(request)
+                kind, value = conn.recv()
+                break
+            except (OSError, EOFError) as error:
+                self._local.conn = None
+                if attempt == 2 or not self.alive:
+                    raise StoreUnavailableError(
+                        "The analytics store stopped answering. Try again in a few seconds."
+                    ) from error
         if kind != "ok":
             raise RuntimeError(f"the analytics store refused a query: {value}")
         return value

@@ -107,7 +107,8 @@ def main(options: Options, ready: Connection) -> None:
     status = Status(engine)
     feeder = Feeder(db, engine, options.batch)
     upkeep = Upkeep(db, engine, feeder, options.log_retention_days)
-    listener = Listener(options.address, family="AF_UNIX", authkey=options.authkey)
+    # A backlog for the server's worker threads that connect at once (the default is 1).
+    listener = Listener(options.address, family="AF_UNIX", backlog=128, authkey=options.authkey)
     threading.Thread(target=_accept, args=(listener, engine, status), daemon=True).start()
     ready.send(("ready", status.as_dict()))
     ready.close()
