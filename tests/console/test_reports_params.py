@@ -11,11 +11,15 @@ import pytest
 from sightline.app import create_app
 from sightline.settings import load
 
-PERIOD = ["range", "from", "to", "compare", "page", "source", "event"]
+FILTERS = [
+    "source", "utm_source", "utm_medium", "utm_campaign", "browser", "os", "device",
+    "country", "region", "city", "entry_page", "exit_page", "page", "event", "goal", "prop",
+]  # fmt: skip
+PERIOD = ["range", "from", "to", "compare", *FILTERS]
 DOCUMENTED = {
     "summary": PERIOD,
     "timeseries": PERIOD,
-    "breakdown": ["dimension", "limit", "name", "range", "from", "to", "page", "source", "event"],
+    "breakdown": ["dimension", "limit", "offset", "search", "name", "range", "from", "to", *FILTERS],
     "realtime": [],
 }
 

@@ -9,7 +9,7 @@ def test_me_returns_the_signed_in_owner(owner: httpx.Client) -> None:
     response = owner.get("/api/me")
     assert response.status_code == 200
     assert response.json()["email"] == "owner@example.com"
-    assert set(response.json()) == {"id", "email", "created_at"}
+    assert set(response.json()) == {"id", "email", "created_at", "role"}
 
 
 def test_sites_can_be_created_and_listed(owner: httpx.Client, console_server: LiveServer) -> None:

@@ -81,8 +81,7 @@ def test_the_main_flow_works_with_the_keyboard_alone(console: Console) -> None:
     expect(page.locator("main#main")).to_be_focused()
 
     health = page.get_by_role("navigation", name="Main").get_by_role("link", name="Health")
-    page.keyboard.press("Shift+Tab")
-    tab_to(page, health)
+    tab_to(page, health, key="Shift+Tab")
     page.keyboard.press("Enter")
     expect(page).to_have_url(re.compile(r"/health$"))
     expect(page.get_by_role("heading", level=1, name="Health")).to_be_focused()

@@ -8,8 +8,6 @@ export interface User {
   email: string;
   created_at: string;
   role: Role;
-  /** The sites a viewer was given; null: every site. */
-  site_ids: number[] | null;
 }
 
 export type ConnectionState = "pending" | "connected" | "error" | "disabled";

@@ -92,6 +92,6 @@ def logout(request: Request, body: EmptyBody | None = None) -> Response:
     return response
 
 
-@router.get("/me", summary="The signed-in member: id, email, created_at, role and site_ids")
+@router.get("/me", summary="The signed-in member: id, email, created_at and role (PRODUCT.md)")
 def me(request: Request) -> dict[str, Any]:
     return member(request).public()

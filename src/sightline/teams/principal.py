@@ -48,7 +48,6 @@ class Principal:
             "email": self.email,
             "created_at": self.created_at.isoformat() if self.created_at else None,
             "role": self.role,
-            "site_ids": sorted(self.site_ids) if self.site_ids is not None else None,
         }
 
 

@@ -105,7 +105,7 @@ export function BreakdownPanel({ title, tabs, siteId, query, onFilter, props, to
           <div class="segmented" role="group" aria-label={`${title}: what to show`}>
             {tabs.map((t, i) => (
               <button key={t.dimension} type="button" aria-pressed={i === tab} onClick={() => setTab(i)}>
-                {t.label}
+                {tabLabel(t.label)}
               </button>
             ))}
           </div>
@@ -275,5 +275,16 @@ export function BreakdownTable({ rows, columns, dimension, caption, heading, tot
         })}
       </tbody>
     </table>
+  );
+}
+
+/** A tab's label; a "UTM " prefix is only read out on a phone, where the four source tabs must fit one line. */
+function tabLabel(label: string) {
+  if (!label.startsWith("UTM ")) return label;
+  return (
+    <>
+      <span class="tab-prefix">UTM </span>
+      {label.slice(4)}
+    </>
   );
 }

@@ -29,13 +29,19 @@ export function BreakdownDetails({ title, siteId, query, dimension, name, onClos
   const [page, setPage] = useState(0);
   const [loading, setLoading] = useState(true);
 
+  // The page the shown rows are, so the status never pairs a new page number with old rows.
+  const [shownPage, setShownPage] = useState(0);
+
   useEffect(() => {
+    const wanted = search.trim();
+    // On opening (and after a search is asked), nothing is waiting: the page the owner chose stays.
+    if (wanted === asked) return;
     const timer = window.setTimeout(() => {
-      setAsked(search.trim());
+      setAsked(wanted);
       setPage(0);
     }, 250);
     return () => window.clearTimeout(timer);
-  }, [search]);
+  }, [search, asked]);
 
   useEffect(() => {
     let alive = true;
@@ -46,6 +52,7 @@ export function BreakdownDetails({ title, siteId, query, dimension, name, onClos
         (result) => {
           if (!alive) return;
           setData(result);
+          setShownPage(page);
           setError(null);
         },
         (failure) => alive && setError(messageOf(failure)),
@@ -57,7 +64,7 @@ export function BreakdownDetails({ title, siteId, query, dimension, name, onClos
   }, [siteId, JSON.stringify(query), dimension, name, page, asked]);
 
   const shown = data?.rows ?? [];
-  const first = page * PAGE_SIZE + 1;
+  const first = shownPage * PAGE_SIZE + 1;
 
   return (
     <Dialog open title={title} onClose={onClose} wide>
