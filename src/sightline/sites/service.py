@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import secrets
-from datetime import timedelta
+from datetime import datetime, timedelta
 from functools import cache
 from typing import Any
 from zoneinfo import available_timezones
@@ -68,10 +68,25 @@ def check_timezone(raw: object) -> str:
     return raw
 
 
-def connection_state(row: Any) -> str:
+def connection_state(row: Any, now: datetime | None = None) -> str:
+    """The site's connection state, derived from what is stored when it is read, so it ages.
+
+    ``disabled`` when collection is off; ``connected`` while events arrived within RECENT_TRAFFIC
+    (a failed check cannot see a local site or a page behind a login, so it does not outvote
+    traffic; the failure still shows in ``last_check_error``); ``error`` when the last check failed
+    and no event arrived since; ``connected`` after any event or a check that found the snippet;
+    else ``pending``.
+    """
     if not row["collection_enabled"]:
         return "disabled"
-    return str(row["connection_state"])
+    last_event, checked, failed = row["last_event_at"], row["last_check_at"], row["last_check_error"]
+    if last_event is not None and (now or utcnow()) - last_event < RECENT_TRAFFIC:
+        return "connected"
+    if failed and checked is not None and (last_event is None or checked >= last_event):
+        return "error"
+    if last_event is not None or checked is not None:
+        return "connected"
+    return "pending"
 
 
 def _iso(value: Any) -> str | None:
@@ -188,17 +203,7 @@ def delete_site(conn: Connection, owner_id: int, site_id: int) -> None:
 def record_check(conn: Connection, site_id: int, error: str | None, detail: str | None) -> None:
     """Store the outcome of a connection check; success means the snippet is on the page.
 
-    A failed check of a site whose events arrived within RECENT_TRAFFIC leaves it ``connected``
-    (the site works; the check could not see it, e.g. a local site or a page behind a login):
-    the failure is still recorded in ``last_check_error`` and shown beside the state.
+    The state is not stored: ``connection_state`` derives it from this outcome and the traffic.
     """
-    now = utcnow()
-    last_event = conn.execute(select(sites.c.last_event_at).where(sites.c.id == site_id)).scalar()
-    working = last_event is not None and now - last_event < RECENT_TRAFFIC
-    values: dict[str, Any] = {
-        "last_check_at": now,
-        "last_check_error": error,
-        "last_check_detail": detail,
-    }
-    values["connection_state"] = "error" if error and not working else "connected"
+    values = {"last_check_at": utcnow(), "last_check_error": error, "last_check_detail": detail}
     conn.execute(update(sites).where(sites.c.id == site_id).values(**values))

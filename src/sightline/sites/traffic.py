@@ -1,4 +1,5 @@
-"""Accepted traffic marks a site ``connected`` and keeps ``last_event_at`` current.
+"""Accepted traffic keeps a site's ``first_event_at`` and ``last_event_at`` current; its
+connection state derives from them (``sites.service.connection_state``).
 
 Not one write per event: ingest calls ``touch`` inside its group-commit transaction with the sites
 that had events in the group, and a site is written at most once per ``TOUCH_INTERVAL`` seconds
@@ -23,7 +24,6 @@ _TOUCH = (
     update(sites)
     .where(sites.c.id == bindparam("site"))
     .values(
-        connection_state="connected",
         first_event_at=func.coalesce(
             sites.c.first_event_at, bindparam("now", type_=sites.c.last_event_at.type)
         ),
@@ -45,7 +45,7 @@ class TrafficMarker:
         return [s for s in set(site_ids) if now - self._written.get(s, -1e18) >= self.interval]
 
     def touch(self, conn: Connection, site_ids: list[int], now: datetime) -> None:
-        """Mark ``site_ids`` connected with ``last_event_at = now`` in the caller's transaction."""
+        """Set ``last_event_at = now`` for ``site_ids`` in the caller's transaction."""
         if site_ids:
             conn.execute(_TOUCH, [{"site": s, "now": now} for s in sorted(site_ids)])
 

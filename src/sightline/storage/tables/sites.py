@@ -36,6 +36,8 @@ sites = Table(
     Column("recording_enabled", Boolean, nullable=False, default=False),
     Column("recording_sample_rate", Float, nullable=False, default=1.0),
     Column("created_at", UTCDateTime, nullable=False),
+    # Unused since the state is derived when read (sites.service.connection_state); kept because
+    # dropping a column of `sites` on SQLite rebuilds the table under its children's foreign keys.
     Column("connection_state", String(16), nullable=False, default="pending"),
     Column("first_event_at", UTCDateTime, nullable=True),
     Column("last_event_at", UTCDateTime, nullable=True),
