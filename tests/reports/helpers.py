@@ -24,6 +24,8 @@ from sightline.storage.schema import events, sites, users
 
 PAGES = ["/", "/pricing", "/docs", "/blog/hello", "/signup"]
 SOURCES = [None, None, "google.com", "news.ycombinator.com", "twitter.com"]
+# Events that leave a visit a bounce (docs/reports.md, "Visit").
+NOT_ENGAGING = ("pageview", "404", "engagement", "web_vital", "heatmap_click")
 BROWSERS = [("Chrome", "Windows", "desktop"), ("Safari", "iOS", "mobile"), ("Firefox", "Linux", "desktop")]
 
 
@@ -173,8 +175,9 @@ class Visit:
 
     @property
     def bounced(self) -> bool:
-        """One pageview or none, and no custom event (a custom event makes a visit engaged)."""
-        return len(self.pageviews) <= 1 and all(e.name == "pageview" for e in self.events)
+        """One pageview or none, and no custom event (a custom event makes a visit engaged); the
+        events autocapture sends while the visitor only reads do not count (docs/reports.md)."""
+        return len(self.pageviews) <= 1 and all(e.name in NOT_ENGAGING for e in self.events)
 
     @property
     def duration(self) -> int:

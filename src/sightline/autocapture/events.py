@@ -19,6 +19,11 @@ RATINGS = ("good", "needs-improvement", "poor")
 VIEWPORTS = ("mobile", "tablet", "laptop", "desktop")
 MAX_SECONDS = 86_400
 MAX_VITAL_MS = 3_600_000  # an hour; CLS is far below
+# Sent by the SDK on its own while a visitor only reads (a page's 404 marker, time and scroll on
+# leaving, speed figures, heatmap clicks): they do not make a visit engaged, so a visit with one
+# pageview and only these still bounces. Outbound links, downloads and tagged elements are the
+# visitor's own actions and do count, as custom events do.
+PASSIVE = ("404", "engagement", "web_vital", "heatmap_click")
 
 
 def _number(low: float, high: float, whole: bool = False) -> Rule:

@@ -1,4 +1,4 @@
-"""Reports of a site: summary, time series, breakdowns and realtime visitors (thin handlers).
+"""Reports of a site: summary, time series, breakdowns, web vitals and realtime visitors (thin handlers).
 
 Each handler takes one dependency, ``asked(...)``: it declares the site id and the query
 parameters the endpoint documents (for the OpenAPI document), and returns them checked by
@@ -36,7 +36,10 @@ def _optional(description: str, alias: str | None = None) -> Any:
 PARAMETERS: dict[str, tuple[str, Any]] = {
     "dimension": ("dimension", _optional("pages, entry_pages, sources, ... (docs/reports.md)")),
     "limit": ("limit", _optional("Rows, 1 to 100 (default 10)")),
-    "name": ("name", _optional("The custom event, with dimension=props")),
+    "name": (
+        "name",
+        _optional("The custom event, with dimension=props; the missing path, with not_found_referrers"),
+    ),
     "offset": ("offset", _optional("Rows to skip, 0 to 100000 (default 0): the next page of a table")),
     "search": ("search", _optional("Only values containing this text (any case), at most 200 characters")),
     "range": ("range", _optional("today, 7d (default), 30d or custom")),
@@ -143,6 +146,13 @@ def timeseries(request: Request, report: Annotated[Asked, PERIOD]) -> dict[str, 
 @router.get("/breakdown", summary="Top values of one dimension", responses=ERRORS)
 def breakdown(request: Request, report: Annotated[Asked, BREAKDOWN_OF]) -> dict[str, Any]:
     return _report(request, report, "breakdown")
+
+
+@router.get(
+    "/web-vitals", summary="Each web vital's p75 and rating, and how its measurements rate", responses=ERRORS
+)
+def web_vitals(request: Request, report: Annotated[Asked, PERIOD]) -> dict[str, Any]:
+    return _report(request, report, "web_vitals")
 
 
 @router.get("/realtime", summary="Visitors in the last 5 minutes", responses=ERRORS)

@@ -41,7 +41,16 @@ DIMENSIONS: dict[str, Dimension] = {
     "events": Dimension("event", "events", ("visitors", "events")),
     "props": Dimension("prop", "events", ("visitors", "events")),
     "goals": Dimension("goal", "visitors", ("visitors", "conversions", "conversion_rate")),
+    # Autocapture's tables (reports.autocapture): each row carries its own figures.
+    "not_found": Dimension("not_found", "events", ("visitors", "visits", "events")),
+    "not_found_referrers": Dimension("not_found_referrers", "events", ("kind", "visitors", "events")),
+    "outbound_links": Dimension("outbound_links", "events", ("visitors", "events")),
+    "file_downloads": Dimension("file_downloads", "events", ("visitors", "events")),
+    "engagement": Dimension("engagement", "visits", ("visitors", "visits", "time_on_page", "scroll_depth")),
+    "web_vitals": Dimension("web_vitals", "visits", ("visitors", "visits", "lcp", "inp", "cls")),
 }
+# Dimensions whose rows belong to one thing `name` names: a custom event's props, a 404 path's referrers.
+NAMED = {"props": "the custom event", "not_found_referrers": "the missing page's path"}
 
 
 @dataclass(frozen=True)
@@ -118,12 +127,14 @@ def parse(items: Iterable[tuple[str, str]], allowed: Iterable[str]) -> Query:
         if dimension not in DIMENSIONS:
             raise _bad("dimension", "The parameter 'dimension' must be one of " + ", ".join(DIMENSIONS) + ".")
         values["dimension"] = dimension
-        if dimension == "props":
+        if dimension in NAMED:
             if "name" not in seen:
-                raise _bad("name", "The parameter 'name' (the custom event) is required for props.")
-            values["name"] = _text("name", seen["name"], 100)
+                message = f"The parameter 'name' ({NAMED[dimension]}) is required for {dimension}."
+                raise _bad("name", message)
+            path = dimension == "not_found_referrers"
+            values["name"] = _text("name", seen["name"], 2000 if path else 100, path=path)
         elif "name" in seen:
-            raise _bad("name", "The parameter 'name' is only used with dimension=props.")
+            raise _bad("name", "The parameter 'name' is only used with dimension=" + " or ".join(NAMED) + ".")
     if "limit" in seen:
         raw = seen["limit"]
         limit = ascii_int(raw, 1, 100)

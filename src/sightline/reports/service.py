@@ -15,7 +15,7 @@ from sqlalchemy import Connection
 
 from sightline.errors import ApiError
 from sightline.goals.service import rows_of
-from sightline.reports import goals, queries
+from sightline.reports import autocapture, goals, queries
 from sightline.reports.filters import Filters, Goal
 from sightline.reports.params import DIMENSIONS, Query
 from sightline.reports.period import Period, period_of
@@ -108,6 +108,11 @@ class Report:
         dimension = DIMENSIONS[self.query.dimension]
         span = (self.period.start, self.period.end)
         page = queries.Page(self.query.limit, self.query.offset, self.query.search)
+        if dimension.dim in autocapture.REPORTS:
+            found, more = autocapture.breakdown(
+                self.run, self.d, self.site_id, span, self.filters, dimension.dim, page, self.query.name
+            )
+            return self._rows(found, more)
         if dimension.dim == "goal":
             found, more = goals.breakdown(
                 self.run, self.d, self.site_id, span, self.filters, self.goals, page
@@ -126,6 +131,12 @@ class Report:
         )
         shown = [_row(row, dimension.fields, self.query.name is not None) for row in rows]
         return self._rows(shown, more)
+
+    def web_vitals(self) -> dict[str, Any]:
+        out = self.meta(self.period)
+        span = (self.period.start, self.period.end)
+        out["vitals"] = autocapture.vitals(self.run, self.d, self.site_id, span, self.filters)
+        return out
 
     def _rows(self, rows: list[dict[str, Any]], more: bool) -> dict[str, Any]:
         out = self.meta(self.period)

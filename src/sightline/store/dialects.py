@@ -25,6 +25,7 @@ class Dialect:
     regex: str  # "{column}" matches the RE2 pattern "{value}" somewhere (anchor it for a whole match)
     number: str  # the text "{value}" as a Float64, NULL when it is not a number
     median: str  # the interpolated median of "{value}" (the mean of the two middle values when even)
+    quantile: str  # the interpolated quantile "{level}" (0..1, a literal) of "{value}", as ``median``
     prop: str  # the text after "{prefix}" ("key\x1f") of the first element of "{props}" starting with it
 
     def param(self, name: str, kind: str) -> str:
@@ -59,6 +60,7 @@ DUCKDB = Dialect(
     regex="regexp_matches({column}, {value})",
     number="TRY_CAST({value} AS DOUBLE)",
     median="quantile_cont({value}, 0.5)",
+    quantile="quantile_cont({value}, {level})",
     prop="substr(list_extract(list_filter({props}, lambda x: starts_with(x, {prefix})), 1), "
     "length({prefix}) + 1)",
 )
@@ -75,6 +77,7 @@ CLICKHOUSE = Dialect(
     regex="match({column}, {value})",
     number="toFloat64OrNull({value})",
     median="quantileExactInclusive(0.5)({value})",
+    quantile="quantileExactInclusive({level})({value})",
     prop="substring(arrayElement(arrayFilter(x -> startsWith(x, {prefix}), {props}), 1), "
     "length({prefix}) + 1)",
 )

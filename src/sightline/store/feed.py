@@ -11,7 +11,9 @@ below), whichever engine holds the store: Python only reads the log's rows and p
 
 A visit's attributes (source, UTM tags, browser, OS, device, place) are those of its first event
 fed; its start and end are its earliest and latest event times, its entry and exit pages those of
-its earliest and latest pageview. Visitor codes and visit ids become keyed 64-bit hashes
+its earliest and latest pageview; its ``events`` count only the events that make it engaged
+(custom events, not autocapture's passive ones: ``autocapture.events.PASSIVE``). Visitor codes and
+visit ids become keyed 64-bit hashes
 (``key_of``: the lower half of an MD5, which DuckDB computes as ``md5_number_lower``).
 """
 
@@ -27,6 +29,7 @@ import duckdb
 import orjson
 import pyarrow as pa
 
+from sightline.autocapture.events import PASSIVE
 from sightline.storage import Database
 from sightline.store import schema
 from sightline.store.engines import Engine
@@ -53,6 +56,8 @@ _ATTRIBUTES = {  # a visit attribute from its first event, as the reports show i
     "city": "coalesce(city, '')",
 }
 _PV = f"name = '{PAGEVIEW}'"
+# Events that make a visit engaged (not a bounce): every event but pageviews and passive ones.
+_ENGAGING = f"name NOT IN ('{PAGEVIEW}', " + ", ".join(f"'{name}'" for name in PASSIVE) + ")"
 _KEYED = (  # the batch, typed, with its visit keys and cut paths
     "CREATE OR REPLACE TEMP TABLE b AS SELECT id::BIGINT AS id, site_id::INTEGER AS site_id, "
     "time, visitor_id::VARCHAR AS visitor_id, name::VARCHAR AS name, "
@@ -67,7 +72,7 @@ _CONTRIBUTION = (  # what the batch adds to each visit
     "CREATE OR REPLACE TEMP TABLE n AS SELECT site_id, visit, "
     "md5_number_lower(site_id::VARCHAR || chr(31) || arg_min(visitor_id, id)) AS visitor, "
     "arg_min(time, id) AS born, min(time) AS start, max(time) AS last, "
-    f"count(*) FILTER (WHERE {_PV}) AS pageviews, count(*) FILTER (WHERE NOT {_PV}) AS events, "
+    f"count(*) FILTER (WHERE {_PV}) AS pageviews, count(*) FILTER (WHERE {_ENGAGING}) AS events, "
     f"arg_min(page, [time, id]) FILTER (WHERE {_PV}) AS entry, min(time) FILTER (WHERE {_PV}) AS entry_at, "
     f"arg_max(page, [time, id]) FILTER (WHERE {_PV}) AS exit, max(time) FILTER (WHERE {_PV}) AS exit_at, "
     + ", ".join(f"arg_min({sql}, id) AS {name}" for name, sql in _ATTRIBUTES.items())

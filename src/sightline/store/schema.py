@@ -5,10 +5,11 @@
   device, country, region, city): a filter on a visit attribute is a test on the event's row.
   ``props`` holds ``key\\x1fvalue`` strings; ``visitor`` and ``visit`` are 64-bit keyed hashes.
 - ``visits``: one row per visit, replaced whenever a later event changes it (``version`` is the
-  id of the last event folded in): start and end, pageviews, custom events, entry and exit page,
-  and the attributes; ``born`` is the time of its first event fed (it never changes, so
-  ClickHouse's sorting key stays put). DuckDB replaces the row in the feeding transaction;
-  ClickHouse keeps the newest version (ReplacingMergeTree, read with FINAL).
+  id of the last event folded in): start and end, pageviews, engaging events (custom events, not
+  autocapture's passive ones), entry and exit page, and the attributes; ``born`` is the time of
+  its first event fed (it never changes, so ClickHouse's sorting key stays put). DuckDB replaces
+  the row in the feeding transaction; ClickHouse keeps the newest version (ReplacingMergeTree,
+  read with FINAL).
 - ``store_state``: the feed's watermark (the id of the last event fed) and, on ClickHouse, the
   range of the batch being written (so a batch cut short is written again with the same
   deduplication tokens).
@@ -17,7 +18,7 @@ Times are Int64 microseconds since the Unix epoch, UTC.
 
 from __future__ import annotations
 
-FORMAT = 3  # bump when a table below changes: the embedded store is then rebuilt from the log
+FORMAT = 4  # bump when a table below changes: the embedded store is then rebuilt from the log
 
 ATTRIBUTES = ("source", "utm_source", "utm_medium", "utm_campaign", "browser", "os", "device")
 PLACES = ("country", "region", "city")

@@ -1,0 +1,283 @@
+"""Autocapture's reports on both store engines (DuckDB, and ClickHouse's SQL through chDB), checked
+against the raw events they came from: 404 pages and their referrers, outbound links and file
+downloads, time on page and scroll depth, web vitals, and bounces that passive events leave alone."""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from sightline.reports import autocapture, queries
+from sightline.storage import Database
+from sightline.store.engines import Engine
+from sightline.store.feed import Feeder
+from tests.reports import helpers
+from tests.reports.helpers import Event
+from tests.store.conftest import chdb_path, engine
+
+__all__ = ["chdb_path", "engine"]
+
+NOW = datetime.now(UTC).replace(microsecond=0)
+SPAN = (NOW - timedelta(days=4), NOW + timedelta(hours=1))
+LINKS = ["https://github.com/x", "https://example.org/a?b=1", "http://news.example/"]
+FILES = ["https://cdn.example.com/report.pdf", "https://cdn.example.com/app.zip"]
+MISSING = ["/old-post", "/typo", "/gone/deep"]
+# (good up to, poor above): what the SDK's web-vitals library rates by.
+LIMITS = {
+    "LCP": (2500, 4000),
+    "INP": (200, 500),
+    "CLS": (0.1, 0.25),
+    "FCP": (1800, 3000),
+    "TTFB": (800, 1800),
+}
+
+
+def rated(name: str, value: float) -> str:
+    good, poor = LIMITS[name]
+    return "good" if value <= good else "poor" if value > poor else "needs-improvement"
+
+
+def seed(site: int, seed: int = 3) -> list[Event]:
+    """Visits of pageviews, each page maybe followed by engagement, web vitals, a 404, link clicks."""
+    rng = random.Random(seed)
+    base = helpers.generate(site, NOW - timedelta(hours=2), visits=120, days=3, seed=seed)
+    out: list[Event] = []
+    for visit in helpers.visits_of(base):
+        at = visit.start
+        first = visit.events[0]
+        for i in range(rng.choice([1, 1, 2, 3])):
+            missing = rng.random() < 0.2
+            path = rng.choice(MISSING) if missing else rng.choice(helpers.PAGES)
+            view = replace(first, time=at, name="pageview", path=path, props={})
+            if i:
+                view.referrer_source = None
+            out.append(view)
+            extra: list[tuple[str, dict[str, Any]]] = []
+            if missing:
+                extra.append(("404", {"path": path}))
+            for _ in range(rng.choice([0, 1, 1, 2])):
+                extra.append(
+                    ("engagement", {"seconds": rng.randrange(0, 400), "scroll": rng.randrange(0, 101)})
+                )
+            for name in rng.sample(list(LIMITS), rng.randrange(0, 4)):
+                value = round(rng.uniform(0, 0.5), 3) if name == "CLS" else rng.randrange(10, 6000)
+                extra.append(("web_vital", {"name": name, "value": value, "rating": rated(name, value)}))
+            if rng.random() < 0.2:
+                extra.append(("outbound_link", {"url": rng.choice(LINKS)}))
+            if rng.random() < 0.15:
+                extra.append(("file_download", {"url": rng.choice(FILES)}))
+            for n, (name, props) in enumerate(extra):
+                out.append(replace(view, time=at + timedelta(seconds=n + 1), name=name, props=props))
+            at += timedelta(seconds=rng.randrange(30, 300))
+    return out
+
+
+@pytest.fixture
+def fed(db: Database, engine: Engine) -> tuple[int, list[Event]]:
+    _, site = helpers.create_site(db, "capture.example.com")
+    rows = seed(site)
+    helpers.insert_events(db, sorted(rows, key=lambda e: e.time))
+    Feeder(db, engine).catch_up()
+    return site, rows
+
+
+def table(engine: Engine, site: int, dim: str, name: str | None = None, **page: Any) -> list[dict[str, Any]]:
+    found, _ = autocapture.breakdown(
+        engine.query,
+        engine.dialect,
+        site,
+        SPAN,
+        queries.Filters(),
+        dim,
+        queries.Page(**{"limit": 100, **page}),
+        name,
+    )
+    return found
+
+
+def ranked(rows: dict[str, dict[str, Any]], by: str) -> list[dict[str, Any]]:
+    return sorted(({"value": k, **v} for k, v in rows.items()), key=lambda r: (-r[by], r["value"]))
+
+
+def test_404_pages_list_each_missing_path_with_its_visitors_visits_and_hits(fed: Any, engine: Engine) -> None:
+    site, rows = fed
+    hits = [e for e in rows if e.name == "404"]
+    expected: dict[str, dict[str, Any]] = {}
+    for path in {e.path for e in hits}:
+        mine = [e for e in hits if e.path == path]
+        expected[path] = {
+            "visitors": len({e.visitor_id for e in mine}),
+            "visits": len({e.session_id for e in mine}),
+            "events": len(mine),
+        }
+    assert hits
+    assert table(engine, site, "not_found") == ranked(expected, "events")
+
+
+def test_a_404_paths_referrers_are_the_page_viewed_before_it_or_the_visits_source(
+    fed: Any, engine: Engine
+) -> None:
+    site, rows = fed
+    by_visit = helpers.visits_of(rows)
+    for path in MISSING:
+        found: dict[tuple[str, str], dict[str, Any]] = defaultdict(lambda: {"visitors": set(), "events": 0})
+        for visit in by_visit:
+            for e in visit.events:
+                if e.name != "404" or e.path != path:
+                    continue
+                before = [p for p in visit.pageviews if p.time < e.time and p.path != path]
+                key = (before[-1].path, "page") if before else (visit.source, "source")
+                found[key]["visitors"].add(e.visitor_id)
+                found[key]["events"] += 1
+        expected = sorted(
+            (
+                {"value": v, "kind": k, "visitors": len(f["visitors"]), "events": f["events"]}
+                for (v, k), f in found.items()
+            ),
+            key=lambda r: (-r["events"], r["value"], r["kind"]),
+        )
+        assert table(engine, site, "not_found_referrers", path) == expected
+        assert {r["kind"] for r in expected} == {"page", "source"}
+
+
+@pytest.mark.parametrize(
+    ("dim", "event"), [("outbound_links", "outbound_link"), ("file_downloads", "file_download")]
+)
+def test_outbound_links_and_downloads_list_each_url_with_visitors_and_clicks(
+    fed: Any, engine: Engine, dim: str, event: str
+) -> None:
+    site, rows = fed
+    clicks = [e for e in rows if e.name == event]
+    expected = {
+        url: {
+            "visitors": len({e.visitor_id for e in clicks if e.props["url"] == url}),
+            "events": sum(1 for e in clicks if e.props["url"] == url),
+        }
+        for url in {e.props["url"] for e in clicks}
+    }
+    assert table(engine, site, dim) == ranked(expected, "events")
+    assert table(engine, site, dim, search="CDN.EXAMPLE" if dim == "file_downloads" else "GITHUB") == [
+        r
+        for r in ranked(expected, "events")
+        if ("cdn.example" if dim == "file_downloads" else "github") in r["value"]
+    ]
+
+
+def test_time_on_page_adds_up_a_visits_seconds_and_scroll_depth_is_its_deepest_point(
+    fed: Any, engine: Engine
+) -> None:
+    site, rows = fed
+    per: dict[str, dict[str, list[Any]]] = defaultdict(lambda: defaultdict(list))
+    visitor: dict[str, str] = {}
+    for e in rows:
+        if e.name == "engagement":
+            per[e.path][e.session_id].append(e.props)
+            visitor[e.session_id] = e.visitor_id
+    expected = {}
+    for path, visits in per.items():
+        seconds = [sum(p["seconds"] for p in props) for props in visits.values()]
+        depth = [max(p["scroll"] for p in props) for props in visits.values()]
+        expected[path] = {
+            "visitors": len({visitor[s] for s in visits}),
+            "visits": len(visits),
+            "time_on_page": round(sum(seconds) / len(seconds)),
+            "scroll_depth": round(sum(depth) / len(depth)),
+        }
+    found = table(engine, site, "engagement")
+    assert found == ranked(expected, "visits")
+    assert table(engine, site, "engagement", limit=2, offset=1) == found[1:3]
+
+
+def p75(values: list[float]) -> float:
+    """The 75th percentile, linearly interpolated between the closest ranks."""
+    ordered = sorted(values)
+    at = 0.75 * (len(ordered) - 1)
+    low = int(at)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (at - low)
+
+
+def test_web_vitals_give_each_pages_p75_of_lcp_inp_and_cls_with_ratings(fed: Any, engine: Engine) -> None:
+    site, rows = fed
+    vitals = [e for e in rows if e.name == "web_vital"]
+    expected = {}
+    for path in {e.path for e in vitals}:
+        mine = [e for e in vitals if e.path == path]
+        row: dict[str, Any] = {
+            "visitors": len({e.visitor_id for e in mine}),
+            "visits": len({e.session_id for e in mine}),
+        }
+        for name in ("LCP", "INP", "CLS"):
+            values = [e.props["value"] for e in mine if e.props["name"] == name]
+            figure = round(p75(values), 3 if name == "CLS" else 0) if values else None
+            row[name.lower()] = figure
+            row[f"{name.lower()}_rating"] = None if figure is None else rated(name, figure)
+        expected[path] = row
+    found = table(engine, site, "web_vitals")
+    assert found == ranked(expected, "visits")
+    assert any(r["lcp_rating"] == "poor" for r in found)
+    assert any(r["cls"] is not None for r in found)
+
+
+def test_the_periods_web_vitals_give_p75_rating_and_how_measurements_rate(fed: Any, engine: Engine) -> None:
+    site, rows = fed
+    found = autocapture.vitals(engine.query, engine.dialect, site, SPAN, queries.Filters())
+    assert [v["name"] for v in found] == ["LCP", "INP", "CLS", "FCP", "TTFB"]
+    for item in found:
+        mine = [e.props for e in rows if e.name == "web_vital" and e.props["name"] == item["name"]]
+        figure = round(p75([p["value"] for p in mine]), 3 if item["name"] == "CLS" else 0)
+        assert item["p75"] == figure
+        assert item["rating"] == rated(item["name"], figure)
+        assert item["samples"] == len(mine)
+        for key, word in (("good", "good"), ("needs_improvement", "needs-improvement"), ("poor", "poor")):
+            assert item[key] == round(sum(1 for p in mine if p["rating"] == word) / len(mine), 4)
+
+
+def test_no_web_vitals_leaves_every_figure_empty(db: Database, engine: Engine) -> None:
+    _, site = helpers.create_site(db, "quiet.example.com")
+    found = autocapture.vitals(engine.query, engine.dialect, site, SPAN, queries.Filters())
+    assert found[0] == {
+        "name": "LCP",
+        "p75": None,
+        "rating": None,
+        "samples": 0,
+        "good": 0.0,
+        "needs_improvement": 0.0,
+        "poor": 0.0,
+    }
+
+
+def test_passive_autocapture_events_leave_a_one_page_visit_a_bounce(db: Database, engine: Engine) -> None:
+    _, site = helpers.create_site(db, "bounce.example.com")
+    start = NOW - timedelta(hours=1)
+    shape = Event(site, start, "v", "", "pageview", "/", None, None, None, None, "Chrome", "Linux", "desktop")
+    visits: list[list[tuple[str, dict[str, Any]]]] = [
+        [
+            ("engagement", {"seconds": 40, "scroll": 80}),
+            ("web_vital", {"name": "LCP", "value": 900, "rating": "good"}),
+        ],
+        [("heatmap_click", {"selector": "body", "x": 0.5, "y": 0.5}), ("404", {"path": "/"})],
+        [("outbound_link", {"url": "https://github.com/"})],
+        [("signup", {})],
+        [],
+    ]
+    rows: list[Event] = []
+    for n, extra in enumerate(visits):
+        view = replace(shape, visitor_id=f"v{n}", session_id=f"s{n}", time=start + timedelta(minutes=n))
+        rows.append(view)
+        rows += [
+            replace(view, time=view.time + timedelta(seconds=k + 1), name=e, props=p)
+            for k, (e, p) in enumerate(extra)
+        ]
+    helpers.insert_events(db, rows)
+    Feeder(db, engine).catch_up()
+    figures = queries.totals(engine.query, engine.dialect, site, SPAN, queries.Filters())
+    # Bounces: the visit with engagement and a web vital, the one with a heatmap click and a 404,
+    # and the plain one; the outbound click and the custom event engage theirs.
+    assert (figures["visits"], figures["bounces"]) == (5, 3)
+    assert figures["bounces"] == sum(1 for v in helpers.visits_of(rows) if v.bounced)
