@@ -166,3 +166,62 @@ def test_the_sites_list_and_the_reports_index_show_visitors_today_and_a_sparklin
     tab.goto("/sites")
     expect(tab.locator(".trend-today").first).to_be_visible()
     console.shoot(tab, "sites-sparklines-phone")
+
+
+HEADINGS = """tables => tables.flatMap(table => {
+  const found = [];
+  let previous = null;
+  for (const cell of table.querySelectorAll("thead th")) {
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    const nodes = [];
+    while (walker.nextNode()) {
+      if (!walker.currentNode.parentElement.closest(".visually-hidden")) nodes.push(walker.currentNode);
+    }
+    const rects = node => { const r = document.createRange(); r.selectNodeContents(node);
+      return [...r.getClientRects()].filter(x => x.width > 1); };
+    const text = nodes.flatMap(rects);
+    const label = nodes.map(n => n.textContent).join("").trim();
+    if (!label || !text.length) { previous = null; continue; }
+    const box = cell.getBoundingClientRect();
+    const left = Math.min(...text.map(r => r.left)), right = Math.max(...text.map(r => r.right));
+    if (left < box.left - 0.5 || right > box.right + 0.5) found.push(`${label}: outside its column`);
+    for (const node of nodes) {
+      // A word broken over two lines ("Visitor/s") shows as two line boxes of one word.
+      for (const match of node.textContent.matchAll(/\\S+/g)) {
+        const r = document.createRange();
+        r.setStart(node, match.index); r.setEnd(node, match.index + match[0].length);
+        const lines = new Set([...r.getClientRects()].filter(x => x.width > 1).map(x => Math.round(x.top)));
+        if (lines.size > 1) found.push(`${label}: "${match[0]}" broken over ${lines.size} lines`);
+      }
+    }
+    if (previous !== null && left - previous < 6) {
+      found.push(`${label}: ${(left - previous).toFixed(1)} px from the heading before`);
+    }
+    previous = right;
+  }
+  return found.map(f => `${table.dataset.dimension}: ${f}`);
+})"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_every_numeric_heading_reads_whole_and_apart_on_a_phone(
+    console: Console, many_pages: int, scheme: str
+) -> None:
+    tab = console.signed_in(scheme=scheme, viewport=SIZES["phone"])
+    tab.goto(f"/sites/{many_pages}/reports?range=today")
+    expect(tab.locator('.report-panel table[data-dimension="pages"] tbody tr')).to_have_count(10)
+    tab.wait_for_load_state("networkidle")
+    for panel in ("Pages", "Sources", "Devices"):
+        heading = tab.get_by_role("heading", name=panel, exact=True)
+        for button in tab.locator(".report-panel", has=heading).locator(".segmented button").all():
+            button.click()
+            tab.wait_for_load_state("networkidle")
+            found = tab.locator(".report-panel table").evaluate_all(HEADINGS)
+            assert found == [], "\n".join(found)
+    tab.get_by_role("button", name="Top pages", exact=True).click()
+    tab.get_by_role("button", name="Details: all top pages").click()
+    dialog = tab.get_by_role("dialog")
+    expect(dialog.locator("tbody tr").first).to_be_visible()
+    found = dialog.locator("table").evaluate_all(HEADINGS)
+    assert found == [], "\n".join(found)
+    console.shoot(tab, f"reports-headings-{scheme}-phone")
