@@ -50,6 +50,7 @@ from sightline.metrics.endpoint import MetricsEndpoint
 from sightline.metrics.http import HttpFigures, Observed
 from sightline.recordings import feature as recordings_feature
 from sightline.recordings import retention
+from sightline.recordings.decoder import ChunkDecoder
 from sightline.recordings.service import Recordings
 from sightline.settings import Settings
 from sightline.storage import Database, open_database
@@ -130,7 +131,8 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
     store = ctx.store = Store(settings, database)
     ctx.health.register("store", store.probe)
     recordings = recordings_feature.build(settings, database)
-    recordings_feature.register_health(recordings, ctx.health)
+    decoder = ChunkDecoder()
+    recordings_feature.register_health(recordings, ctx.health, decoder)
     event_retention = data_retention.Retention(database, settings.event_retention_days)
     ctx.health.register("retention", event_retention.probe)
 
@@ -140,6 +142,7 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         async with (
             ingest.running(),
+            decoder.running(),
             retention.running(recordings, settings.recording_retention_days),
             data_retention.running(event_retention),
             store.running(),
@@ -184,7 +187,7 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
     app.router.routes[0:0] = ingest.routes()  # SDK paths first: the hot path matches at once
     app.router.routes[0:0] = ingest_feedback.routes(ingest.pipeline, database, survey_counts)
     app.router.routes[0:0] = ingest_recordings.routes(
-        ingest.pipeline, recordings, accept_headless=bool(settings.ingest_accept_headless)
+        ingest.pipeline, recordings, decoder, accept_headless=bool(settings.ingest_accept_headless)
     )
     for router in (auth.router, sites.router, health.router, setup.router, pages.router):
         app.include_router(router)

@@ -24,6 +24,7 @@ from tests.recordings.helpers import (
 from tests.support.server import LiveServer, create_owner
 
 NOW = int(time.time() * 1000)
+NOT_UTF8 = b'{"session_id":"s","visitor_id":"v","events":[{"type":3,"timestamp":1,"data":"\xff"}]}'
 
 
 def test_a_chunk_is_answered_202_once_stored_and_a_repeat_stores_nothing_new(
@@ -94,6 +95,7 @@ def test_malformed_chunks_are_refused_with_the_field_at_fault(
     cases: list[tuple[bytes, int, str, str | None]] = [
         (b"\x1f\x8bnot gzip at all", 400, "malformed_gzip", None),
         (gzip.compress(b"{not json"), 400, "malformed_json", None),
+        (gzip.compress(NOT_UTF8), 400, "malformed_json", None),
         (gzip.compress(b"[]"), 422, "invalid_field", "body"),
         (
             gzip.compress(orjson.dumps({"visitor_id": "v", "events": moves(NOW)})),
@@ -120,11 +122,11 @@ def test_malformed_chunks_are_refused_with_the_field_at_fault(
     assert [p for p in stored_chunk_files(console_server.data_dir) if rid in str(p)] == []
 
 
-def test_a_chunk_that_inflates_beyond_16_mib_or_a_body_over_1_mib_is_refused(
+def test_a_chunk_that_inflates_beyond_8_mib_or_a_body_over_1_mib_is_refused(
     console_server: LiveServer, owner: httpx.Client
 ) -> None:
     site = recording_site(owner)
-    bomb = gzip.compress(b"{" + b" " * (17 * 1024 * 1024) + b"}")
+    bomb = gzip.compress(b"{" + b" " * (8 * 1024 * 1024) + b"}")
     inflated = post_chunk(console_server, site, new_recording_id(), 0, bomb)
     assert inflated.status_code == 413
     assert inflated.json()["error"]["code"] == "chunk_too_large"

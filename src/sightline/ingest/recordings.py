@@ -8,9 +8,11 @@ the preflight of a client that sends one anyway. Key, Origin and CORS rules are 
 index row committed; a ``seq`` already stored answers 202 again with ``stored: false``.
 ``snapshot`` says whether the recording holds a full snapshot, which is when the SDK reports its
 ``recordingId``. Refusals: 400 ``malformed_gzip``/``malformed_json``, 413 ``body_too_large``/
-``chunk_too_large``/``recording_too_large``, 422 naming the field, 404 ``unknown_site``, 403
-``origin_not_allowed``/``collection_disabled``/``recording_disabled``, 409 ``recording_conflict``,
-503 ``storage_unavailable`` with Retry-After. Headless browsers and bots get the same 202 as
+``chunk_too_large``/``recording_too_large``, 422 naming the field or ``chunk_too_deep``, 404
+``unknown_site``, 403 ``origin_not_allowed``/``collection_disabled``/``recording_disabled``, 409
+``recording_conflict``, 503 ``storage_unavailable``/``recordings_busy``/``recordings_unavailable``
+with Retry-After. The body is decoded in the decoder process (``sightline.recordings.decoder``),
+never on the server's interpreter. Headless browsers and bots get the same 202 as
 everyone and nothing is stored, as on ``/i/events``.
 """
 
@@ -42,6 +44,7 @@ from sightline.ingest.http import (
 from sightline.ingest.pipeline import DISK_FULL_MESSAGE, Pipeline
 from sightline.numbers import ascii_int
 from sightline.recordings import chunks
+from sightline.recordings.decoder import ChunkDecoder
 from sightline.recordings.service import Accepted, Recordings
 from sightline.recordings.store import RECORDING_ID
 from sightline.sites.lookup import SiteInfo
@@ -52,9 +55,12 @@ MAX_SEQ = 1_000_000
 
 
 class ChunksEndpoint:
-    def __init__(self, pipeline: Pipeline, service: Recordings, *, accept_headless: bool) -> None:
+    def __init__(
+        self, pipeline: Pipeline, service: Recordings, decoder: ChunkDecoder, *, accept_headless: bool
+    ) -> None:
         self.pipeline = pipeline
         self.service = service
+        self.decoder = decoder
         self.accept_headless = accept_headless
         self.preflight = EventsEndpoint(pipeline).preflight
         self.dropped: Counter[str] = service.drop_counts
@@ -80,11 +86,10 @@ class ChunksEndpoint:
                 raise RefusedError(507, payload, origin, retry=True)
             body = await self.read(receive, origin, length)
             try:
-                chunk = await to_thread.run_sync(chunks.decode, body)
+                chunk = await self.decoder.decode(body)
             except ApiError as exc:
-                raise RefusedError(
-                    exc.status, error_payload(exc.code, exc.message, exc.field), origin
-                ) from None
+                payload = error_payload(exc.code, exc.message, exc.field)
+                raise RefusedError(exc.status, payload, origin, retry=exc.status == 503) from None
             client = agents.client_of(agent[:1000])
             if client.bot or (client.headless and not self.accept_headless):
                 self.dropped["bot"] += 1
@@ -175,7 +180,9 @@ class ChunksEndpoint:
             ) from None
 
 
-def routes(pipeline: Pipeline, service: Recordings, *, accept_headless: bool) -> list[BaseRoute]:
+def routes(
+    pipeline: Pipeline, service: Recordings, decoder: ChunkDecoder, *, accept_headless: bool
+) -> list[BaseRoute]:
     """The recorder's route, for ``app.create_app`` to put beside ingest's."""
-    endpoint = ChunksEndpoint(pipeline, service, accept_headless=accept_headless)
+    endpoint = ChunksEndpoint(pipeline, service, decoder, accept_headless=accept_headless)
     return [Route("/i/recordings/{recording_id}/chunks", endpoint)]

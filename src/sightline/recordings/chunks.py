@@ -3,28 +3,43 @@
 ``decode`` checks it and returns what the index needs (timestamps, full snapshot, page changes)
 plus the bytes to store, always gzip: the recorder compresses in the browser with
 CompressionStream; a chunk sent while the page unloads may come as plain JSON and is compressed
-here. Decompression stops at ``MAX_RAW`` bytes, so a small body cannot expand without bound.
+here. Every cost is bounded by the chunk's size, never by what it contains:
+
+- decompression stops at ``MAX_RAW`` bytes (413 ``chunk_too_large``), so a small body cannot
+  expand without bound;
+- the JSON is decoded by msgspec into typed structs: only the top level and each event's ``type``
+  and ``timestamp`` become Python objects; an event's ``data`` (the page's DOM, mutations, ...)
+  is checked as JSON and kept as a slice of the text (``msgspec.Raw``), so a chunk of millions
+  of empty objects costs no more than its bytes;
+- nesting deeper than the decoder's recursion limit (``MAX_DEPTH`` in the decoder process, see
+  ``decoder``) is refused with 422 ``chunk_too_deep``; text that is not UTF-8 is 400.
+
+``decode`` runs in the decoder process (``decoder.ChunkDecoder``), never in the server's.
 """
 
 from __future__ import annotations
 
+import codecs
 import gzip
-import math
+import re
 import zlib
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated
 
-import orjson
+import msgspec
 
 from sightline.errors import ApiError
 
 MAX_BODY = 1024 * 1024  # compressed bytes in one request
-MAX_RAW = 16 * 1024 * 1024  # decompressed bytes of one chunk
+MAX_RAW = 8 * 1024 * 1024  # decompressed bytes of one chunk
 MAX_EVENTS = 50_000
+MAX_DEPTH = 500  # JSON nesting (a page's DOM is rarely 100 elements deep; rrweb doubles that)
 GZIP_MAGIC = b"\x1f\x8b"
 FULL_SNAPSHOT = 2
 META = 4
 CUSTOM = 5
+PAGE_TAG = b'"page"'
+UTF8_STEP = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -39,6 +54,42 @@ class Chunk:
     stored: bytes
 
 
+class _Event(msgspec.Struct, gc=False):
+    type: Annotated[int, msgspec.Meta(ge=0, le=100)]
+    timestamp: Annotated[float, msgspec.Meta(ge=0, le=1e15)]
+    data: msgspec.Raw = msgspec.Raw(b"null")
+
+
+class _Document(msgspec.Struct, gc=False):
+    session_id: Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
+    visitor_id: Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
+    events: Annotated[list[_Event], msgspec.Meta(min_length=1, max_length=MAX_EVENTS)]
+
+
+class _Tagged(msgspec.Struct, gc=False):
+    tag: msgspec.Raw = msgspec.Raw(b"null")
+
+
+class _Stored(msgspec.Struct, gc=False):
+    events: msgspec.Raw = msgspec.Raw(b"[]")
+
+
+_DOCUMENT = msgspec.json.Decoder(_Document)
+_TAGGED = msgspec.json.Decoder(_Tagged)
+_STORED = msgspec.json.Decoder(_Stored)
+_AT = re.compile(r" - at `\$(?P<path>[^`]*)`\Z")
+_MISSING = re.compile(r"missing required field `(?P<name>[a-z_]+)`")
+_MESSAGES = {
+    "body": "The chunk is a JSON object.",
+    "session_id": "The field 'session_id' is a string of 1 to 64 printable characters.",
+    "visitor_id": "The field 'visitor_id' is a string of 1 to 200 printable characters.",
+    "events": f"The field 'events' is a list of 1 to {MAX_EVENTS} recorder events.",
+    "event": "Each recorder event is an object.",
+    "type": "The field 'type' is the recorder's event type number.",
+    "timestamp": "The field 'timestamp' is epoch milliseconds.",
+}
+
+
 def invalid(field: str, message: str) -> ApiError:
     return ApiError(422, "invalid_field", message, field=field)
 
@@ -50,7 +101,7 @@ def inflate(body: bytes) -> bytes:
         raw = inflater.decompress(body, MAX_RAW)
     except zlib.error:
         raise ApiError(400, "malformed_gzip", "The body is not valid gzip data.") from None
-    if inflater.unconsumed_tail:
+    if inflater.unconsumed_tail or (not inflater.eof and len(raw) == MAX_RAW):
         message = f"The chunk is larger than {MAX_RAW} bytes once decompressed."
         raise ApiError(413, "chunk_too_large", message)
     if not inflater.eof:
@@ -63,64 +114,80 @@ def decode(body: bytes) -> Chunk:
     raw = inflate(body) if compressed else body
     if not compressed and len(raw) > MAX_RAW:
         raise ApiError(413, "chunk_too_large", f"The chunk is larger than {MAX_RAW} bytes.")
-    try:
-        document = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        raise ApiError(400, "malformed_json", "The chunk is not valid JSON.") from None
-    if not isinstance(document, dict):
-        raise invalid("body", "The chunk is a JSON object.")
-    session_id = document.get("session_id")
-    if not isinstance(session_id, str) or not 1 <= len(session_id) <= 64 or not session_id.isprintable():
-        message = "The field 'session_id' is a string of 1 to 64 printable characters."
-        raise invalid("session_id", message)
-    visitor_id = document.get("visitor_id")
-    if not isinstance(visitor_id, str) or not 1 <= len(visitor_id) <= 200 or not visitor_id.isprintable():
-        message = "The field 'visitor_id' is a string of 1 to 200 printable characters."
-        raise invalid("visitor_id", message)
-    events = document.get("events")
-    if not isinstance(events, list) or not 1 <= len(events) <= MAX_EVENTS:
-        raise invalid("events", f"The field 'events' is a list of 1 to {MAX_EVENTS} recorder events.")
+    document = _parse(raw)
+    for name in ("session_id", "visitor_id"):
+        if not getattr(document, name).isprintable():
+            raise invalid(name, _MESSAGES[name])
     first = last = None
     snapshot = False
     pages = 0
-    for index, event in enumerate(events):
-        kind, ts = _event(event, index)
+    for event in document.events:
+        ts = int(event.timestamp)
         first = ts if first is None else min(first, ts)
         last = ts if last is None else max(last, ts)
-        if kind == FULL_SNAPSHOT:
+        if event.type == FULL_SNAPSHOT:
             snapshot = True
-        elif kind == META or (kind == CUSTOM and _tag(event) == "page"):
+        elif event.type == META or (event.type == CUSTOM and _is_page(event.data)):
             pages += 1
     assert first is not None
     assert last is not None
     stored = body if compressed else gzip.compress(raw, compresslevel=6, mtime=0)
-    return Chunk(session_id, visitor_id, len(events), first, last, snapshot, pages, stored)
+    return Chunk(
+        document.session_id, document.visitor_id, len(document.events), first, last, snapshot, pages, stored
+    )
 
 
-def _event(event: Any, index: int) -> tuple[int, int]:
-    if not isinstance(event, dict):
-        raise invalid(f"events.{index}", "Each recorder event is an object.")
-    kind = event.get("type")
-    if not isinstance(kind, int) or isinstance(kind, bool) or not 0 <= kind <= 100:
-        raise invalid(f"events.{index}.type", "The field 'type' is the recorder's event type number.")
-    ts = event.get("timestamp")
-    if (
-        not isinstance(ts, int | float)
-        or isinstance(ts, bool)
-        or not math.isfinite(ts)
-        or not 0 <= ts <= 1e15
-    ):
-        raise invalid(f"events.{index}.timestamp", "The field 'timestamp' is epoch milliseconds.")
-    return kind, int(ts)
+def _parse(raw: bytes) -> _Document:
+    _check_utf8(raw)
+    try:
+        return _DOCUMENT.decode(raw)
+    except msgspec.ValidationError as exc:
+        raise _refusal(str(exc)) from None
+    except msgspec.DecodeError:
+        raise ApiError(400, "malformed_json", "The chunk is not valid JSON.") from None
+    except RecursionError:
+        message = f"The chunk nests JSON more than {MAX_DEPTH} levels deep."
+        raise ApiError(422, "chunk_too_deep", message) from None
 
 
-def _tag(event: dict[str, Any]) -> Any:
-    data = event.get("data")
-    return data.get("tag") if isinstance(data, dict) else None
+def _check_utf8(raw: bytes) -> None:
+    """400 unless ``raw`` is UTF-8 (msgspec does not check the text it keeps as ``Raw``)."""
+    if raw.isascii():
+        return
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    view = memoryview(raw)
+    try:
+        for start in range(0, len(view), UTF8_STEP):
+            decoder.decode(view[start : start + UTF8_STEP])
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        raise ApiError(400, "malformed_json", "The chunk is not UTF-8 text.") from None
 
 
-def events_of(stored: bytes) -> list[Any]:
-    """The recorder events of a stored chunk (as ``decode`` accepted it)."""
-    document = orjson.loads(inflate(stored))
-    events = document.get("events") if isinstance(document, dict) else None
-    return events if isinstance(events, list) else []
+def _refusal(detail: str) -> ApiError:
+    """The field at fault in msgspec's ``Expected ... - at `$.events[3].type``` as ``events.3.type``."""
+    at = _AT.search(detail)
+    path = at.group("path") if at else ""
+    missing = _MISSING.search(detail)
+    if missing:
+        path += "." + missing.group("name")
+    field = re.sub(r"\[(\d+)\]", r".\1", path).strip(".") or "body"
+    last = field.rsplit(".", 1)[-1]
+    key = "event" if last.isdigit() else last
+    return invalid(field, _MESSAGES.get(key, _MESSAGES["body"]))
+
+
+def _is_page(data: msgspec.Raw) -> bool:
+    try:
+        return bytes(_TAGGED.decode(data).tag) == PAGE_TAG
+    except msgspec.MsgspecError:
+        return False
+
+
+def events_json(stored: bytes) -> bytes:
+    """The recorder events of a stored chunk as JSON text without the array's brackets.
+
+    The events are passed on as the text ``decode`` accepted: nothing is built but the slice.
+    """
+    events = bytes(_STORED.decode(inflate(stored)).events)
+    return events[1:-1].strip() if events.startswith(b"[") else b""

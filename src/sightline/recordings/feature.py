@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sightline.health.registry import DEGRADED, OK, HealthRegistry, ServiceReport
+from sightline.recordings.decoder import ChunkDecoder
 from sightline.recordings.service import Recordings
 from sightline.recordings.store import FileChunkStore
 from sightline.settings import Settings
@@ -23,8 +24,8 @@ def open_service(settings: Settings) -> tuple[Recordings, Database]:
     return build(settings, db), db
 
 
-def register_health(service: Recordings, health: HealthRegistry) -> None:
-    """Health service ``recordings``: how many there are and the bytes they use."""
+def register_health(service: Recordings, health: HealthRegistry, decoder: ChunkDecoder) -> None:
+    """Health service ``recordings``: how many there are, the bytes they use, the decoder process."""
 
     def probe() -> ServiceReport:
         count, size = service.totals()
@@ -32,6 +33,7 @@ def register_health(service: Recordings, health: HealthRegistry) -> None:
             "recordings": count,
             "used_bytes": size,
             "dropped_chunks": dict(service.drop_counts),
+            "decoder": decoder.figures(),
         }
         status = OK
         if isinstance(service.store, FileChunkStore):

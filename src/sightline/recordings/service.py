@@ -16,12 +16,13 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+import msgspec
 import orjson
 from sqlalchemy import Connection, and_, delete, func, insert, select, update
 
 from sightline.errors import ApiError, not_found
 from sightline.numbers import ascii_int
-from sightline.recordings.chunks import Chunk, events_of
+from sightline.recordings.chunks import Chunk, events_json
 from sightline.recordings.store import ChunkMissingError, ChunkStore
 from sightline.storage import Database
 from sightline.storage.tables.recordings import recording_chunks, recordings
@@ -205,13 +206,12 @@ class Recordings:
         first = True
         for seq in seqs:
             try:
-                events = events_of(self.store.get(recording_id, seq))
-            except (ChunkMissingError, ApiError, orjson.JSONDecodeError):
+                body = events_json(self.store.get(recording_id, seq))
+            except (ChunkMissingError, ApiError, msgspec.MsgspecError, RecursionError):
                 log.error("chunk %s/%s is missing or unreadable; replaying without it", recording_id, seq)
                 continue
-            if not events:
+            if not body:
                 continue
-            body = orjson.dumps(events)[1:-1]
             yield body if first else b"," + body
             first = False
         yield b"]}"
