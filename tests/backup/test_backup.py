@@ -75,7 +75,7 @@ def test_a_backup_made_under_load_restores_into_a_fresh_data_directory_with_ever
     assert during > 0, "no event was taken while the backup ran"
     manifest = json.loads((backup_dir / "manifest.json").read_text())
     assert manifest["format"] == "sightline-backup"
-    assert [p["name"] for p in manifest["parts"]] == ["database", "recordings"]
+    assert [p["name"] for p in manifest["parts"]] == ["store", "database", "recordings"]
     assert all(len(f["sha256"]) == 64 for p in manifest["parts"] for f in p["files"])
 
     fresh = tmp_path / "restored"

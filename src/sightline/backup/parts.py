@@ -1,8 +1,10 @@
 """The parts of a backup, each able to copy itself out of a running service and back in.
 
 ``PARTS`` is the list ``sightline backup`` walks; a part names its directory inside the backup.
-The analytics store is derived from the events log and rebuilds itself when it is missing, so it
-needs no part of its own; an engine whose data cannot be rebuilt adds one here.
+The embedded analytics store is a part too: with ``--event-log-retention-days`` it is the only
+copy of the events the log has trimmed. It is copied first, so its watermark is never ahead of
+the database's log (the server feeds the rest after a restore). A ClickHouse store is backed up
+with ClickHouse's own tools (docs/operations.md).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from sqlalchemy.engine import URL, make_url
 from sightline.backup.manifest import BackupError
 from sightline.settings import Settings
 from sightline.storage.database import Database, normalise_url
+from sightline.store import snapshot
 
 
 @dataclass
@@ -29,10 +32,13 @@ class Place:
 
     data_dir: Path
     database_url: str
+    events_url: str | None = None  # the analytics store's ClickHouse, None: embedded
 
     @classmethod
     def of(cls, settings: Settings) -> Place:
-        return cls(settings.data_path, normalise_url(settings.effective_database_url))
+        return cls(
+            settings.data_path, normalise_url(settings.effective_database_url), settings.events_url or None
+        )
 
     @property
     def url(self) -> URL:
@@ -52,6 +58,8 @@ class Place:
 
 class Part(Protocol):
     name: str
+    # A backup made before this part existed may lack it (restore then does without it).
+    required: bool
 
     def dump(self, place: Place, target: Path) -> list[Path]:
         """Copy this part of a running service into ``target`` (empty); the files written."""
@@ -61,8 +69,13 @@ class Part(Protocol):
         """What already holds data where this part would be restored (None: nothing)."""
         ...
 
+    def check(self, place: Place, source: Path, engine: str) -> None:
+        """Raises ``BackupError`` when this part of the backup cannot go to ``place`` (before any
+        part is restored, so a refused restore leaves nothing behind)."""
+        ...
+
     def restore(self, place: Place, source: Path, engine: str) -> None:
-        """Put the part back from ``source`` (verified) into an empty place."""
+        """Put the part back from ``source`` (verified and checked) into an empty place."""
         ...
 
 
@@ -96,6 +109,7 @@ class DatabasePart:
     ``pg_dump`` (one snapshot transaction) in its custom format."""
 
     name = "database"
+    required = True
     SQLITE = "sightline.db"
     PGDUMP = "sightline.pgdump"
 
@@ -146,10 +160,12 @@ class DatabasePart:
             else None
         )
 
-    def restore(self, place: Place, source: Path, engine: str) -> None:
+    def check(self, place: Place, source: Path, engine: str) -> None:
         if engine != place.engine:
             hint = "--data-dir (SQLite)" if engine == "sqlite" else "--database-url postgresql://..."
             raise BackupError(f"{source}: this backup holds a {engine} database; restore it with {hint}")
+
+    def restore(self, place: Place, source: Path, engine: str) -> None:
         if engine == "sqlite":
             path = place.sqlite_file
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -167,6 +183,8 @@ class DatabasePart:
 class FilesPart:
     """A directory under the data directory, file by file (recordings are written once: a temporary
     file renamed into place, so every file copied is whole)."""
+
+    required = True
 
     def __init__(self, name: str, directory: str) -> None:
         self.name = name
@@ -198,9 +216,44 @@ class FilesPart:
             return f"{root} already holds files"
         return None
 
+    def check(self, place: Place, source: Path, engine: str) -> None:
+        return None  # any files go back
+
     def restore(self, place: Place, source: Path, engine: str) -> None:
         if source.is_dir():
             shutil.copytree(source, place.data_dir / self.directory, dirs_exist_ok=True)
 
 
-PARTS: list[Part] = [DatabasePart(), FilesPart("recordings", "recordings")]
+class StorePart:
+    """The embedded analytics store as Parquet files (``sightline.store.snapshot``); the running
+    server's store process writes them from one snapshot."""
+
+    name = "store"
+    required = False  # backups made before it: the store is rebuilt from the log
+
+    def dump(self, place: Place, target: Path) -> list[Path]:
+        target.mkdir(parents=True)
+        if place.events_url:
+            return []
+        try:
+            return snapshot.export(place.data_dir, target)
+        except snapshot.SnapshotError as error:
+            raise BackupError(str(error)) from error
+
+    def occupied(self, place: Place) -> str | None:
+        return None if place.events_url else snapshot.occupied(place.data_dir)
+
+    def check(self, place: Place, source: Path, engine: str) -> None:
+        if place.events_url or not source.is_dir():
+            return
+        try:
+            snapshot.check(source)
+        except snapshot.SnapshotError as error:
+            raise BackupError(str(error)) from error
+
+    def restore(self, place: Place, source: Path, engine: str) -> None:
+        if not place.events_url and source.is_dir():
+            snapshot.restore(place.data_dir, source)
+
+
+PARTS: list[Part] = [StorePart(), DatabasePart(), FilesPart("recordings", "recordings")]

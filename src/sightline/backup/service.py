@@ -57,12 +57,14 @@ def restore(place: Place, source: Path) -> Manifest:
             f"({__version__}); restore it with the version that made it ({manifest.data.get('sightline')})"
         )
     for part in PARTS:
-        if manifest.part(part.name) is None:
+        if manifest.part(part.name) is None and part.required:
             raise BackupError(f"{source / NAME}: the part {part.name!r} is missing; the backup is damaged")
         busy = part.occupied(place)
         if busy:
             raise BackupError(f"cannot restore into a service that holds data: {busy}")
     engine = str(manifest.data.get("engine"))
+    for part in PARTS:
+        part.check(place, source / part.name, engine)
     for part in PARTS:
         part.restore(place, source / part.name, engine)
     open_database(place.database_url).dispose()  # an older backup's schema brought up to date

@@ -2,9 +2,10 @@
 
 ``Embedded`` is a DuckDB file in the data directory, owned by the store process alone: a batch
 (its events, the new rows of the visits it touched, the watermark) is one DuckDB transaction, so
-it is written exactly once even when the process is killed halfway. The file is derived data:
-when it cannot be read, or was made by another DuckDB version or layout, it is rebuilt from the
-log. ``ClickHouse`` talks to a server (or, in tests, the embedded chDB engine) through
+it is written exactly once even when the process is killed halfway. When the file cannot be
+read, or was made in another layout, it is moved aside (never deleted: with a trimmed log it holds
+events nothing else has) and rebuilt from the log; ``copy_tables`` writes it out for backups.
+``ClickHouse`` talks to a server (or, in tests, the embedded chDB engine) through
 clickhouse-connect. ClickHouse has no transaction across tables, so a batch is written with
 deduplication tokens named after its id range, and the range is recorded before it is written:
 after a crash the same range is written again, and ClickHouse drops what already arrived.
@@ -28,6 +29,7 @@ from sightline.store.dialects import CLICKHOUSE, DUCKDB, Dialect
 log = logging.getLogger("sightline.store")
 
 FILE_NAME = "store.duckdb"
+TABLES = ("store_meta", "store_state", "events", "visits")  # every table of the embedded store
 WATERMARK = "watermark"
 
 
@@ -80,15 +82,28 @@ class Embedded:
         return con
 
     def _rebuilt(self, error: Exception) -> duckdb.DuckDBPyConnection:
+        aside = self._move_aside("unreadable")
         log.warning(
-            "the analytics store %s cannot be read (%s); rebuilding it from the log", self.path, error
+            "the analytics store %s cannot be read (%s); it was moved to %s and is rebuilt from the "
+            "log (events the log has trimmed are only in the moved file: restore a backup for them)",
+            self.path,
+            error,
+            aside,
         )
-        self._remove()
         return self._connect()
 
-    def _remove(self) -> None:
-        for path in (self.path, self.path.with_name(self.path.name + ".wal")):
-            path.unlink(missing_ok=True)
+    def _move_aside(self, why: str) -> Path:
+        """Keeps the file that cannot be used (one per reason, the newest) instead of deleting it:
+        with ``--event-log-retention-days`` it holds events the log no longer has."""
+        aside = self.path.with_name(f"{self.path.name}.{why}")
+        for path, moved in ((self.path, aside), (self.path.with_name(self.path.name + ".wal"), None)):
+            if not path.exists():
+                continue
+            if moved is None:
+                path.replace(aside.with_name(aside.name + ".wal"))
+            else:
+                path.replace(moved)
+        return aside
 
     def _connect(self) -> duckdb.DuckDBPyConnection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -100,10 +115,16 @@ class Embedded:
         con = duckdb.connect(str(self.path), config=config)
         try:
             made = self._made_by(con)
-            if made is not None and made != (schema.FORMAT, duckdb.__version__):
-                log.info("the analytics store was made by another version (%s); rebuilding it", made)
+            if made is not None and made[0] != schema.FORMAT:  # DuckDB reads older files itself
                 con.close()
-                self._remove()
+                aside = self._move_aside(f"layout-{made[0]}")
+                log.warning(
+                    "the analytics store was made in layout %s (this Sightline uses %s): it was moved "
+                    "to %s and is rebuilt from the log",
+                    made[0],
+                    schema.FORMAT,
+                    aside,
+                )
                 con = duckdb.connect(str(self.path), config=config)
                 made = None
             for statement in schema.DUCKDB:
@@ -200,6 +221,10 @@ class Embedded:
             for table in ("events", "visits", "store_state"):
                 self._con.execute(f"DELETE FROM {table}")  # noqa: S608 (fixed names)
             self._con.execute("CHECKPOINT")
+
+    def export(self, target: Path) -> list[Path]:
+        """Every table as Parquet files in ``target``, from one snapshot (``store.snapshot``)."""
+        return copy_tables(self._con, target)
 
     def size_bytes(self) -> int:
         return sum(
@@ -298,6 +323,31 @@ class ClickHouse:
     def close(self) -> None:
         with self._lock:
             self._client.close()
+
+
+def copy_tables(con: duckdb.DuckDBPyConnection, target: Path) -> list[Path]:
+    """Every store table as ``target/<table>.parquet``, in one transaction (one snapshot)."""
+    target.mkdir(parents=True, exist_ok=True)
+    written = []
+    cursor = con.cursor()
+    try:
+        cursor.execute("BEGIN TRANSACTION")
+        try:
+            for table in TABLES:
+                path = target / f"{table}.parquet"
+                copy = f"COPY (SELECT * FROM {table}) TO '{path_literal(path)}'"  # noqa: S608 (fixed names)
+                cursor.execute(copy + " (FORMAT parquet, COMPRESSION zstd)")
+                written.append(path)
+        finally:
+            cursor.execute("ROLLBACK")  # nothing was changed: the read transaction just ends
+    finally:
+        cursor.close()
+    return written
+
+
+def path_literal(path: Path) -> str:
+    """A path inside a SQL string literal."""
+    return str(path).replace("'", "''")
 
 
 def open_engine(events_url: str | None, directory: Path, memory_mb: int) -> Engine:

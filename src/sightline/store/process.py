@@ -5,7 +5,8 @@ engine: the embedded DuckDB file may be opened by one process only, and ClickHou
 batched here. Its work never holds the server's interpreter: queries and feeding run here, and
 the server only waits on a socket. Requests arrive over ``multiprocessing.connection`` (a Unix
 socket with an authentication key): ``("query", sql, params)`` answers ``("ok", rows)`` or
-``("error", message)``; ``("status",)`` answers the feed's figures. The process leaves when its
+``("error", message)``; ``("status",)`` answers the feed's figures; ``("export", directory)``
+copies the embedded store there for a backup (``store.snapshot``). The process leaves when its
 parent is gone.
 """
 
@@ -21,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from sightline.storage import open_database
-from sightline.store.engines import Engine, StoreBusyError, open_engine
+from sightline.store import snapshot
+from sightline.store.engines import Embedded, Engine, StoreBusyError, open_engine
 from sightline.store.feed import Feeder
 from sightline.store.upkeep import Upkeep
 
@@ -70,6 +72,8 @@ def _serve(conn: Connection, engine: Engine, status: Status) -> None:
                     conn.send(("ok", engine.query(request[1], request[2])))
                 elif request[0] == "status":
                     conn.send(("ok", status.as_dict()))
+                elif request[0] == "export" and isinstance(engine, Embedded):
+                    conn.send(("ok", [str(p) for p in engine.export(Path(request[1]))]))
                 else:
                     conn.send(("error", f"unknown request {request[0]!r}"))
             except (EOFError, OSError):
@@ -110,6 +114,8 @@ def main(options: Options, ready: Connection) -> None:
     # A backlog for the server's worker threads that connect at once (the default is 1).
     listener = Listener(options.address, family="AF_UNIX", backlog=128, authkey=options.authkey)
     threading.Thread(target=_accept, args=(listener, engine, status), daemon=True).start()
+    if isinstance(engine, Embedded):  # `sightline backup` asks this process for a copy
+        snapshot.publish(Path(options.data_dir), options.address, options.authkey)
     ready.send(("ready", status.as_dict()))
     ready.close()
     window: list[tuple[float, int]] = []
@@ -148,6 +154,7 @@ def main(options: Options, ready: Connection) -> None:
             )
         if fed < options.batch:
             time.sleep(options.interval if fed == 0 else options.interval / 4)
+    snapshot.withdraw(Path(options.data_dir))
     listener.close()
     engine.close()
 
