@@ -245,6 +245,7 @@ def create_owner(settings: Settings, email: str) -> int:
 def serve(settings: Settings) -> int:
     import uvicorn
 
+    from sightline import serving
     from sightline.accounts.setup import issue_setup_token
     from sightline.app import create_app
     from sightline.datadir import DataDirError, claim
@@ -282,6 +283,7 @@ def serve(settings: Settings) -> int:
         server_header=False,
         log_config=None,  # Sightline's own handler (logs.configure): text or JSON, request ids
         access_log=False,  # uvicorn's has client addresses; sightline.access logs requests at debug
+        **serving.options(settings),  # header and body timeouts, the connection cap
     )
     db.dispose()
     lock.release()

@@ -188,6 +188,39 @@ REGISTRY: tuple[Setting, ...] = (
         "a trusted proxy. Default: none (the TCP peer is the client).",
         _networks,
     ),
+    Setting(
+        "header_timeout_seconds",
+        "number",
+        10.0,
+        "A client must send a request's headers within this many seconds of connecting (or of the "
+        "previous answer on its connection); a slower connection is closed, so slow clients cannot "
+        "hold connections open.",
+        _positive_float,
+    ),
+    Setting(
+        "body_timeout_seconds",
+        "number",
+        30.0,
+        "A client must send a request's body within this many seconds after its headers; a slower "
+        "connection is closed.",
+        _positive_float,
+    ),
+    Setting(
+        "keep_alive_seconds",
+        "integer",
+        5,
+        "An idle keep-alive connection is closed after this many seconds.",
+        _positive_int,
+    ),
+    Setting(
+        "max_connections",
+        "integer",
+        1000,
+        "Client connections served at once. A new connection beyond it closes the one that has "
+        "waited longest for its headers; when all are busy with requests it is answered 503. Kept "
+        "under the open-file limit (raised to its hard limit when needed).",
+        _positive_int,
+    ),
     Setting("log_level", "choice", "info", "One of debug, info, warning, error.", _log_level),
     Setting(
         "log_format",

@@ -1,0 +1,223 @@
+"""How ``sightline serve`` runs uvicorn: its options from the settings, and the limits on slow
+clients that uvicorn does not have.
+
+uvicorn (httptools) closes an idle keep-alive connection after ``timeout_keep_alive``, and
+``limit_concurrency`` answers 503 beyond a number of connections, but a connection that never
+finishes its headers is kept forever: thousands of them exhaust the file descriptors and every
+new request, ``/healthz`` included, is refused. ``SlowClientLimits`` is uvicorn's httptools
+protocol with:
+
+- a header-read timeout: a request's headers must arrive within ``header_timeout_seconds`` of
+  the connection's start or of the previous answer on it, else the connection is closed;
+- a body timeout: the body must arrive within ``body_timeout_seconds`` after the headers;
+- a header size cap (``MAX_HEADER_BYTES``): beyond it 431 and the connection is closed;
+- a connection cap (``max_connections``): a new connection beyond it first closes the one that
+  has waited longest for its headers (a slow client, or an idle keep-alive connection); when every
+  connection is busy with a request, uvicorn's ``limit_concurrency`` answers the new one 503. The
+  cap is kept below the process's open-file limit, which is raised to its hard limit if needed.
+
+Closed connections are counted and logged at most once a minute. May import: ``sightline.settings``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import resource
+import time
+from collections import Counter
+from typing import Any, ClassVar
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from sightline.settings import Settings
+
+log = logging.getLogger("sightline.serving")
+
+MAX_HEADER_BYTES = 64 * 1024
+RESERVED_FILES = 256  # descriptors left for the database, logs, pipes, the store and its files
+MIN_CONNECTIONS = 16
+LOG_EVERY_SECONDS = 60.0
+TOO_LARGE = (
+    b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: application/json\r\n"
+    b"connection: close\r\ncontent-length: %d\r\n\r\n%s"
+)
+TOO_LARGE_BODY = (
+    b'{"error":{"code":"headers_too_large","message":"The request\'s headers are larger than '
+    + str(MAX_HEADER_BYTES).encode()
+    + b' bytes."}}'
+)
+
+
+class SlowClientLimits(HttpToolsProtocol):
+    """uvicorn's httptools protocol, with the limits above (class attributes, set by ``options``)."""
+
+    header_timeout: ClassVar[float] = 10.0
+    body_timeout: ClassVar[float] = 30.0
+    max_connections: ClassVar[int] = 1000
+    closed: ClassVar[Counter[str]] = Counter()  # connections closed, by reason
+    _logged_at: ClassVar[float] = 0.0
+    _logged: ClassVar[Counter[str]] = Counter()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._deadline: asyncio.TimerHandle | None = None
+        self._reason = ""
+        self._header_bytes = 0
+        self._refused = False
+        self.waiting_since: float | None = None  # waiting for a request's headers since
+
+    # -- deadlines ---------------------------------------------------------------------------
+
+    def _arm(self, seconds: float, reason: str) -> None:
+        self._disarm()
+        self._reason = reason
+        self._deadline = self.loop.call_later(seconds, self._expire)
+
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _expire(self) -> None:
+        self._deadline = None
+        self._close(self._reason)
+
+    def _close(self, reason: str) -> None:
+        self.waiting_since = None  # no longer a candidate to make room
+        # Not counted from now on: uvicorn drops it only at connection_lost, a loop turn later,
+        # and a request parsed meanwhile would find the server full (limit_concurrency).
+        self.connections.discard(self)
+        if not self.transport.is_closing():
+            self.transport.close()
+            _note(reason)
+
+    def _wait_for_headers(self) -> None:
+        self.waiting_since = self.loop.time()
+        self._arm(self.header_timeout, "header_timeout")
+
+    # -- uvicorn's callbacks -----------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._wait_for_headers()
+        if len(self.connections) > self.max_connections:
+            self._make_room()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def on_message_begin(self) -> None:
+        self._header_bytes = 0
+        super().on_message_begin()
+
+    def on_url(self, url: bytes) -> None:
+        if self._counted(url):
+            super().on_url(url)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        if self._counted(name, value):
+            super().on_header(name, value)
+
+    def on_headers_complete(self) -> None:
+        if self._refused:
+            return
+        self.waiting_since = None
+        self._arm(self.body_timeout, "body_timeout")
+        super().on_headers_complete()
+
+    def on_body(self, body: bytes) -> None:
+        if not self._refused:
+            super().on_body(body)
+
+    def on_message_complete(self) -> None:
+        if self._refused:
+            return
+        self._disarm()
+        super().on_message_complete()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if self.timeout_keep_alive_task is not None:  # idle now: the next headers are due
+            self._wait_for_headers()
+
+    # -- limits ------------------------------------------------------------------------------
+
+    def _counted(self, *parts: bytes) -> bool:
+        """Count header bytes; past the cap answer 431 once and ignore the rest of the request."""
+        if self._refused:
+            return False
+        self._header_bytes += sum(len(part) for part in parts)
+        if self._header_bytes <= MAX_HEADER_BYTES:
+            return True
+        self._refused = True
+        self._disarm()
+        if not self.transport.is_closing():
+            self.transport.write(TOO_LARGE % (len(TOO_LARGE_BODY), TOO_LARGE_BODY))
+        self._close("headers_too_large")
+        return False
+
+    def _make_room(self) -> None:
+        """Over the cap: close the connection that has waited longest for its headers."""
+        waiting = [
+            c
+            for c in self.connections
+            if isinstance(c, SlowClientLimits) and c is not self and c.waiting_since is not None
+        ]
+        if waiting:
+            min(waiting, key=lambda c: c.waiting_since or 0.0)._close("evicted")
+
+
+def _note(reason: str) -> None:
+    SlowClientLimits.closed[reason] += 1
+    SlowClientLimits._logged[reason] += 1
+    now = time.monotonic()
+    if now - SlowClientLimits._logged_at >= LOG_EVERY_SECONDS:
+        counts = ", ".join(f"{n} {r.replace('_', ' ')}" for r, n in sorted(SlowClientLimits._logged.items()))
+        log.warning("closed slow or surplus client connections: %s (logged at most once a minute)", counts)
+        SlowClientLimits._logged_at = now
+        SlowClientLimits._logged.clear()
+
+
+def connection_cap(wanted: int) -> int:
+    """``wanted`` connections, or as many as fit under the open-file limit (raised if it can be)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    needed = wanted + RESERVED_FILES
+    if soft != resource.RLIM_INFINITY and soft < needed:
+        target = needed if hard == resource.RLIM_INFINITY else min(needed, hard)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (ValueError, OSError):
+            pass
+    if soft == resource.RLIM_INFINITY or soft >= needed:
+        return wanted
+    cap = max(MIN_CONNECTIONS, soft - RESERVED_FILES)
+    log.warning(
+        "the open-file limit (%d) leaves room for %d connections, not --max-connections %d; "
+        "raise it (ulimit -n, or LimitNOFILE= in a systemd unit)",
+        soft,
+        cap,
+        wanted,
+    )
+    return cap
+
+
+def options(settings: Settings) -> dict[str, Any]:
+    """uvicorn.run's keyword arguments for the limits on clients."""
+    cap = connection_cap(int(settings.max_connections))
+    protocol = type(
+        "SlowClientLimits",
+        (SlowClientLimits,),
+        {
+            "header_timeout": float(settings.header_timeout_seconds),
+            "body_timeout": float(settings.body_timeout_seconds),
+            "max_connections": cap,
+        },
+    )
+    return {
+        "http": protocol,
+        "timeout_keep_alive": int(settings.keep_alive_seconds),
+        "limit_concurrency": cap + 1,  # uvicorn counts the new connection: cap are served
+    }

@@ -1,0 +1,159 @@
+"""Slow clients: connections that dribble their headers or body are closed, oversized headers are
+refused, and beyond the connection cap the slowest waiting connection makes room, so normal
+requests are answered while hundreds of slow-loris connections are open against a real server."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from tests.support.server import LiveServer
+
+CAP = 100
+HEADER_TIMEOUT = 2.0
+BODY_TIMEOUT = 2.0
+SLOW = 3 * CAP
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    env = {
+        "SIGHTLINE_HEADER_TIMEOUT_SECONDS": str(HEADER_TIMEOUT),
+        "SIGHTLINE_BODY_TIMEOUT_SECONDS": str(BODY_TIMEOUT),
+        "SIGHTLINE_MAX_CONNECTIONS": str(CAP),
+    }
+    live = LiveServer(tmp_path_factory.mktemp("slow") / "data", env=env)
+    live.start()
+    yield live
+    live.stop()
+
+
+def connect(server: LiveServer, first: bytes) -> socket.socket:
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+    sock.sendall(first)
+    return sock
+
+
+def closed_by_server(sock: socket.socket) -> bool:
+    """True once the server closed the connection (EOF or reset); reads what is left, without waiting."""
+    sock.setblocking(False)
+    try:
+        while sock.recv(65536):
+            pass
+        return True
+    except BlockingIOError:
+        return False
+    except ConnectionError:
+        return True
+    finally:
+        sock.setblocking(True)
+
+
+def open_files(server: LiveServer) -> int:
+    assert server.process is not None
+    return len(os.listdir(f"/proc/{server.process.pid}/fd"))
+
+
+class Dribblers:
+    """Slow-loris clients: each sends a request line, then one header byte every ``every`` seconds."""
+
+    def __init__(self, server: LiveServer, count: int, every: float = 0.3) -> None:
+        self.server = server
+        self.count = count
+        self.every = every
+        self.sockets: list[socket.socket] = []
+        self.gone = 0  # connections the server closed
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        for _ in range(self.count):
+            self.sockets.append(connect(self.server, b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: "))
+        while not self._stop.wait(self.every):
+            for sock in list(self.sockets):
+                try:
+                    sock.send(b"a")
+                except OSError:
+                    self.sockets.remove(sock)
+                    sock.close()
+                    self.gone += 1
+
+    def __enter__(self) -> Dribblers:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        for sock in self.sockets:
+            sock.close()
+
+
+def test_normal_requests_are_answered_while_slow_loris_connections_outnumber_the_cap(
+    server: LiveServer,
+) -> None:
+    before = open_files(server)
+    latencies: list[float] = []
+    with Dribblers(server, SLOW) as slow, httpx.Client(base_url=server.base_url, timeout=10) as client:
+        deadline = time.monotonic() + 3 * HEADER_TIMEOUT
+        most_files = 0
+        while time.monotonic() < deadline:
+            started = time.monotonic()
+            assert client.get("/healthz", headers={"Connection": "close"}).status_code == 200
+            latencies.append(time.monotonic() - started)
+            most_files = max(most_files, open_files(server))
+            time.sleep(0.05)
+        opened = len(slow.sockets) + slow.gone
+    print(f"{len(latencies)} answers, slowest {max(latencies):.3f} s, most files {most_files}, ")
+    assert opened == SLOW
+    assert len(latencies) > 10
+    assert max(latencies) < HEADER_TIMEOUT
+    assert most_files < before + CAP + 20  # the cap holds: the surplus was closed, not kept
+    assert slow.gone >= SLOW - CAP  # every slow connection beyond the cap was closed ...
+    assert slow.gone == SLOW  # ... and the rest at their header timeout
+
+
+def test_headers_that_never_end_are_cut_off_at_the_timeout(server: LiveServer) -> None:
+    sock = connect(server, b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+    time.sleep(HEADER_TIMEOUT / 2)
+    assert not closed_by_server(sock)
+    time.sleep(HEADER_TIMEOUT)
+    assert closed_by_server(sock)
+    sock.close()
+
+
+def test_an_idle_keep_alive_connection_must_send_its_next_headers_in_time(server: LiveServer) -> None:
+    sock = connect(server, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert sock.recv(65536).startswith(b"HTTP/1.1 200")
+    sock.sendall(b"GET /healthz HTTP/1.1\r\n")  # the next request starts and never ends
+    time.sleep(HEADER_TIMEOUT + 1)
+    assert closed_by_server(sock)
+    sock.close()
+
+
+def test_a_body_that_trickles_is_cut_off_and_a_prompt_one_is_answered(server: LiveServer) -> None:
+    head = b"POST /i/events HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 1000\r\n\r\n"
+    sock = connect(server, head)
+    started = time.monotonic()
+    with pytest.raises(OSError):  # noqa: PT012
+        while time.monotonic() - started < 3 * BODY_TIMEOUT:
+            sock.sendall(b"x")
+            time.sleep(0.2)
+    assert time.monotonic() - started < BODY_TIMEOUT + 2
+    sock.close()
+    prompt = httpx.post(f"{server.base_url}/i/events", content=b"{}", headers={"Content-Type": "text/plain"})
+    assert prompt.status_code in (400, 422)
+    assert "error" in prompt.json()
+
+
+def test_oversized_headers_are_refused_with_431(server: LiveServer) -> None:
+    answer = httpx.get(f"{server.base_url}/healthz", headers={"X-Big": "a" * 70_000}, timeout=10)
+    assert answer.status_code == 431
+    assert answer.json()["error"]["code"] == "headers_too_large"
+    assert httpx.get(f"{server.base_url}/healthz", headers={"X-Big": "a" * 8_000}).status_code == 200
