@@ -52,7 +52,11 @@ def test_a_site_lists_its_recordings_newest_first_with_their_figures(
         "duration_ms",
         "pages",
         "size_bytes",
+        "entry_page",
+        "browser",
+        "device",
     }
+    assert (first["entry_page"], first["browser"], first["device"]) == ("/", "Chrome", "desktop")
     assert first["session_id"] == "visit-b"
     assert first["visitor_id"] == "visitor-1"
     assert first["pages"] == 1
@@ -162,3 +166,16 @@ def test_health_reports_the_recordings_service(console_server: LiveServer, owner
     on_disk = sum(p.stat().st_size for p in stored_chunk_files(console_server.data_dir))
     assert service["used_bytes"] == on_disk
     assert service["free_bytes"] > 0
+
+
+def test_the_entry_page_is_the_earliest_page_even_when_its_chunk_arrives_late(
+    console_server: LiveServer, owner: httpx.Client
+) -> None:
+    site = recording_site(owner)
+    rid = new_recording_id()
+    later = page_events(NOW + 30_000, href="https://shop.example/second?token=secret")
+    first = page_events(NOW, href="https://shop.example/first?email=a%40b.example#top")
+    assert post_chunk(console_server, site, rid, 1, chunk(later)).status_code == 202
+    assert post_chunk(console_server, site, rid, 0, chunk(first)).status_code == 202
+    listed = owner.get(f"/api/sites/{site.id}/recordings").json()["recordings"]
+    assert [(r["id"], r["entry_page"]) for r in listed] == [(rid, "/first")]

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, BrowserContext
+from playwright.sync_api import Browser, BrowserContext, expect
 
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD
 from tests.recordings.helpers import (
@@ -19,8 +19,10 @@ from tests.recordings.helpers import (
     recording_site,
     stored_chunk_files,
 )
+from tests.recordings.pages import recorded_shop
 from tests.support.browser import DESKTOP_CHROME
 from tests.support.server import LiveServer
+from tests.web.conftest import ARTIFACTS
 
 NOW = int(time.time() * 1000)
 
@@ -75,3 +77,61 @@ def test_the_owner_finds_a_recording_in_the_list_replays_it_and_deletes_it(
     assert owner_client.get(f"/api/recordings/{rid}").status_code == 404
     assert stored_chunk_files(server.data_dir, rid) == []
     assert errors == []
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_a_five_second_visit_is_listed_with_its_length_entry_page_browser_and_device(
+    browser: Browser, server: LiveServer, owner_client: httpx.Client, scheme: str
+) -> None:
+    shop = recorded_shop()
+    try:
+        site = recording_site(owner_client, shop.domain)
+        shop.use(server.base_url, site.key)
+        visitor = browser.new_context(user_agent=DESKTOP_CHROME, viewport={"width": 1000, "height": 700})
+        tab = visitor.new_page()
+        arrived = time.monotonic()
+        tab.goto(shop.url("/landing?ref=mail"))
+        tab.wait_for_function("() => analytics.getSessionContext().recordingId !== undefined", timeout=15000)
+        rid = tab.evaluate("analytics.getSessionContext().recordingId")
+        tab.wait_for_timeout(5_000)  # the visitor reads, touching nothing
+        tab.close(run_before_unload=True)  # pagehide: the last chunk leaves by beacon
+        stayed_ms = (time.monotonic() - arrived) * 1000
+        visitor.close()
+        deadline = time.monotonic() + 20
+        while True:
+            listed = {
+                r["id"]: r for r in owner_client.get(f"/api/sites/{site.id}/recordings").json()["recordings"]
+            }
+            if listed.get(rid, {}).get("duration_ms", 0) >= 4_500:
+                break
+            assert time.monotonic() < deadline, f"the visit's end never reached the recording: {listed}"
+            time.sleep(0.2)
+        recording = listed[rid]
+        assert recording["duration_ms"] <= stayed_ms + 500  # from the first snapshot to the page's end
+        assert (recording["entry_page"], recording["browser"], recording["device"]) == (
+            "/landing",
+            "Chrome",
+            "desktop",
+        )
+
+        ctx = browser.new_context(color_scheme=scheme, viewport={"width": 390, "height": 844})  # type: ignore[arg-type]
+        ctx.request.post(
+            server.base_url + "/api/login",
+            data={"email": OWNER_EMAIL, "password": OWNER_PASSWORD},
+            headers={"Origin": server.origin},
+        )
+        page = ctx.new_page()
+        page.goto(f"{server.base_url}/recordings?site={site.id}")
+        row = page.locator(f"tr[data-recording-id='{rid}']")
+        expect(row.locator("td[data-label='Entry page']")).to_contain_text("/landing")
+        expect(row.locator("td[data-label='Browser']")).to_contain_text("Chrome · Desktop")
+        expect(row.locator("td[data-label='Duration']")).to_have_text(
+            f"{round(recording['duration_ms'] / 1000)} s"
+        )
+        width, viewport = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+        assert width <= viewport
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"recordings-list-{scheme}-phone.png"), full_page=True)
+        ctx.close()
+    finally:
+        shop.close()

@@ -128,6 +128,9 @@ export const startRecording = (host: Host): void => {
 
   const hidden = (): void => {
     if (stopped) return;
+    // Marks when the visitor left or hid the page: a visit with no interaction after the first
+    // snapshot still lasts as long as it did (not "0 s"), and the replay runs to this moment.
+    record.addCustomEvent("hidden", {});
     cut();
     uploader.beacon();
   };

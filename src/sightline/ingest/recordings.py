@@ -46,6 +46,7 @@ from sightline.numbers import ascii_int
 from sightline.recordings import chunks
 from sightline.recordings.decoder import ChunkDecoder
 from sightline.recordings.service import Accepted, Recordings
+from sightline.recordings.service import Client as RecordingClient
 from sightline.recordings.store import RECORDING_ID
 from sightline.sites.lookup import SiteInfo
 
@@ -101,7 +102,8 @@ class ChunksEndpoint:
                 }
                 await answer(send, 202, payload, cors(origin))
                 return
-            accepted = await to_thread.run_sync(self.store, site.id, recording_id, seq, chunk, origin)
+            seen = RecordingClient(client.browser, client.device_type)
+            accepted = await to_thread.run_sync(self.store, site.id, recording_id, seq, chunk, origin, seen)
             if accepted.stored:
                 self.stored["chunks"] += 1
                 self.stored["bytes"] += len(chunk.stored)
@@ -166,10 +168,16 @@ class ChunksEndpoint:
         return body
 
     def store(
-        self, site_id: int, recording_id: str, seq: int, chunk: chunks.Chunk, origin: str | None
+        self,
+        site_id: int,
+        recording_id: str,
+        seq: int,
+        chunk: chunks.Chunk,
+        origin: str | None,
+        client: RecordingClient,
     ) -> Accepted:
         try:
-            return self.service.accept(site_id, recording_id, seq, chunk)
+            return self.service.accept(site_id, recording_id, seq, chunk, client)
         except ApiError as exc:
             raise RefusedError(exc.status, error_payload(exc.code, exc.message, exc.field), origin) from None
         except (DBAPIError, OSError):

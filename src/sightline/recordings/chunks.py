@@ -25,6 +25,7 @@ import re
 import zlib
 from dataclasses import dataclass
 from typing import Annotated
+from urllib.parse import urlsplit
 
 import msgspec
 
@@ -38,6 +39,8 @@ GZIP_MAGIC = b"\x1f\x8b"
 FULL_SNAPSHOT = 2
 META = 4
 CUSTOM = 5
+MAX_HREF = 8192
+MAX_PATH = 2000  # as the events log keeps a page's path
 PAGE_TAG = b'"page"'
 UTF8_STEP = 1 << 16
 
@@ -52,6 +55,9 @@ class Chunk:
     snapshot: bool
     pages: int
     stored: bytes
+    # The path of the chunk's earliest page (its first recorder "meta" event), and when it began.
+    entry: str | None = None
+    entry_ts: int | None = None
 
 
 class _Event(msgspec.Struct, gc=False):
@@ -70,6 +76,10 @@ class _Tagged(msgspec.Struct, gc=False):
     tag: msgspec.Raw = msgspec.Raw(b"null")
 
 
+class _Meta(msgspec.Struct, gc=False):
+    href: str | None = None
+
+
 class _Stored(msgspec.Struct, gc=False):
     events: msgspec.Raw = msgspec.Raw(b"[]")
 
@@ -77,6 +87,7 @@ class _Stored(msgspec.Struct, gc=False):
 _DOCUMENT = msgspec.json.Decoder(_Document)
 _TAGGED = msgspec.json.Decoder(_Tagged)
 _STORED = msgspec.json.Decoder(_Stored)
+_META = msgspec.json.Decoder(_Meta)
 _AT = re.compile(r" - at `\$(?P<path>[^`]*)`\Z")
 _MISSING = re.compile(r"missing required field `(?P<name>[a-z_]+)`")
 _MESSAGES = {
@@ -121,6 +132,7 @@ def decode(body: bytes) -> Chunk:
     first = last = None
     snapshot = False
     pages = 0
+    entry: tuple[int, str] | None = None
     for event in document.events:
         ts = int(event.timestamp)
         first = ts if first is None else min(first, ts)
@@ -129,11 +141,23 @@ def decode(body: bytes) -> Chunk:
             snapshot = True
         elif event.type == META or (event.type == CUSTOM and _is_page(event.data)):
             pages += 1
+            if event.type == META and (entry is None or ts < entry[0]):
+                path = _path(event.data)
+                entry = (ts, path) if path is not None else entry
     assert first is not None
     assert last is not None
     stored = body if compressed else gzip.compress(raw, compresslevel=6, mtime=0)
     return Chunk(
-        document.session_id, document.visitor_id, len(document.events), first, last, snapshot, pages, stored
+        document.session_id,
+        document.visitor_id,
+        len(document.events),
+        first,
+        last,
+        snapshot,
+        pages,
+        stored,
+        entry=entry[1] if entry else None,
+        entry_ts=entry[0] if entry else None,
     )
 
 
@@ -175,6 +199,25 @@ def _refusal(detail: str) -> ApiError:
     last = field.rsplit(".", 1)[-1]
     key = "event" if last.isdigit() else last
     return invalid(field, _MESSAGES.get(key, _MESSAGES["body"]))
+
+
+def _path(data: msgspec.Raw) -> str | None:
+    """The path of a meta event's page address (no query or fragment: they may carry personal
+    data), or None when it has no usable http(s) address."""
+    try:
+        href = _META.decode(data).href
+    except msgspec.MsgspecError:
+        return None
+    if not isinstance(href, str) or len(href) > MAX_HREF:
+        return None
+    try:
+        address = urlsplit(href)
+    except ValueError:
+        return None
+    if address.scheme not in ("http", "https"):
+        return None
+    path = address.path or "/"
+    return path[:MAX_PATH] if path.isprintable() else None
 
 
 def _is_page(data: msgspec.Raw) -> bool:

@@ -38,6 +38,14 @@ MAX_START_SHIFT_MS = 3_600_000
 
 
 @dataclass(frozen=True)
+class Client:
+    """The browser and device type (desktop, mobile, tablet) a recording's chunks came from."""
+
+    browser: str | None = None
+    device: str | None = None
+
+
+@dataclass(frozen=True)
 class Accepted:
     stored: bool
     snapshot: bool
@@ -56,8 +64,11 @@ class Recordings:
     def _lock(self, recording_id: str) -> threading.Lock:
         return self._locks[zlib.crc32(recording_id.encode()) % LOCK_STRIPES]
 
-    def accept(self, site_id: int, recording_id: str, seq: int, chunk: Chunk) -> Accepted:
-        """Store chunk ``seq`` of the recording once; a repeat answers as the first time did."""
+    def accept(
+        self, site_id: int, recording_id: str, seq: int, chunk: Chunk, client: Client | None = None
+    ) -> Accepted:
+        """Store chunk ``seq`` of the recording once; a repeat answers as the first time did.
+        ``client`` is the uploading browser as ingest recognised it (shown in the list)."""
         with self._lock(recording_id):
             written = False
             try:
@@ -81,7 +92,7 @@ class Recordings:
                         raise ApiError(413, "recording_too_large", message)
                     self.store.put(recording_id, seq, chunk.stored)
                     written = True
-                    snapshot = self._index(conn, row, site_id, recording_id, seq, chunk)
+                    snapshot = self._index(conn, row, site_id, recording_id, seq, chunk, client or Client())
             except BaseException:
                 if written:
                     self._forget(recording_id, seq)
@@ -89,7 +100,14 @@ class Recordings:
         return Accepted(True, snapshot, total)
 
     def _index(
-        self, conn: Connection, row: Any, site_id: int, recording_id: str, seq: int, chunk: Chunk
+        self,
+        conn: Connection,
+        row: Any,
+        site_id: int,
+        recording_id: str,
+        seq: int,
+        chunk: Chunk,
+        client: Client,
     ) -> bool:
         now = utcnow()
         size = len(chunk.stored)
@@ -109,15 +127,23 @@ class Recordings:
                     chunks=1,
                     size_bytes=size,
                     has_snapshot=chunk.snapshot,
+                    entry_page=chunk.entry,
+                    browser=client.browser,
+                    device=client.device,
                 )
             )
             snapshot = chunk.snapshot
         else:
             snapshot = bool(row.has_snapshot) or chunk.snapshot
+            # Chunks may arrive out of order: the entry page is the one of the earliest page seen.
+            earlier = chunk.entry is not None and (row.entry_page is None or chunk.first_ts < row.first_ts)
             conn.execute(
                 update(recordings)
                 .where(recordings.c.id == recording_id)
                 .values(
+                    entry_page=chunk.entry if earlier else row.entry_page,
+                    browser=row.browser or client.browser,
+                    device=row.device or client.device,
                     updated_at=now,
                     first_ts=min(row.first_ts, chunk.first_ts),
                     last_ts=max(row.last_ts, chunk.last_ts),
@@ -286,6 +312,9 @@ def public(row: Any) -> dict[str, Any]:
         "duration_ms": duration_ms(row),
         "pages": int(row.pages),
         "size_bytes": int(row.size_bytes),
+        "entry_page": row.entry_page,
+        "browser": row.browser,
+        "device": row.device,
     }
 
 

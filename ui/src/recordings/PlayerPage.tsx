@@ -9,7 +9,7 @@ import { ApiError, messageOf } from "../api";
 import { Notice } from "../components/Notice";
 import { Page } from "../components/Page";
 import { bytes, count, dateTime } from "../format";
-import { duration, type RecordedEvent, type RecordingDetails, recordingsApi } from "./api";
+import { duration, length, type RecordedEvent, type RecordingDetails, recordingsApi } from "./api";
 import { PAGE_TAG, type PageChange, pageChanges, shortPath, withPageMarks } from "./timeline";
 
 const SPEEDS = [1, 2, 4, 8];
@@ -73,7 +73,7 @@ export function PlayerPage() {
 function Facts({ details }: { details: RecordingDetails }) {
   return (
     <span class="recording-facts">
-      {dateTime(details.started_at)} · {duration(details.duration_ms)} · {count(details.pages)}{" "}
+      {dateTime(details.started_at)} · {length(details.duration_ms)} · {count(details.pages)}{" "}
       {details.pages === 1 ? "page" : "pages"} · {bytes(details.size_bytes)} · visitor{" "}
       <code>{details.visitor_id}</code>
     </span>

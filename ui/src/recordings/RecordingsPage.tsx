@@ -7,7 +7,7 @@ import { Notice } from "../components/Notice";
 import { Page } from "../components/Page";
 import { SitePicker, useSiteChoice } from "../components/SitePicker";
 import { bytes, count, dateTime, timeAgo } from "../format";
-import { duration, PAGE_SIZE, type Recording, recordingsApi } from "./api";
+import { clientOf, length, PAGE_SIZE, type Recording, recordingsApi } from "./api";
 
 export function RecordingsPage() {
   const { sites, site } = useSiteChoice();
@@ -82,6 +82,8 @@ function SiteRecordings({ site }: { site: Site }) {
               <th scope="col">Started</th>
               <th scope="col">Duration</th>
               <th scope="col">Pages</th>
+              <th scope="col">Entry page</th>
+              <th scope="col">Browser</th>
               <th scope="col">Visitor</th>
               <th scope="col">Size</th>
             </tr>
@@ -94,8 +96,12 @@ function SiteRecordings({ site }: { site: Site }) {
                     {timeAgo(r.started_at)}
                   </a>
                 </td>
-                <td data-label="Duration">{duration(r.duration_ms)}</td>
+                <td data-label="Duration">{length(r.duration_ms)}</td>
                 <td data-label="Pages">{count(r.pages)}</td>
+                <td data-label="Entry page" class="recordings-entry">
+                  {r.entry_page ?? "Unknown"}
+                </td>
+                <td data-label="Browser">{clientOf(r)}</td>
                 <td data-label="Visitor" class="recordings-visitor">
                   {r.visitor_id}
                 </td>

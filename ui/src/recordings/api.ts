@@ -9,6 +9,11 @@ export interface Recording {
   duration_ms: number;
   pages: number;
   size_bytes: number;
+  /** The path of the visit's first recorded page; null for recordings made before it was kept. */
+  entry_page: string | null;
+  browser: string | null;
+  /** desktop, mobile or tablet */
+  device: string | null;
 }
 
 export interface RecordingDetails extends Recording {
@@ -46,4 +51,18 @@ export function duration(ms: number): string {
   const minutes = Math.floor(seconds / 60);
   if (minutes < 60) return `${minutes} min ${String(seconds % 60).padStart(2, "0")} s`;
   return `${Math.floor(minutes / 60)} h ${String(minutes % 60).padStart(2, "0")} min`;
+}
+
+const DEVICES: Record<string, string> = { desktop: "Desktop", mobile: "Mobile", tablet: "Tablet" };
+
+/** "Chrome · Desktop": the browser and device type a recording came from, as far as known. */
+export function clientOf(recording: Pick<Recording, "browser" | "device">): string {
+  const device = recording.device ? (DEVICES[recording.device] ?? recording.device) : null;
+  const parts = [recording.browser, device].filter((part): part is string => !!part);
+  return parts.length ? parts.join(" · ") : "Unknown";
+}
+
+/** How long a recording lasts; one shorter than half a second is not called "0 s". */
+export function length(ms: number): string {
+  return ms < 500 ? "under 1 s" : duration(ms);
 }

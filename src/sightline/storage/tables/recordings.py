@@ -39,6 +39,11 @@ recordings = Table(
     Column("chunks", Integer, nullable=False),
     Column("size_bytes", BigInteger, nullable=False),
     Column("has_snapshot", Boolean, nullable=False),
+    # What the list shows of the visit (migration 0016_console): the path of its first page (from
+    # the recorder's first "meta" event), the browser and device type of the uploading client.
+    Column("entry_page", String(2000), nullable=True),
+    Column("browser", String(64), nullable=True),
+    Column("device", String(16), nullable=True),
 )
 
 Index("ix_recordings_site_started", recordings.c.site_id, recordings.c.started_at, recordings.c.id)
