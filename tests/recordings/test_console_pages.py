@@ -135,3 +135,48 @@ def test_a_five_second_visit_is_listed_with_its_length_entry_page_browser_and_de
         ctx.close()
     finally:
         shop.close()
+
+
+def test_replaying_a_real_page_with_scripts_logs_no_blocked_script_message(
+    browser: Browser, console: BrowserContext, server: LiveServer, owner_client: httpx.Client
+) -> None:
+    shop = recorded_shop()
+    shop.head = "<script>document.documentElement.dataset.ready = 'yes';</script>"
+    shop.body += "<script>window.shopLoaded = true;</script><noscript>Enable scripts</noscript>"
+    try:
+        site = recording_site(owner_client, shop.domain)
+        shop.use(server.base_url, site.key)
+        visitor = browser.new_context(user_agent=DESKTOP_CHROME)
+        tab = visitor.new_page()
+        tab.goto(shop.url("/"))
+        tab.wait_for_function("() => analytics.getSessionContext().recordingId !== undefined", timeout=15000)
+        rid = tab.evaluate("analytics.getSessionContext().recordingId")
+        tab.evaluate(
+            "() => { const s = document.createElement('script'); s.textContent = '1';"
+            " document.body.append(s); }"
+        )
+        tab.close(run_before_unload=True)
+        visitor.close()
+        page = console.new_page()
+        messages: list[str] = []
+        page.on("console", lambda message: messages.append(f"{message.type}: {message.text}"))
+        # Chromium reports a script blocked by a frame's sandbox through the DevTools log, which
+        # Playwright's console event does not carry: listen to the protocol's Log domain too.
+        devtools = console.new_cdp_session(page)
+        devtools.on("Log.entryAdded", lambda entry: messages.append(f"log: {entry['entry']['text']}"))
+        devtools.send("Log.enable")
+        page.goto(f"{server.base_url}/recordings/{rid}")
+        page.wait_for_selector(".recording-player[data-state=ready] .replayer-wrapper iframe", timeout=15000)
+        page.get_by_role("button", name="Play").click()
+        page.wait_for_timeout(3000)
+        assert [m for m in messages if "Blocked script execution" in m] == []
+        # The listener does hear the message: a script put into the replay's sandboxed frame is
+        # blocked, and Chromium says so.
+        page.locator(".replayer-wrapper iframe").evaluate(
+            "f => { const s = f.contentDocument.createElement('script'); s.textContent = '1';"
+            " f.contentDocument.body.append(s); }"
+        )
+        page.wait_for_timeout(500)
+        assert any("Blocked script execution" in m for m in messages), messages
+    finally:
+        shop.close()
