@@ -4,10 +4,9 @@ downloads, time on page and scroll depth, web vitals, and bounces that passive e
 
 from __future__ import annotations
 
-import random
 from collections import defaultdict
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -17,64 +16,11 @@ from sightline.storage import Database
 from sightline.store.engines import Engine
 from sightline.store.feed import Feeder
 from tests.reports import helpers
+from tests.reports.capture_data import MISSING, NOW, SPAN, p75, rated, seed
 from tests.reports.helpers import Event
 from tests.store.conftest import chdb_path, engine
 
 __all__ = ["chdb_path", "engine"]
-
-NOW = datetime.now(UTC).replace(microsecond=0)
-SPAN = (NOW - timedelta(days=4), NOW + timedelta(hours=1))
-LINKS = ["https://github.com/x", "https://example.org/a?b=1", "http://news.example/"]
-FILES = ["https://cdn.example.com/report.pdf", "https://cdn.example.com/app.zip"]
-MISSING = ["/old-post", "/typo", "/gone/deep"]
-# (good up to, poor above): what the SDK's web-vitals library rates by.
-LIMITS = {
-    "LCP": (2500, 4000),
-    "INP": (200, 500),
-    "CLS": (0.1, 0.25),
-    "FCP": (1800, 3000),
-    "TTFB": (800, 1800),
-}
-
-
-def rated(name: str, value: float) -> str:
-    good, poor = LIMITS[name]
-    return "good" if value <= good else "poor" if value > poor else "needs-improvement"
-
-
-def seed(site: int, seed: int = 3) -> list[Event]:
-    """Visits of pageviews, each page maybe followed by engagement, web vitals, a 404, link clicks."""
-    rng = random.Random(seed)
-    base = helpers.generate(site, NOW - timedelta(hours=2), visits=120, days=3, seed=seed)
-    out: list[Event] = []
-    for visit in helpers.visits_of(base):
-        at = visit.start
-        first = visit.events[0]
-        for i in range(rng.choice([1, 1, 2, 3])):
-            missing = rng.random() < 0.2
-            path = rng.choice(MISSING) if missing else rng.choice(helpers.PAGES)
-            view = replace(first, time=at, name="pageview", path=path, props={})
-            if i:
-                view.referrer_source = None
-            out.append(view)
-            extra: list[tuple[str, dict[str, Any]]] = []
-            if missing:
-                extra.append(("404", {"path": path}))
-            for _ in range(rng.choice([0, 1, 1, 2])):
-                extra.append(
-                    ("engagement", {"seconds": rng.randrange(0, 400), "scroll": rng.randrange(0, 101)})
-                )
-            for name in rng.sample(list(LIMITS), rng.randrange(0, 4)):
-                value = round(rng.uniform(0, 0.5), 3) if name == "CLS" else rng.randrange(10, 6000)
-                extra.append(("web_vital", {"name": name, "value": value, "rating": rated(name, value)}))
-            if rng.random() < 0.2:
-                extra.append(("outbound_link", {"url": rng.choice(LINKS)}))
-            if rng.random() < 0.15:
-                extra.append(("file_download", {"url": rng.choice(FILES)}))
-            for n, (name, props) in enumerate(extra):
-                out.append(replace(view, time=at + timedelta(seconds=n + 1), name=name, props=props))
-            at += timedelta(seconds=rng.randrange(30, 300))
-    return out
 
 
 @pytest.fixture
@@ -193,15 +139,6 @@ def test_time_on_page_adds_up_a_visits_seconds_and_scroll_depth_is_its_deepest_p
     assert table(engine, site, "engagement", limit=2, offset=1) == found[1:3]
 
 
-def p75(values: list[float]) -> float:
-    """The 75th percentile, linearly interpolated between the closest ranks."""
-    ordered = sorted(values)
-    at = 0.75 * (len(ordered) - 1)
-    low = int(at)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (at - low)
-
-
 def test_web_vitals_give_each_pages_p75_of_lcp_inp_and_cls_with_ratings(fed: Any, engine: Engine) -> None:
     site, rows = fed
     vitals = [e for e in rows if e.name == "web_vital"]
@@ -281,3 +218,19 @@ def test_passive_autocapture_events_leave_a_one_page_visit_a_bounce(db: Database
     # and the plain one; the outbound click and the custom event engage theirs.
     assert (figures["visits"], figures["bounces"]) == (5, 3)
     assert figures["bounces"] == sum(1 for v in helpers.visits_of(rows) if v.bounced)
+
+
+def test_the_custom_events_table_leaves_out_measurements_that_have_reports_of_their_own(
+    fed: Any, engine: Engine
+) -> None:
+    site, rows = fed
+    found, _ = queries.breakdown(
+        engine.query, engine.dialect, site, SPAN, queries.Filters(), "event", "events", queries.Page(100)
+    )
+    shown = {r["value"]: r["events"] for r in found}
+    assert shown == {
+        name: sum(1 for e in rows if e.name == name)
+        for name in {e.name for e in rows} - {"pageview", "engagement", "web_vital", "heatmap_click"}
+    }
+    assert "404" in shown
+    assert "outbound_link" in shown

@@ -24,6 +24,9 @@ MAX_VITAL_MS = 3_600_000  # an hour; CLS is far below
 # pageview and only these still bounces. Outbound links, downloads and tagged elements are the
 # visitor's own actions and do count, as custom events do.
 PASSIVE = ("404", "engagement", "web_vital", "heatmap_click")
+# Measurements with reports of their own (time on page, web vitals, heatmaps): the custom events
+# table leaves them out, as they would crowd it (one or more per pageview).
+MEASUREMENTS = ("engagement", "web_vital", "heatmap_click")
 
 
 def _number(low: float, high: float, whole: bool = False) -> Rule:

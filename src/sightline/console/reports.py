@@ -149,7 +149,7 @@ def breakdown(request: Request, report: Annotated[Asked, BREAKDOWN_OF]) -> dict[
 
 
 @router.get(
-    "/web-vitals", summary="Each web vital's p75 and rating, and how its measurements rate", responses=ERRORS
+    "/vitals", summary="Each web vital's p75 and rating, and how its measurements rate", responses=ERRORS
 )
 def web_vitals(request: Request, report: Annotated[Asked, PERIOD]) -> dict[str, Any]:
     return _report(request, report, "web_vitals")

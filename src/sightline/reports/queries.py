@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from sightline.autocapture.events import MEASUREMENTS
 from sightline.reports import rules
 from sightline.reports.filters import CONTAINS, IS, IS_NOT, VISIT_FILTERS, Filter
 from sightline.reports.filters import Filters as Filters  # re-exported: callers import it from here
@@ -42,6 +43,7 @@ VISIT_COLUMNS = {
     "exit": "exit",
 }
 VIEWED = f"name = '{PAGEVIEW}'"
+_MEASUREMENTS = ", ".join(f"'{name}'" for name in MEASUREMENTS)  # not in the custom events table
 OPTIONAL = {"utm_source", "utm_medium", "utm_campaign", "region", "city"}  # rows only when known
 
 
@@ -259,7 +261,7 @@ def _event_breakdown(run: Run, q: Query, dim: str, page: Page) -> list[dict[str,
     if dim == "page":
         column, where, count_name = "path", f"name = '{PAGEVIEW}'", "pageviews"
     else:
-        column, where, count_name = "name", f"name != '{PAGEVIEW}'", "events"
+        column, where, count_name = "name", f"name NOT IN ('{PAGEVIEW}', {_MEASUREMENTS})", "events"
     condition = q.events(where) + _search(q, column, page)
     query = (
         f"SELECT {column} AS value, count(*) AS n, count(DISTINCT visitor) AS people FROM events "

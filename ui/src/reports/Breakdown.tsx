@@ -15,7 +15,31 @@ export interface Tab {
   /** The filter a click on a row sets, if any. */
   filter?: FilterName;
   columns: { key: keyof Row; label: string }[];
+  /** A click on a row shows this table of the row's value instead (a "Filter" button then filters). */
+  drill?: Drill;
 }
+
+/** A table of one row's value: the props of a custom event, the referrers of a 404 path. */
+export interface Drill {
+  dimension: string;
+  /** The heading of its value column, and its title ("Props of signup"). */
+  heading: string;
+  title: (value: string) => string;
+  columns: { key: keyof Row; label: string }[];
+  /** The button back to the tab's own rows. */
+  back: string;
+}
+
+const PROPS: Drill = {
+  dimension: "props",
+  heading: "Prop",
+  title: (value) => `Props of ${value}`,
+  columns: [
+    { key: "visitors", label: "Visitors" },
+    { key: "events", label: "Events" },
+  ],
+  back: "All events",
+};
 
 interface Props {
   title: string;
@@ -31,6 +55,8 @@ interface Props {
   tick?: number;
   /** Shown above the table (the Locations panel's map). */
   before?: ComponentChildren;
+  /** What an empty table says (default: no data for this period). */
+  empty?: string;
 }
 
 type Column = { key: keyof Row; label: string };
@@ -55,12 +81,37 @@ export function shares(rows: Row[], key: keyof Row, totals?: Figures): { share: 
 const percent = new Intl.NumberFormat(undefined, { style: "percent", maximumFractionDigits: 1 });
 const wholePercent = new Intl.NumberFormat(undefined, { style: "percent", maximumFractionDigits: 0 });
 
-function cell(key: keyof Row, row: Row): string {
+function cell(key: keyof Row, row: Row): ComponentChildren {
   const value = row[key];
+  if (key === "lcp" || key === "inp" || key === "cls") return vital(key, row);
   if (typeof value !== "number") return String(value ?? "");
   if (key === "bounce_rate") return percent.format(value);
-  if (key === "visit_duration") return duration(value);
+  if (key === "visit_duration" || key === "time_on_page") return duration(value);
+  if (key === "scroll_depth") return `${value}%`;
   return count(value);
+}
+
+/** A web vital's p75 with its rating as a coloured mark and in words for screen readers. */
+function vital(key: "lcp" | "inp" | "cls", row: Row): ComponentChildren {
+  const value = row[key];
+  const rating = row[`${key}_rating`];
+  if (value === null || value === undefined || !rating) return <span title="Not measured">–</span>;
+  return (
+    <span class={`vital vital-${rating}`}>
+      <span class="vital-mark" aria-hidden="true" />
+      {vitalText(key, value)}
+      <span class="visually-hidden"> ({ratingText(rating)})</span>
+    </span>
+  );
+}
+
+export function vitalText(key: string, value: number): string {
+  if (key.toLowerCase() === "cls") return value.toFixed(2);
+  return value >= 1000 ? `${(value / 1000).toFixed(1)} s` : `${Math.round(value)} ms`;
+}
+
+export function ratingText(rating: string): string {
+  return rating === "good" ? "good" : rating === "poor" ? "poor" : "needs improvement";
 }
 
 export function label(dimension: string, value: string): string {
@@ -69,19 +120,23 @@ export function label(dimension: string, value: string): string {
   return value;
 }
 
-export function BreakdownPanel({ title, tabs, siteId, query, onFilter, props, totals, tick, before }: Props) {
+export function BreakdownPanel({ title, tabs, siteId, query, onFilter, props, totals, tick, before, empty }: Props) {
   const [details, setDetails] = useState(false);
   const [tab, setTab] = useState(0);
   const [data, setData] = useState<BreakdownData | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [event, setEvent] = useState<string | null>(null);
   const current = tabs[tab];
+  const drill = current.drill ?? (props ? PROPS : undefined);
+  // The table shown: the tab's own, or the drill table of the row `event` names.
+  const dimension = event && drill ? drill.dimension : current.dimension;
+  const caption = event && drill ? drill.title(event) : `${title}: ${current.label}`;
   const key = JSON.stringify(query);
 
   useEffect(() => {
     let alive = true;
     setError(null);
-    reports.breakdown(siteId, query, event ? "props" : current.dimension, event ?? undefined).then(
+    reports.breakdown(siteId, query, dimension, event ?? undefined).then(
       (result) => alive && setData(result),
       (failure) => alive && setError(messageOf(failure)),
     );
@@ -90,12 +145,7 @@ export function BreakdownPanel({ title, tabs, siteId, query, onFilter, props, to
     };
   }, [siteId, key, current.dimension, event, tick]);
 
-  const columns = event
-    ? [
-        { key: "visitors" as keyof Row, label: "Visitors" },
-        { key: "events" as keyof Row, label: "Events" },
-      ]
-    : current.columns;
+  const columns = event && drill ? drill.columns : current.columns;
   const id = `breakdown-${current.dimension}`;
   return (
     <section class="panel report-panel" aria-labelledby={`${id}-title`}>
@@ -112,24 +162,24 @@ export function BreakdownPanel({ title, tabs, siteId, query, onFilter, props, to
         )}
         {event && (
           <button type="button" class="button button-quiet" onClick={() => setEvent(null)}>
-            All events
+            {drill?.back}
           </button>
         )}
       </div>
       {!event && before}
       {error && <p class="report-error" role="alert">{error}</p>}
-      {data && data.rows.length === 0 && <p class="report-empty">No data for this period.</p>}
+      {data && data.rows.length === 0 && <p class="report-empty">{event ? "No data for this period." : (empty ?? "No data for this period.")}</p>}
       {data && data.rows.length > 0 && (
         <BreakdownTable
           rows={data.rows}
           columns={columns}
-          dimension={event ? "props" : current.dimension}
-          caption={event ? `Props of ${event}` : `${title}: ${current.label}`}
-          heading={event ? "Prop" : current.label}
+          dimension={dimension}
+          caption={caption}
+          heading={event && drill ? drill.heading : current.label}
           totals={totals}
           event={event}
           filter={current.filter}
-          props={props}
+          drill={!!drill}
           onFilter={onFilter}
           onEvent={setEvent}
         />
@@ -139,17 +189,17 @@ export function BreakdownPanel({ title, tabs, siteId, query, onFilter, props, to
           <button
             type="button"
             class="button button-quiet"
-            aria-label={`Details: all ${event ? `props of ${event}` : current.label.toLowerCase()}`}
+            aria-label={`Details: all ${event && drill ? drill.title(event).toLowerCase() : current.label.toLowerCase()}`}
             onClick={() => setDetails(true)}
           >
             Details
           </button>
           <a
             class="button button-quiet"
-            href={downloads.breakdown(siteId, query, event ? "props" : current.dimension, event ?? undefined)}
+            href={downloads.breakdown(siteId, query, dimension, event ?? undefined)}
             download
           >
-            CSV<span class="visually-hidden">: download {event ? `the props of ${event}` : current.label.toLowerCase()} (top 100)</span>
+            CSV<span class="visually-hidden">: download {event && drill ? drill.title(event).toLowerCase() : current.label.toLowerCase()} (top 100)</span>
           </a>
           {data.more && <span class="report-more-note">Top {data.rows.length} shown</span>}
         </div>
@@ -159,20 +209,20 @@ export function BreakdownPanel({ title, tabs, siteId, query, onFilter, props, to
           title={event ? `${title}: ${event}` : `${title}: ${current.label}`}
           siteId={siteId}
           query={query}
-          dimension={event ? "props" : current.dimension}
+          dimension={dimension}
           name={event ?? undefined}
           onClose={() => setDetails(false)}
           render={(rows) => (
             <BreakdownTable
               rows={rows}
               columns={columns}
-              dimension={event ? "props" : current.dimension}
-              caption={event ? `Props of ${event}` : `${title}: ${current.label}`}
-              heading={event ? "Prop" : current.label}
+              dimension={dimension}
+              caption={caption}
+              heading={event && drill ? drill.heading : current.label}
               totals={totals}
               event={event}
               filter={current.filter}
-              props={props}
+              drill={!!drill}
               onFilter={(name, value) => {
                 setDetails(false);
                 onFilter(name, value);
@@ -199,13 +249,14 @@ interface TableProps {
   totals?: Figures;
   event: string | null;
   filter?: FilterName;
-  props?: boolean;
+  /** A click on a row shows its drill table (`onEvent`); a "Filter" button beside it filters. */
+  drill?: boolean;
   onFilter: (name: FilterName, value: string) => void;
   onEvent: (value: string) => void;
 }
 
 /** Rows with a bar proportional to their share and the share in percent (as the first figure). */
-export function BreakdownTable({ rows, columns, dimension, caption, heading, totals, event, filter, props, onFilter, onEvent }: TableProps) {
+export function BreakdownTable({ rows, columns, dimension, caption, heading, totals, event, filter, drill, onFilter, onEvent }: TableProps) {
   const key = shareKey(columns);
   const measured = shares(rows, key, event ? undefined : totals);
   const showShare = measured.some((m) => m.share !== null);
@@ -230,10 +281,10 @@ export function BreakdownTable({ rows, columns, dimension, caption, heading, tot
       </thead>
       <tbody>
         {rows.map((row, index) => {
-          const shown = event ? `${row.key}: ${row.value}` : label(dimension, row.value);
-          const clickable = !event && (filter || props);
+          const shown = rowText(dimension, row);
+          const clickable = !event && (filter || drill);
           const onClick = () => {
-            if (props) onEvent(row.value);
+            if (drill) onEvent(row.value);
             else if (filter) onFilter(filter, row.value);
           };
           const { share, bar } = measured[index];
@@ -246,19 +297,19 @@ export function BreakdownTable({ rows, columns, dimension, caption, heading, tot
                     type="button"
                     class="link-button"
                     onClick={onClick}
-                    title={props ? `Show the props of ${shown}` : `Filter by ${shown}`}
+                    title={drill ? `Show the details of ${shown}` : `Filter by ${shown}`}
                   >
                     {shown}
                   </button>
                 ) : (
                   <span>{shown}</span>
                 )}
-                {props && !event && filter && (
+                {drill && !event && filter && (
                   <button
                     type="button"
                     class="link-button report-filter"
-                    onClick={() => onFilter("event", row.value)}
-                    aria-label={`Filter by the event ${shown}`}
+                    onClick={() => onFilter(filter, row.value)}
+                    aria-label={`Filter by the ${filter === "event" ? "event" : filter} ${shown}`}
                   >
                     Filter
                   </button>
@@ -276,6 +327,13 @@ export function BreakdownTable({ rows, columns, dimension, caption, heading, tot
       </tbody>
     </table>
   );
+}
+
+/** What a row's value column reads. */
+function rowText(dimension: string, row: Row): string {
+  if (dimension === "props") return `${row.key}: ${row.value}`;
+  if (dimension === "not_found_referrers") return row.kind === "page" ? `Page ${row.value}` : `From ${label("sources", row.value)}`;
+  return label(dimension, row.value);
 }
 
 /** A tab's label; a "UTM " prefix is only read out on a phone, where the four source tabs must fit one line. */

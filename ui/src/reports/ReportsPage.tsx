@@ -10,6 +10,7 @@ import { count } from "../format";
 import { type Resource, useAutoRefresh, useResource } from "../hooks";
 import { downloads, FILTER_NAMES, parseQuery, queryParams, reports, type FilterName, type RangeName, type ReportQuery, type Summary } from "./api";
 import { goals as goalsApi } from "../goals/api";
+import { BehaviourPanels } from "./Behaviour";
 import { BreakdownPanel, label, type Tab } from "./Breakdown";
 import { GoalsPanel } from "./GoalsPanel";
 import { Segments } from "./Segments";
@@ -248,6 +249,7 @@ export function SiteReports({ siteId, shared }: SiteReportsProps) {
           props
           tabs={[{ dimension: "events", label: "Event", filter: "event", columns: [{ key: "visitors", label: "Visitors" }, { key: "events", label: "Events" }] }]}
         />
+        <BehaviourPanels siteId={siteId} query={query} onFilter={setFilter} totals={totals} tick={tick} shared={!!shared} />
       </div>
     </Page>
   );

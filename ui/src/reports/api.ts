@@ -79,6 +79,32 @@ export interface Row extends Partial<Figures> {
   conversions?: number;
   conversion_rate?: number;
   revenue?: { total: number; average: number; currency: string };
+  /** A 404 path's referrer: the page viewed before it, or the visit's source. */
+  kind?: "page" | "source";
+  time_on_page?: number;
+  scroll_depth?: number;
+  lcp?: number | null;
+  inp?: number | null;
+  cls?: number | null;
+  lcp_rating?: Rating | null;
+  inp_rating?: Rating | null;
+  cls_rating?: Rating | null;
+}
+
+export type Rating = "good" | "needs-improvement" | "poor";
+
+export interface Vital {
+  name: "LCP" | "INP" | "CLS" | "FCP" | "TTFB";
+  p75: number | null;
+  rating: Rating | null;
+  samples: number;
+  good: number;
+  needs_improvement: number;
+  poor: number;
+}
+
+export interface WebVitals extends Meta {
+  vitals: Vital[];
 }
 
 export interface Breakdown extends Meta {
@@ -169,5 +195,7 @@ export const reports = {
     if (name) params.set("name", name);
     return request<Breakdown>("GET", `${base(siteId)}/breakdown?${params}`);
   },
+  webVitals: (siteId: number, q: ReportQuery) =>
+    request<WebVitals>("GET", `${base(siteId)}/vitals?${queryParams({ ...q, compare: false })}`),
   realtime: (siteId: number) => request<Realtime>("GET", `${base(siteId)}/realtime`),
 };
