@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
@@ -270,7 +271,16 @@ def test_realtime_counts_the_visitors_of_the_last_five_minutes(
             "Linux",
             "desktop",
         )
-        for v, s, p in [(1, 30, "/"), (2, 90, "/"), (2, 60, "/docs"), (3, 250, "/docs"), (4, 400, "/")]
+        for v, s, p in [
+            (1, 30, "/"),
+            (2, 90, "/"),
+            (2, 60, "/docs"),
+            (3, 250, "/docs"),
+            (4, 400, "/"),
+            (5, 1200, "/old"),
+            (5, 1210, "/old"),
+            (6, 2400, "/older"),  # before the chart's 30 minutes
+        ]
     ]
     assert console_server.database_url is not None
     db = open_database(console_server.database_url, migrate=False)
@@ -284,3 +294,15 @@ def test_realtime_counts_the_visitors_of_the_last_five_minutes(
     assert body["visitors"] == 3
     assert body["pageviews"] == 4
     assert sorted((p["value"], p["visitors"]) for p in body["pages"]) == [("/", 2), ("/docs", 2)]
+    # The per-minute chart: each of the last 30 minutes, the current one last.
+    minutes = body["minutes"]
+    assert len(minutes) == 30
+    starts = [datetime.fromisoformat(m["start"]) for m in minutes]
+    assert all(b - a == timedelta(minutes=1) for a, b in itertools.pairwise(starts))
+    assert starts[-1] <= datetime.now(UTC) < starts[-1] + timedelta(minutes=1)
+    expected = []
+    for start in starts:
+        inside = [e for e in fresh if start <= e.time < start + timedelta(minutes=1)]
+        expected.append({"visitors": len({e.visitor_id for e in inside}), "pageviews": len(inside)})
+    assert [{"visitors": m["visitors"], "pageviews": m["pageviews"]} for m in minutes] == expected
+    assert sum(m["pageviews"] for m in minutes) == 7

@@ -14,7 +14,7 @@ import bisect
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from sightline.autocapture.events import MEASUREMENTS
@@ -300,3 +300,18 @@ def realtime(run: Run, d: Dialect, site_id: int, since: datetime, until: datetim
         "pageviews": int(pageviews or 0),
         "pages": [{"value": p, "visitors": int(n)} for p, n in pages],
     }
+
+
+def per_minute(run: Run, d: Dialect, site_id: int, since: datetime, minutes: int) -> list[dict[str, int]]:
+    """Visitors and pageviews in each of ``minutes`` whole minutes from ``since`` (a minute's start)."""
+    q = Query(d, site_id, (since, since + timedelta(minutes=minutes)), Filters())
+    at = d.div(f"time - {q.a}", "60000000")
+    points = [{"visitors": 0, "pageviews": 0} for _ in range(minutes)]
+    query = (
+        f"SELECT {at} AS i, count(DISTINCT visitor), sum(CASE WHEN name = '{PAGEVIEW}' THEN 1 ELSE 0 END) "
+        f"FROM events WHERE {q.events()} GROUP BY i"
+    )
+    for i, visitors, pageviews in run(query, q.p.values):
+        if 0 <= int(i) < minutes:
+            points[int(i)] = {"visitors": int(visitors), "pageviews": int(pageviews or 0)}
+    return points

@@ -24,6 +24,7 @@ from sightline.storage.types import utcnow
 from sightline.store.dialects import Dialect
 
 REALTIME_WINDOW = timedelta(minutes=5)
+REALTIME_MINUTES = 30  # the per-minute chart: this minute and the 29 before it
 
 
 class Store(Protocol):
@@ -209,11 +210,17 @@ def realtime(
 
 
 def realtime_of(site: Any, store: Store, now: datetime | None = None) -> dict[str, Any]:
-    """Visitors of the last five minutes, the pages they view (the store is seconds behind)."""
+    """Visitors of the last five minutes, the pages they view (the store is seconds behind), and
+    visitors and pageviews in each of the last 30 minutes (the current one still running)."""
     until = now or utcnow()
     since = until - REALTIME_WINDOW
+    first = until.replace(second=0, microsecond=0) - timedelta(minutes=REALTIME_MINUTES - 1)
+    minutes = queries.per_minute(store.query, store.dialect, int(site["id"]), first, REALTIME_MINUTES)
     return {
         "site_id": int(site["id"]),
         "window_seconds": int(REALTIME_WINDOW.total_seconds()),
         **queries.realtime(store.query, store.dialect, int(site["id"]), since, until + timedelta(minutes=1)),
+        "minutes": [
+            {"start": (first + timedelta(minutes=n)).isoformat(), **point} for n, point in enumerate(minutes)
+        ],
     }

@@ -5,14 +5,13 @@ import { useCallback, useEffect, useState } from "preact/hooks";
 import { api, messageOf } from "../api";
 import { Notice } from "../components/Notice";
 import { Page } from "../components/Page";
-import { sparkPoints } from "../components/Trend";
 import { count } from "../format";
 import { useAutoRefresh, useResource } from "../hooks";
 import { reports, type Breakdown, type Realtime } from "./api";
 import { label } from "./Breakdown";
+import { MinuteChart } from "./MinuteChart";
 
 export const REFRESH_MS = 10_000;
-const SAMPLES = 30;
 const time = new Intl.DateTimeFormat(undefined, { hour: "numeric", minute: "2-digit", second: "2-digit" });
 
 export function RealtimePage() {
@@ -20,16 +19,10 @@ export function RealtimePage() {
   return <Live key={params.id} siteId={Number(params.id)} />;
 }
 
-interface Sample {
-  at: number;
-  visitors: number;
-}
-
 function Live({ siteId }: { siteId: number }) {
   const site = useResource(() => api.site(siteId));
   const [now, setNow] = useState<Realtime | null>(null);
   const [sources, setSources] = useState<Breakdown | null>(null);
-  const [samples, setSamples] = useState<Sample[]>([]);
   const [error, setError] = useState<string | null>(null);
   const [updated, setUpdated] = useState<number | null>(null);
 
@@ -41,7 +34,6 @@ function Live({ siteId }: { siteId: number }) {
       ]);
       setNow(live);
       setSources(today);
-      setSamples((list) => [...list, { at: Date.now(), visitors: live.visitors }].slice(-SAMPLES));
       setUpdated(Date.now());
       setError(null);
     } catch (failure) {
@@ -75,22 +67,8 @@ function Live({ siteId }: { siteId: number }) {
             <span class="realtime-value">{now ? count(now.pageviews) : "–"}</span>
             <span class="realtime-label">pageviews in the same minutes</span>
           </p>
-          {samples.length > 1 && (
-            <figure class="realtime-trend">
-              <svg
-                class="sparkline"
-                viewBox="0 0 240 48"
-                width="240"
-                height="48"
-                role="img"
-                aria-label={`Visitors now, measured every 10 seconds since this page opened: ${samples.map((s) => s.visitors).join(", ")}`}
-              >
-                <polyline points={sparkPoints(samples.map((s) => s.visitors), 240, 48)} fill="none" stroke="currentColor" stroke-width="2" />
-              </svg>
-              <figcaption>Since {time.format(samples[0].at)}, every 10 seconds</figcaption>
-            </figure>
-          )}
         </div>
+        {now && <MinuteChart minutes={now.minutes} />}
         <p class="realtime-updated">
           <span class="badge-dot realtime-dot" aria-hidden="true" /> Updates by itself every 10 seconds
           {updated ? ` · last at ${time.format(updated)}` : ""}

@@ -119,6 +119,8 @@ export interface Realtime {
   visitors: number;
   pageviews: number;
   pages: { value: string; visitors: number }[];
+  /** The last 30 minutes, oldest first; the last one is still running. */
+  minutes: { start: string; visitors: number; pageviews: number }[];
 }
 
 export function queryParams(query: ReportQuery): URLSearchParams {
