@@ -16,6 +16,7 @@ NOW = datetime.now(UTC).replace(microsecond=0)
 SPAN = (NOW - timedelta(days=4), NOW + timedelta(hours=1))
 LINKS = ["https://github.com/x", "https://example.org/a?b=1", "http://news.example/"]
 FILES = ["https://cdn.example.com/report.pdf", "https://cdn.example.com/app.zip"]
+SELECTORS = ["html>body>main>button#buy", "html>body>nav>a:nth-of-type(2)", "#hero>img"]
 MISSING = ["/old-post", "/typo", "/gone/deep"]
 # (good up to, poor above): what the SDK's web-vitals library rates by.
 LIMITS = {
@@ -61,6 +62,15 @@ def seed(site: int, seed: int = 3) -> list[Event]:
                 extra.append(("outbound_link", {"url": rng.choice(LINKS)}))
             if rng.random() < 0.15:
                 extra.append(("file_download", {"url": rng.choice(FILES)}))
+            if rng.random() < 0.4:
+                clicks = rng.randrange(1, 6)
+                click = {"selector": rng.choice(SELECTORS), "x": 0.5, "y": 0.25, "viewport": "desktop"}
+                extra.append(
+                    (
+                        "heatmap_click",
+                        {**click, "clicks": clicks, "rage": clicks >= 3, "dead": rng.random() < 0.3},
+                    )
+                )
             for n, (name, props) in enumerate(extra):
                 out.append(replace(view, time=at + timedelta(seconds=n + 1), name=name, props=props))
             at += timedelta(seconds=rng.randrange(30, 300))

@@ -175,6 +175,40 @@ def test_the_periods_web_vitals_give_p75_rating_and_how_measurements_rate(fed: A
             assert item[key] == round(sum(1 for p in mine if p["rating"] == word) / len(mine), 4)
 
 
+@pytest.mark.parametrize("flag", ["rage", "dead"])
+def test_rage_and_dead_clicks_list_each_element_and_page_with_visitors_bursts_and_clicks(
+    fed: Any, engine: Engine, flag: str
+) -> None:
+    site, rows = fed
+    found: dict[tuple[str, str], dict[str, Any]] = defaultdict(
+        lambda: {"visitors": set(), "events": 0, "clicks": 0}
+    )
+    for e in rows:
+        if e.name == "heatmap_click" and e.props[flag]:
+            item = found[(e.props["selector"], e.path)]
+            item["visitors"].add(e.visitor_id)
+            item["events"] += 1
+            item["clicks"] += e.props["clicks"]
+    expected = sorted(
+        (
+            {
+                "value": s,
+                "page": p,
+                "visitors": len(f["visitors"]),
+                "events": f["events"],
+                "clicks": f["clicks"],
+            }
+            for (s, p), f in found.items()
+        ),
+        key=lambda r: (-r["events"], r["value"], r["page"]),
+    )
+    assert expected
+    assert table(engine, site, f"{flag}_clicks") == expected
+    assert table(engine, site, f"{flag}_clicks", search="PRICING") == [
+        r for r in expected if "pricing" in r["page"]
+    ]
+
+
 def test_no_web_vitals_leaves_every_figure_empty(db: Database, engine: Engine) -> None:
     _, site = helpers.create_site(db, "quiet.example.com")
     found = autocapture.vitals(engine.query, engine.dialect, site, SPAN, queries.Filters())

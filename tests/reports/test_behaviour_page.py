@@ -76,6 +76,11 @@ def _check_api(client: httpx.Client, site: int, rows: list[Event]) -> None:
     downloads = _get(client, site, "breakdown", dimension="file_downloads", limit="1").json()
     assert downloads["rows"][0]["value"] in FILES
     assert downloads["more"] is True
+    rage = _get(client, site, "breakdown", dimension="rage_clicks", limit="100").json()["rows"]
+    assert set(rage[0]) == {"value", "page", "visitors", "events", "clicks"}
+    assert sum(r["events"] for r in rage) == sum(
+        1 for e in rows if e.name == "heatmap_click" and e.props["rage"]
+    )
     vitals = _get(client, site, "vitals").json()
     assert [v["name"] for v in vitals["vitals"]] == ["LCP", "INP", "CLS", "FCP", "TTFB"]
     assert sum(v["samples"] for v in vitals["vitals"]) == sum(1 for e in rows if e.name == "web_vital")
@@ -130,7 +135,8 @@ def test_the_dashboard_lists_404s_with_their_referrers_links_engagement_and_web_
     tab = console.signed_in()
     tab.goto(f"/sites/{site}/reports?range=7d")
     missing = tab.locator('table[data-dimension="not_found"]')
-    top = Counter(e.path for e in rows if e.name == "404").most_common(1)[0][0]
+    hits = Counter(e.path for e in rows if e.name == "404")
+    top = min(hits, key=lambda path: (-hits[path], path))  # the table's order: hits, then path
     expect(missing.locator("tbody tr").first.locator("th")).to_contain_text(top)
     missing.get_by_role("button", name=top, exact=True).click()
     referrers = tab.locator('table[data-dimension="not_found_referrers"]')
@@ -143,6 +149,11 @@ def test_the_dashboard_lists_404s_with_their_referrers_links_engagement_and_web_
     expect(links.locator('table[data-dimension="outbound_links"]')).to_contain_text("https://")
     links.get_by_role("button", name="File downloads").click()
     expect(links.locator('table[data-dimension="file_downloads"]')).to_contain_text("cdn.example.com")
+
+    frustrated = tab.locator("section", has=tab.get_by_role("heading", name="Frustrated clicks"))
+    expect(frustrated.locator('table[data-dimension="rage_clicks"] tbody th').first).to_contain_text(" on /")
+    frustrated.get_by_role("button", name="Dead clicks").click()
+    expect(frustrated.locator('table[data-dimension="dead_clicks"] tbody th').first).to_contain_text(" on /")
 
     engagement = tab.locator('table[data-dimension="engagement"]')
     expect(engagement.locator("thead")).to_contain_text("Time on page")

@@ -1,5 +1,6 @@
 """Autocapture's reports: 404 pages and where their visitors came from, outbound links and file
-downloads, time on page and scroll depth, and web vitals (p75 with the industry's ratings).
+downloads, time on page and scroll depth, web vitals (p75 with the industry's ratings), and rage
+and dead clicks.
 
 Each is one query on the store over autocapture's reserved events, whose props ingest has checked
 (``sightline.autocapture.events``), with the period and filters of every report (``Query``):
@@ -169,6 +170,31 @@ def web_vitals(q: Query, page: Page, _: str | None) -> Made:
     return query, row
 
 
+def _frustrated(flag: str) -> Callable[[Query, Page, str | None], Made]:
+    def report(q: Query, page: Page, _: str | None) -> Made:
+        """Heatmap clicks flagged ``rage`` (or ``dead``) per element and page: visitors, bursts
+        (``events``) and the clicks they hold."""
+        clicks = rules.prop_number(q.d, q.bind, "clicks")
+        flagged = rules.prop_is(q.d, q.bind, flag, "true")
+        query = (
+            "SELECT selector AS value, path, count(DISTINCT visitor) AS people, count(*) AS n, "
+            "sum(c) AS total "
+            f"FROM (SELECT coalesce({_text(q, 'selector')}, '') AS selector, path, visitor, {clicks} AS c "
+            f"FROM events WHERE {q.events(_named('heatmap_click'))} AND {flagged}"
+            f") AS t WHERE selector != ''{_search(q, page, 'selector', 'path')} "
+            f"GROUP BY selector, path ORDER BY n DESC, value, path{_window(page)}"
+        )
+        return query, lambda r: {
+            "value": r[0],
+            "page": r[1],
+            "visitors": int(r[2]),
+            "events": int(r[3]),
+            "clicks": int(r[4] or 0),
+        }
+
+    return report
+
+
 REPORTS = {
     "not_found": not_found,
     "not_found_referrers": not_found_referrers,
@@ -176,6 +202,8 @@ REPORTS = {
     "file_downloads": _links("file_download"),
     "engagement": engagement,
     "web_vitals": web_vitals,
+    "rage_clicks": _frustrated("rage"),
+    "dead_clicks": _frustrated("dead"),
 }
 
 

@@ -48,6 +48,8 @@ DIMENSIONS: dict[str, Dimension] = {
     "file_downloads": Dimension("file_downloads", "events", ("visitors", "events")),
     "engagement": Dimension("engagement", "visits", ("visitors", "visits", "time_on_page", "scroll_depth")),
     "web_vitals": Dimension("web_vitals", "visits", ("visitors", "visits", "lcp", "inp", "cls")),
+    "rage_clicks": Dimension("rage_clicks", "events", ("page", "visitors", "events", "clicks")),
+    "dead_clicks": Dimension("dead_clicks", "events", ("page", "visitors", "events", "clicks")),
 }
 # Dimensions whose rows belong to one thing `name` names: a custom event's props, a 404 path's referrers.
 NAMED = {"props": "the custom event", "not_found_referrers": "the missing page's path"}

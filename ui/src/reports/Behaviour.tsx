@@ -1,6 +1,7 @@
 // The dashboard's panels of what the SDK captures by itself (docs/reports.md, "Autocapture"):
 // 404 pages and where their visitors came from, outbound links and downloads, time on page and
-// scroll depth, web vitals. Each table is a breakdown like the others (details, CSV, filters).
+// scroll depth, rage and dead clicks, web vitals. Each table is a breakdown like the others
+// (details, CSV, filters).
 import { useEffect, useState } from "preact/hooks";
 
 import { messageOf } from "../api";
@@ -21,6 +22,13 @@ interface Props {
 const CLICKS = [
   { key: "visitors" as const, label: "Visitors" },
   { key: "events" as const, label: "Clicks" },
+];
+
+// A burst is one heatmap event: several fast clicks on one spot (rage), or clicks that changed nothing (dead).
+const FRUSTRATED = [
+  { key: "visitors" as const, label: "Visitors" },
+  { key: "events" as const, label: "Bursts" },
+  { key: "clicks" as const, label: "Clicks" },
 ];
 
 const REFERRERS: Drill = {
@@ -81,7 +89,7 @@ export function BehaviourPanels({ siteId, query, onFilter, totals, tick, shared 
         tabs={[
           {
             dimension: "engagement",
-            label: "Time on page",
+            label: "Pages",
             filter: "page",
             columns: [
               { key: "visits", label: "Visits" },
@@ -89,6 +97,16 @@ export function BehaviourPanels({ siteId, query, onFilter, totals, tick, shared 
               { key: "scroll_depth", label: "Scroll depth" },
             ],
           },
+        ]}
+      />
+      <BreakdownPanel
+        {...common}
+        totals={undefined}
+        title="Frustrated clicks"
+        empty={`No rage or dead clicks in this period.${shared ? "" : " Heatmaps find them: turn them on in the site's settings (Autocapture)."}`}
+        tabs={[
+          { dimension: "rage_clicks", label: "Rage clicks", columns: FRUSTRATED },
+          { dimension: "dead_clicks", label: "Dead clicks", columns: FRUSTRATED },
         ]}
       />
       <BreakdownPanel

@@ -333,6 +333,7 @@ export function BreakdownTable({ rows, columns, dimension, caption, heading, tot
 function rowText(dimension: string, row: Row): string {
   if (dimension === "props") return `${row.key}: ${row.value}`;
   if (dimension === "not_found_referrers") return row.kind === "page" ? `Page ${row.value}` : `From ${label("sources", row.value)}`;
+  if (dimension === "rage_clicks" || dimension === "dead_clicks") return `${row.value} on ${row.page}`;
   return label(dimension, row.value);
 }
 

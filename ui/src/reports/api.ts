@@ -81,6 +81,9 @@ export interface Row extends Partial<Figures> {
   revenue?: { total: number; average: number; currency: string };
   /** A 404 path's referrer: the page viewed before it, or the visit's source. */
   kind?: "page" | "source";
+  /** Rage and dead clicks: the page of the clicked element (`value` is its CSS selector). */
+  page?: string;
+  clicks?: number;
   time_on_page?: number;
   scroll_depth?: number;
   lcp?: number | null;
