@@ -19,7 +19,9 @@
  * - `capture` (the autocapture loader, src/plugins/capture.ts) is loaded once the events connection is
  *   ready. It loads each capture plugin (`outbound-links`, `file-downloads`, `engagement`, `web-vitals`,
  *   `heatmaps`, `tagged`, `not-found`) when the snippet or the site's settings turn it on, or the page
- *   holds tagged elements or a not-found marker. Captures send events through `host.event`, which the
+ *   holds tagged elements or a not-found marker. It also opens the surveys of `config.surveys` after
+ *   their delay, through `feedback(id)` (which checks targeting, earlier answers and privacy).
+ *   Captures send events through `host.event`, which the
  *   core stamps and delivers like any other, and `host.flush()` when the page is being left.
  */
 import type { Analytics, ConnectionState, Props, SessionContext } from "../analytics";
@@ -35,6 +37,8 @@ export interface Config {
   capture?: string[];
   /** File extensions the file-downloads capture counts (the site's list, or the default one). */
   file_download_extensions?: string[];
+  /** Published surveys that open by themselves, each `delay_seconds` after the page loaded. */
+  surveys?: { id: number; delay_seconds: number }[];
 }
 
 /** Where an event happened, when not on the current page (an SPA route already left). */

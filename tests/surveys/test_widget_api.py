@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -12,7 +13,7 @@ import pytest
 
 from tests.conftest import sign_in
 from tests.support.server import LiveServer
-from tests.surveys.helpers import create_site, create_survey, publish
+from tests.surveys.helpers import create_site, create_survey, publish, survey_body
 
 ORIGIN = "https://shop.example.com"
 
@@ -286,3 +287,33 @@ def test_the_preflight_allows_the_sites_origin_only(visitor: httpx.Client, publi
         "/i/feedback/responses", params={"key": key}, headers={"Origin": "https://evil.test"}
     )
     assert refused.status_code == 403
+
+
+def test_the_config_lists_the_published_surveys_that_open_by_themselves(
+    owner: httpx.Client, console_server: LiveServer
+) -> None:
+    site = create_site(owner)
+    origin = f"https://{site['domain']}"
+    for bad in ({"delay_seconds": -1}, {"delay_seconds": 601}, {"delay_seconds": "5"}, {"after": 5}, 5):
+        refused = owner.post("/api/feedback/surveys", json=survey_body(site["id"], auto_open=bad))
+        assert refused.status_code == 422, refused.text
+        assert refused.json()["error"]["field"].startswith("auto_open")
+    manual = publish(owner, create_survey(owner, site["id"])["id"])
+    auto = create_survey(owner, site["id"], auto_open={"delay_seconds": 3})
+    assert auto["auto_open"] == {"delay_seconds": 3}
+    assert manual["auto_open"] is None
+    with httpx.Client(base_url=console_server.base_url, headers={"Origin": origin}, timeout=30) as page:
+        config = page.get("/i/config", params={"key": site["key"]}).json()
+        assert config["surveys"] == []  # a draft does not open
+        publish(owner, auto["id"])
+        config = _config_after_cache(page, site["key"])
+        assert config["surveys"] == [{"id": auto["id"], "delay_seconds": 3}]
+        owner.post(f"/api/feedback/surveys/{auto['id']}/archive", json={})
+        assert _config_after_cache(page, site["key"])["surveys"] == []
+
+
+def _config_after_cache(page: httpx.Client, key: str) -> dict[str, Any]:
+    """The config once the server's 10-second memory of the site's auto-open surveys has passed."""
+    time.sleep(10.2)
+    config: dict[str, Any] = page.get("/i/config", params={"key": key}).json()
+    return config

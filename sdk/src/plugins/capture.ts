@@ -8,6 +8,9 @@
  *   Privacy Control `engagement` and `heatmaps` are never loaded, as the recorder is not.
  * - `tagged`: when the page holds an element with `data-analytics-event`, now or later.
  * - `not-found`: when the page holds an element with `data-analytics-404`, now or later.
+ *
+ * It also opens each survey the owner set to open by itself (`config.surveys`) once its delay has
+ * passed, through `feedback(id)`: that checks targeting, earlier answers, privacy and open surveys.
  */
 import { attr, D, safe } from "../capture/common";
 import type { Core } from "../plugin";
@@ -37,5 +40,8 @@ const MARKERS: [string, string][] = [
   const observer = new MutationObserver(() => (timer ||= setTimeout(look, 100)));
   observer.observe(D, { childList: true, subtree: true, attributes: true, attributeFilter: ["data-analytics-event", "data-analytics-404"] });
   look();
+  for (const survey of host.config.surveys || []) {
+    setTimeout(safe(() => (window.analytics as Core).feedback("" + survey.id)), survey.delay_seconds * 1e3);
+  }
   return {};
 });

@@ -17,12 +17,14 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 import orjson
+from anyio import to_thread
 from starlette.types import Receive, Scope, Send
 
 from sightline.ingest.batch import MAX_BODY
 from sightline.ingest.pipeline import RETRY_AFTER_SECONDS, DropError, Job, Pipeline
 from sightline.numbers import ascii_int
 from sightline.sites.lookup import SiteInfo, parse_origin
+from sightline.surveys.auto import AutoOpen
 
 log = logging.getLogger("sightline.ingest")
 
@@ -219,10 +221,12 @@ class EventsEndpoint:
 
 
 class ConfigEndpoint:
-    """``GET /i/config?key=KEY``: which connections are on for the site, for its own origin only."""
+    """``GET /i/config?key=KEY``: which connections are on for the site, for its own origin only,
+    and (when feedback is on) the published surveys that open by themselves."""
 
-    def __init__(self, pipeline: Pipeline) -> None:
+    def __init__(self, pipeline: Pipeline, auto_open: AutoOpen | None = None) -> None:
         self.pipeline = pipeline
+        self.auto_open = auto_open
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["method"] not in ("GET", "HEAD"):
@@ -251,7 +255,23 @@ class ConfigEndpoint:
             message = "This key only works on its site's own origin."
             await answer(send, 403, error_payload("origin_not_allowed", message), ANY_ORIGIN)
             return
-        await answer(send, 200, site_config(site), cors(origin))
+        config = site_config(site)
+        if config["feedback"] and self.auto_open is not None:
+            config["surveys"] = await self._auto_open(site.id)
+        await answer(send, 200, config, cors(origin))
+
+    async def _auto_open(self, site_id: int) -> list[dict[str, int]]:
+        """The site's auto-open surveys; none when they cannot be read (the rest of the answer
+        stands: events, recording and ``feedback(id)`` work without them)."""
+        assert self.auto_open is not None
+        found = self.auto_open.get(site_id)
+        if found is not None:
+            return found
+        try:
+            return await to_thread.run_sync(self.auto_open.load, site_id)
+        except Exception:
+            log.warning("reading the auto-open surveys of site %s failed", site_id, exc_info=True)
+            return []
 
 
 def site_config(site: SiteInfo) -> dict[str, Any]:

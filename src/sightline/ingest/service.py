@@ -30,6 +30,7 @@ from sightline.ingest.writer import GroupCommitter
 from sightline.settings import Settings
 from sightline.sites.lookup import SiteDirectory
 from sightline.storage import Database
+from sightline.surveys.auto import AutoOpen
 
 log = logging.getLogger("sightline.ingest")
 
@@ -75,7 +76,7 @@ class Ingest:
         self._script = Guarded(ScriptEndpoint(self.scripts), db)
         self._exact: dict[str, ASGIApp] = {
             "/i/events": Guarded(EventsEndpoint(self.pipeline, client_of), db),
-            "/i/config": Guarded(ConfigEndpoint(self.pipeline), db),
+            "/i/config": Guarded(ConfigEndpoint(self.pipeline, AutoOpen(db)), db),
         }
 
     def endpoint(self, path: str) -> ASGIApp | None:

@@ -205,7 +205,26 @@ def check_targeting(raw: object) -> dict[str, list[dict[str, str]]]:
     return targeting
 
 
-EDITABLE = ("name", "questions", "targeting", "accent_color")
+AUTO_OPEN_MAX_DELAY = 600
+
+
+def check_auto_open(raw: object) -> dict[str, int] | None:
+    """``null`` (the survey opens only through ``analytics.feedback(id)``), or
+    ``{"delay_seconds": 0..600}``: the SDK opens it by itself that long after a targeted page loads."""
+    if raw is None:
+        return None
+    entry = check_object(raw, "auto_open")
+    for key in entry:
+        if key != "delay_seconds":
+            raise _unknown(f"auto_open.{key}")
+    delay = entry.get("delay_seconds", 0)
+    if not isinstance(delay, int) or isinstance(delay, bool) or not 0 <= delay <= AUTO_OPEN_MAX_DELAY:
+        message = f"The delay is a whole number of seconds from 0 to {AUTO_OPEN_MAX_DELAY}."
+        raise invalid("auto_open.delay_seconds", message)
+    return {"delay_seconds": delay}
+
+
+EDITABLE = ("name", "questions", "targeting", "accent_color", "auto_open")
 
 
 def check_changes(
@@ -224,6 +243,8 @@ def check_changes(
         definition["targeting"] = check_targeting(body["targeting"])
     if "accent_color" in body:
         definition["accent_color"] = check_accent(body["accent_color"])
+    if "auto_open" in body:
+        definition["auto_open"] = check_auto_open(body["auto_open"])
     return definition
 
 

@@ -118,6 +118,7 @@ def public_survey(
         "questions": latest["questions"],
         "targeting": latest["targeting"],
         "accent_color": latest["accent_color"],
+        "auto_open": latest.get("auto_open"),
         "created_at": _iso(row["created_at"]),
         "updated_at": _iso(row["updated_at"]),
         "archived_at": _iso(row["archived_at"]),

@@ -15,6 +15,7 @@ import { QuestionFields } from "./QuestionFields";
 import { Install } from "./Install";
 import { Revisions } from "./Revisions";
 import { revisionText, StatusBadge } from "./Status";
+import { AutoOpenFields } from "./AutoOpenFields";
 import { TargetingFields } from "./TargetingFields";
 
 const BLANK: Definition = {
@@ -22,10 +23,17 @@ const BLANK: Definition = {
   questions: [{ ...blankQuestion("rating"), title: "" }],
   targeting: { include: [], exclude: [] },
   accent_color: DEFAULT_ACCENT,
+  auto_open: null,
 };
 
 function definitionOf(survey: Survey): Definition {
-  return { name: survey.name, questions: survey.questions, targeting: survey.targeting, accent_color: survey.accent_color };
+  return {
+    name: survey.name,
+    questions: survey.questions,
+    targeting: survey.targeting,
+    accent_color: survey.accent_color,
+    auto_open: survey.auto_open ?? null,
+  };
 }
 
 export function NewSurveyPage() {
@@ -242,6 +250,7 @@ function Editor({ siteId, siteName, survey: initial }: { siteId: number; siteNam
             </button>
           </section>
           <TargetingFields targeting={draft.targeting} errorAt={errorAt} onChange={(targeting) => change({ ...draft, targeting })} />
+          <AutoOpenFields autoOpen={draft.auto_open} errorAt={errorAt} onChange={(auto_open) => change({ ...draft, auto_open })} />
           <div class="panel sv-actions">
             <button type="submit" class="button" disabled={busy || (!!survey && !dirty)}>
               Save draft

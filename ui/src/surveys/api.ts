@@ -31,11 +31,17 @@ export interface Targeting {
   exclude: Rule[];
 }
 
+/** Opening by itself on the targeted pages, this many seconds after a page loads. */
+export interface AutoOpen {
+  delay_seconds: number;
+}
+
 export interface Definition {
   name: string;
   questions: Question[];
   targeting: Targeting;
   accent_color: string;
+  auto_open: AutoOpen | null;
 }
 
 export interface Survey extends Definition {
