@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -71,7 +72,25 @@ def start_server(tmp_path: Path) -> Iterator[StartServer]:
         server.stop()
 
 
-@pytest.fixture(scope="module", params=BACKENDS)
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """``console_server`` runs on both engines, except under the browser tests (``console``):
+    the console reaches the database only through the API, whose tests run on both, so a page
+    is driven on SQLite alone unless its module asks for more with ``BROWSER_BACKENDS``."""
+    if "console_server" not in metafunc.fixturenames:
+        return
+    for mark in metafunc.definition.iter_markers("parametrize"):
+        if "console_server" in str(mark.args[0]):
+            return  # the module chose its engines
+    defs = metafunc.definition._fixtureinfo.name2fixturedefs.get("console_server", ())
+    if defs and defs[-1].params is not None:
+        return  # a module's own console_server fixture, with its own parameters
+    backends = BACKENDS
+    if "console" in metafunc.fixturenames:
+        backends = getattr(metafunc.module, "BROWSER_BACKENDS", ["sqlite"])
+    metafunc.parametrize("console_server", backends, indirect=True, scope="module")
+
+
+@pytest.fixture(scope="module")
 def console_server(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LiveServer]:
@@ -98,3 +117,14 @@ def owner(console_server: LiveServer) -> Iterator[httpx.Client]:
     client = sign_in(console_server)
     yield client
     client.close()
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """With ``SIGHTLINE_TEST_TIMES=FILE``, each phase of each test is appended to FILE as it ends
+    (outcome, seconds, id): a run cut short still says where its time went and what failed."""
+    path = os.environ.get("SIGHTLINE_TEST_TIMES")
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return  # the controller writes every worker's reports
+    if path and (report.when == "call" or report.outcome != "passed" or report.duration > 1):
+        with open(path, "a", encoding="utf-8") as out:
+            out.write(f"{report.outcome}\t{report.when}\t{report.duration:.2f}\t{report.nodeid}\n")

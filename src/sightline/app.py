@@ -19,6 +19,7 @@ from starlette.routing import BaseRoute, Match, Mount
 from starlette.types import Receive, Scope, Send
 
 from sightline import __version__
+from sightline.accounts import passwords
 from sightline.console import auth, conversions, errors, exports, goals, health, setup, shared, sites, team
 from sightline.console import mail as console_mail
 from sightline.console import recordings as console_recordings
@@ -118,6 +119,7 @@ def _flat_routes(routes: Sequence[BaseRoute]) -> Iterator[BaseRoute]:
 def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
     """The application for ``settings``; migrates the database when it opens it itself."""
     database = db or open_database(settings.effective_database_url)
+    passwords.prepare()
     ctx = build_context(settings, database)
     ctx.health.register("database", database_probe(database), critical=True)
     disk = DiskGuard(

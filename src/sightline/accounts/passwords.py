@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
+import functools
+
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 
 _hasher = PasswordHasher()  # argon2-cffi's defaults are Argon2id with RFC 9106 low-memory parameters
-_DUMMY_HASH = _hasher.hash("sightline-dummy-password-for-constant-time")
+
+
+@functools.cache
+def _dummy_hash() -> str:
+    """The hash an unknown account is checked against: made once, by ``prepare`` when the server
+    starts (not at import: the server's helper processes never sign anyone in)."""
+    return _hasher.hash("sightline-dummy-password-for-constant-time")
+
+
+def prepare() -> None:
+    """Makes the dummy hash now, so the first unknown e-mail costs what every later one does."""
+    _dummy_hash()
+
 
 MIN_LENGTH = 10
 MAX_LENGTH = 1024
@@ -19,7 +33,7 @@ def hash_password(password: str) -> str:
 def verify_password(password_hash: str | None, password: str) -> bool:
     """True when ``password`` matches; an absent hash still costs one full verification."""
     try:
-        return _hasher.verify(password_hash or _DUMMY_HASH, password) and password_hash is not None
+        return _hasher.verify(password_hash or _dummy_hash(), password) and password_hash is not None
     except (VerifyMismatchError, VerificationError, InvalidHashError):
         return False
 

@@ -7,16 +7,16 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from alembic import command
-from alembic.config import Config
-from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
 from sqlalchemy.engine import make_url
 
 from sightline import __version__
 from sightline.storage.outage import Cause, OutageLog, cause_of
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 log = logging.getLogger("sightline.storage")
 
@@ -45,6 +45,9 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
 
 def known_revisions() -> set[str]:
     """Every migration revision this Sightline has."""
+    from alembic.config import Config  # alembic loads only where the schema is handled
+    from alembic.script import ScriptDirectory
+
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS))
     return {script.revision for script in ScriptDirectory.from_config(cfg).walk_revisions()}
@@ -128,6 +131,8 @@ class Database:
         return cause
 
     def alembic_config(self) -> Config:
+        from alembic.config import Config  # only where the schema is handled (not the store process)
+
         cfg = Config()
         cfg.set_main_option("script_location", str(MIGRATIONS))
         cfg.set_main_option("sqlalchemy.url", self.url.replace("%", "%%"))
@@ -142,6 +147,8 @@ class Database:
             cfg = self.alembic_config()
             cfg.attributes["connection"] = conn
             self.refuse_unknown_schema(conn, cfg)
+            from alembic import command
+
             command.upgrade(cfg, "heads")
 
     def refuse_unknown_schema(self, conn: Connection, cfg: Config) -> None:
