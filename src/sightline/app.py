@@ -143,13 +143,14 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         async with (
+            decoder.running(),  # spawned first: it starts while the writer does
             ingest.running(),
-            decoder.running(),
             retention.running(recordings, settings.recording_retention_days),
             data_retention.running(event_retention),
             store.running(),
             mail_job.running(mails),
         ):
+            await decoder.ready()
             yield
         if db is None:
             database.dispose()

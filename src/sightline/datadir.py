@@ -49,6 +49,11 @@ def claim(directory: Path) -> DataDirLock:
             f"cannot create the data directory {directory}: {exc.strerror}. "
             "Create it and let the user running Sightline write to it."
         ) from None
+    if os.statvfs(directory).f_flag & os.ST_RDONLY:  # root too: access() alone says so for root
+        raise DataDirError(
+            f"the data directory {directory} is on a read-only file system; nothing was changed. "
+            "Mount it read-write (or choose another --data-dir)."
+        )
     if not os.access(directory, os.W_OK | os.X_OK):
         raise DataDirError(
             f"the data directory {directory} is not writable by this user; nothing was changed. "

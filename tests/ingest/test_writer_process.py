@@ -313,6 +313,8 @@ def test_replacing_the_writer_again_and_again_leaves_the_server_no_more_open_pip
         return count
 
     with closing(sign_in(server)) as owner:
+        # the store process's start pipe closes once it says it is ready: count after that
+        wait_until(lambda: owner.get("/api/health").json()["services"]["store"]["status"] == "ok", 60)
         before = pipes()
         for _ in range(3):
             pid = killed_and_replaced(owner, pid)

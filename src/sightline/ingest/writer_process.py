@@ -31,6 +31,7 @@ import msgspec
 from sightline import logs
 from sightline.geo import GeoDatabaseError, Locator
 from sightline.ingest import batch
+from sightline.ingest.outage import WriterOutage
 from sightline.ingest.protocol import (
     DUPLICATE,
     FAILED,
@@ -65,6 +66,7 @@ class Writer:
         self.store = Store(db, TrafficMarker())
         self.time_param = time_param_for(db.dialect)
         self.null = null_for(db.dialect)
+        self.outage = WriterOutage(db)
         self._submits = msgspec.msgpack.Decoder(Submit)
         self._encoder = msgspec.msgpack.Encoder()
 
@@ -114,8 +116,8 @@ class Writer:
         if submit.cookieless:
             try:
                 decoded = self._cookieless(submit, decoded)
-            except Exception:
-                log.exception("ingest writer: today's visitor salt could not be read")
+            except Exception as exc:
+                self.outage.failed(exc, 1, "today's visitor salt could not be read")
                 return FAILED
         agent = (submit.browser, submit.os, submit.device_type)
         place = self.locator.locate(submit.address)  # once per batch: one client sent it
@@ -153,8 +155,8 @@ class Writer:
         unavailable, refused_data = self.store.errors
         try:
             stored = self.store.commit([rows for _, rows in group])
-        except unavailable:
-            log.exception("ingest writer: a group of %d batches was not stored", len(group))
+        except unavailable as exc:
+            self.outage.failed(exc, len(group))
             return dict.fromkeys((seq for seq, _ in group), FAILED)
         except refused_data:
             if len(group) == 1:
@@ -162,9 +164,10 @@ class Writer:
                 return {group[0][0]: REFUSED}
             log.warning("ingest writer: retrying a refused group of %d batches one by one", len(group))
             return self._one_by_one(group)
-        except Exception:
-            log.exception("ingest writer: a group of %d batches was not stored", len(group))
+        except Exception as exc:
+            self.outage.failed(exc, len(group))
             return dict.fromkeys((seq for seq, _ in group), FAILED)
+        self.outage.stored()
         return _codes(group, stored)
 
     def _one_by_one(self, group: list[tuple[int, Rows]]) -> dict[int, int]:

@@ -43,6 +43,7 @@ NICENESS = 5
 RECURSION_SLACK = 40  # the worker's own frames below ``chunks.decode``
 RETRY_AFTER = "2"
 WATCH_SECONDS = 0.5
+READY_SECONDS = 30.0
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,7 @@ class ChunkDecoder:
         self.restarts = 0
         self.busy = 0  # chunks answered 503 because too many were waiting
         self._pool: ProcessPoolExecutor | None = None
+        self._warm: Future[int] | None = None
         self._closed = False
 
     def _start(self) -> ProcessPoolExecutor:
@@ -100,7 +102,8 @@ class ChunkDecoder:
             initargs=(os.getpid(),),
         )
         self._pool = pool
-        pool.submit(os.getpid).add_done_callback(self._note_pid)  # starts the worker now
+        self._warm = pool.submit(os.getpid)  # starts the worker now
+        self._warm.add_done_callback(self._note_pid)
         return pool
 
     def _note_pid(self, future: Future[int]) -> None:
@@ -138,7 +141,7 @@ class ChunkDecoder:
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
-        """The worker runs from the server's start (so the first chunk waits for no spawn) to its end."""
+        """The worker runs from the server's start to its end (``ready`` waits for it to answer)."""
         self._start()
         try:
             yield
@@ -147,6 +150,15 @@ class ChunkDecoder:
             pool, self._pool = self._pool, None
             if pool is not None:
                 await asyncio.to_thread(functools.partial(pool.shutdown, wait=True, cancel_futures=True))
+
+    async def ready(self, timeout: float = READY_SECONDS) -> None:
+        """Wait until the worker answers (the server's start, so the first chunk waits for nothing)."""
+        if self._warm is None:
+            return
+        try:
+            await asyncio.wait_for(asyncio.wrap_future(self._warm), timeout)
+        except Exception:  # a slow or failed start is not fatal: the next chunk starts another
+            log.warning("the recordings decoder process was not ready within %.0f s", timeout)
 
     def figures(self) -> dict[str, object]:
         return {"pid": self.pid, "restarts": self.restarts, "waiting": self.pending, "busy": self.busy}
