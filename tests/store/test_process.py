@@ -9,8 +9,11 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
 
 from sightline.storage import open_database
@@ -18,7 +21,8 @@ from sightline.store.engines import Embedded, open_engine
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, StartServer, sign_in
 from tests.reports import helpers
 from tests.store.test_feed import NOW, _expected_visits, _visits
-from tests.support.server import create_owner
+from tests.support.postgres import PostgresServer
+from tests.support.server import LiveServer, create_owner
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -113,3 +117,48 @@ def test_rebuild_store_refuses_while_a_server_holds_the_store(start_server: Star
     assert done.returncode == 1
     assert "in use by a running server" in done.stderr
     owner.close()
+
+
+@pytest.mark.postgres
+def test_of_two_nodes_on_one_postgresql_one_feeds_and_the_other_takes_over_when_it_is_killed(
+    postgres: PostgresServer, tmp_path: Path
+) -> None:
+    url = postgres.create_database()
+    first = LiveServer(tmp_path / "node-a", url).start()
+    second: LiveServer | None = None
+    try:
+        create_owner(first, OWNER_EMAIL, OWNER_PASSWORD)
+        on_first = sign_in(first)
+        helpers.wait_caught_up(on_first)
+        assert on_first.get("/api/health").json()["services"]["store"]["role"] == "feeder"
+        second = LiveServer(tmp_path / "node-b", url).start()
+        on_second = sign_in(second)
+        store = _store_when(on_second, lambda s: s["role"] == "standby" and s["problem"] is not None)
+        assert store["status"] == "degraded"
+        assert "another node feeds" in store["problem"]
+        assert "--events-url clickhouse://" in store["fix"]
+
+        first.kill()
+        taken = _store_when(on_second, lambda s: s["role"] == "feeder" and s["problem"] is None)
+        assert taken["status"] == "ok", taken
+        site = on_second.post("/api/sites", json={"name": "Shop", "domain": "shop.example.com"}).json()
+        helpers.wait_caught_up(on_second)
+        summary = on_second.get(f"/api/sites/{site['id']}/reports/summary")
+        assert summary.status_code == 200, summary.text
+        on_first.close()
+        on_second.close()
+    finally:
+        first.stop()
+        if second is not None:
+            second.stop()
+
+
+def _store_when(owner: httpx.Client, wanted: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+    deadline = time.monotonic() + 60
+    store: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        store = owner.get("/api/health").json()["services"]["store"]
+        if wanted(store):
+            return store
+        time.sleep(0.2)
+    raise AssertionError(f"the store never reached the state: {store}")

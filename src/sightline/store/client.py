@@ -232,6 +232,7 @@ class Store:
         figures.update(
             lag_events=lag_events,
             lag_seconds=lag_seconds,
+            role=status.get("role") if status else None,
             fed_events=status["fed_events"] if status else None,
             feed_rate=status["rate"] if status else None,
             failing_since=datetime.fromtimestamp(since, UTC).isoformat() if since else None,
@@ -246,6 +247,11 @@ class Store:
 
 def _fix(problem: str, engine: str) -> str:
     text = problem.lower()
+    if "another node feeds" in text:
+        return (
+            "Several nodes need one shared store: start every node with the same "
+            "--events-url clickhouse://... (docs/scaling.md), or run a single node."
+        )
     if "in use by another process" in text:
         return (
             "Another Sightline process is using this data directory's analytics store. "

@@ -7,7 +7,8 @@ the server only waits on a socket. Requests arrive over ``multiprocessing.connec
 socket with an authentication key): ``("query", sql, params)`` answers ``("ok", rows)`` or
 ``("error", message)``; ``("status",)`` answers the feed's figures; ``("export", directory)``
 copies the embedded store there for a backup (``store.snapshot``). The process leaves when its
-parent is gone.
+parent is gone. Of several nodes on one PostgreSQL log, one feeds (a lease, ``storage.lease``);
+another takes over within seconds when it dies.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from sightline.storage import open_database
+from sightline.storage.lease import Lease
 from sightline.store import snapshot
 from sightline.store.engines import Embedded, Engine, StoreBusyError, open_engine
 from sightline.store.feed import Feeder
@@ -29,6 +31,11 @@ from sightline.store.upkeep import Upkeep
 
 log = logging.getLogger("sightline.store")
 PROGRESS_EVERY = 15.0  # seconds between two progress lines while a backlog is fed
+STANDBY_LOOK = 2.0  # seconds between two asks for the feed's lease by a node that does not hold it
+STANDBY_PROBLEM = (
+    "another node feeds the events log into its own analytics store, so this node's store is not "
+    "fed and its reports fall behind"
+)
 
 
 @dataclass(frozen=True)
@@ -55,6 +62,7 @@ class Status:
         self.problem: str | None = None
         self.last_step_ms: float | None = None
         self.rate = 0.0  # events per second over the last busy minute
+        self.role = "feeder"  # or "standby": another node of the same log feeds (storage.lease)
 
     def as_dict(self) -> dict[str, Any]:
         return dict(vars(self))
@@ -120,8 +128,14 @@ def main(options: Options, ready: Connection) -> None:
     ready.close()
     window: list[tuple[float, int]] = []
     said = time.monotonic()
+    lease = Lease(db, "the analytics store's feed")
     while os.getppid() == parent:
         try:
+            if not lease.held():
+                _stand_by(engine, status)
+                time.sleep(STANDBY_LOOK)
+                continue
+            status.role = "feeder"
             fed = feeder.step()
             upkeep.run()
             status.failing_since = status.problem = None
@@ -154,9 +168,22 @@ def main(options: Options, ready: Connection) -> None:
             )
         if fed < options.batch:
             time.sleep(options.interval if fed == 0 else options.interval / 4)
+    lease.release()
     snapshot.withdraw(Path(options.data_dir))
     listener.close()
     engine.close()
+
+
+def _stand_by(engine: Engine, status: Status) -> None:
+    """Another node holds the feed. On a shared ClickHouse that is as it should be (its feed shows
+    in the shared watermark); an embedded store of this node's own is then never fed: a fault."""
+    status.role = "standby"
+    status.watermark = engine.watermark()
+    if isinstance(engine, Embedded):
+        status.problem = STANDBY_PROBLEM
+        status.failing_since = status.failing_since or time.time()
+    else:
+        status.problem = status.failing_since = None
 
 
 def ask(address: str, authkey: bytes, request: tuple[Any, ...]) -> Any:
