@@ -69,7 +69,7 @@ export function GoalsPanel({ siteId, query, onFilter, manage = true }: Props) {
               <th scope="col">Goal</th>
               <th scope="col" class="num">Visitors</th>
               <th scope="col" class="num">Conversions</th>
-              <th scope="col" class="num">Rate</th>
+              <th scope="col" class="num report-rate">Rate</th>
               {withRevenue && <th scope="col" class="num">Revenue</th>}
               {withRevenue && <th scope="col" class="num">Average</th>}
             </tr>
