@@ -268,3 +268,35 @@ def test_the_custom_events_table_leaves_out_measurements_that_have_reports_of_th
     }
     assert "404" in shown
     assert "outbound_link" in shown
+
+
+def test_filters_select_the_visits_whose_autocapture_events_the_tables_count(
+    fed: Any, engine: Engine
+) -> None:
+    site, rows = fed
+    chosen = {v.session_id for v in helpers.visits_of(rows) if v.source == "google.com"}
+    filtered = [e for e in rows if e.session_id in chosen]
+    assert 0 < len(filtered) < len(rows)
+    found, _ = autocapture.breakdown(
+        engine.query,
+        engine.dialect,
+        site,
+        SPAN,
+        queries.Filters(source="google.com"),
+        "outbound_links",
+        queries.Page(100),
+        None,
+    )
+    clicks = [e for e in filtered if e.name == "outbound_link"]
+    expected = {
+        url: {
+            "visitors": len({e.visitor_id for e in clicks if e.props["url"] == url}),
+            "events": sum(1 for e in clicks if e.props["url"] == url),
+        }
+        for url in {e.props["url"] for e in clicks}
+    }
+    assert found == ranked(expected, "events")
+    vitals = autocapture.vitals(
+        engine.query, engine.dialect, site, SPAN, queries.Filters(source="google.com")
+    )
+    assert sum(v["samples"] for v in vitals) == sum(1 for e in filtered if e.name == "web_vital")
