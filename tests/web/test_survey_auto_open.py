@@ -50,6 +50,8 @@ def test_a_survey_switched_to_open_by_itself_opens_on_its_pages_only(
     delay = page.get_by_label("Seconds after the page loads")
     expect(delay).to_have_value("5")
     delay.fill("1")
+    install = page.get_by_role("region", name="Show it on your site")
+    expect(install).to_contain_text("no line is needed")
     width, viewport = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
     assert width <= viewport
     assert_accessible(page, f"survey builder, {scheme}, phone")

@@ -268,7 +268,7 @@ function Editor({ siteId, siteName, survey: initial }: { siteId: number; siteNam
         </div>
         <div class="sv-side">
           <Preview definition={draft} />
-          {survey && <Install surveyId={survey.id} published={survey.revision !== null} />}
+          {survey && <Install surveyId={survey.id} published={survey.revision !== null} autoOpen={draft.auto_open !== null} />}
         </div>
       </form>
       {survey && <Revisions survey={survey} />}

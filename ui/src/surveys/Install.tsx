@@ -7,7 +7,7 @@ export function feedbackLine(surveyId: number): string {
   return `analytics.feedback(${surveyId});`;
 }
 
-export function Install({ surveyId, published }: { surveyId: number; published: boolean }) {
+export function Install({ surveyId, published, autoOpen }: { surveyId: number; published: boolean; autoOpen: boolean }) {
   const code = useRef<HTMLElement>(null);
   const line = feedbackLine(surveyId);
   return (
@@ -23,6 +23,12 @@ export function Install({ surveyId, published }: { surveyId: number; published: 
       <div class="copy">
         <CopyButton text={line} label="Copy the line" target={() => code.current} />
       </div>
+      {autoOpen && (
+        <p class="field-hint">
+          With <em>Open by itself</em> on (see Opening), no line is needed: the survey opens on the targeted pages by
+          itself. The line still opens it where you call it, for example after a purchase.
+        </p>
+      )}
       {!published && <p class="field-hint">Visitors see it once you publish it.</p>}
     </section>
   );
