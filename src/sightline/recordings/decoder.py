@@ -39,7 +39,7 @@ from sightline.recordings import chunks
 log = logging.getLogger("sightline.recordings")
 
 WAITING = 32
-NICENESS = 5
+NICENESS = 10  # about a tenth of the CPU the server and the writer get when both want it
 RECURSION_SLACK = 40  # the worker's own frames below ``chunks.decode``
 RETRY_AFTER = "2"
 WATCH_SECONDS = 0.5
