@@ -3,6 +3,7 @@ regions and cities, at desktop and phone width in both themes."""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -75,8 +76,9 @@ def test_countries_are_named_in_the_table_and_shaded_on_the_world_map(console: C
     expect(world).to_be_visible()
     shades = tab.evaluate(
         "() => Object.fromEntries([...document.querySelectorAll('.world-map path')]"
-        ".filter(p => !p.getAttribute('class').endsWith('-0'))"
-        ".map(p => [p.querySelector('title').textContent.split(':')[0], p.getAttribute('class')]))"
+        ".map(p => [p.querySelector('title').textContent.split(':')[0],"
+        " [...p.classList].find(c => c.startsWith('map-step-'))])"
+        ".filter(([, step]) => step !== 'map-step-0'))"
     )
     assert shades == {"United Kingdom": "map-step-5", "France": "map-step-3", "Japan": "map-step-1"}
     panel = tab.locator(".report-panel", has=tab.get_by_role("heading", name="Locations"))
@@ -85,6 +87,31 @@ def test_countries_are_named_in_the_table_and_shaded_on_the_world_map(console: C
     expect(cities.locator("tbody tr").first.locator("th")).to_contain_text("London")
     panel.get_by_role("button", name="Regions").click()
     expect(tab.locator('.report-panel table[data-dimension="regions"]')).to_contain_text("Île-de-France")
+
+
+def test_a_click_on_a_country_of_the_map_or_a_place_of_the_tables_filters_the_dashboard(
+    console: Console, located: int
+) -> None:
+    tab = console.signed_in()
+    tab.goto(f"/sites/{located}/reports?range=today")
+    expect(tab.get_by_role("img", name="Map of visitors by country: 3 countries")).to_be_visible()
+    tab.locator('.world-map path[data-country="FR"]').click()
+    expect(tab).to_have_url(re.compile(r"country=FR"))
+    expect(tab.locator(".filter-chip")).to_contain_text("FR")
+    table = tab.locator('.report-panel table[data-dimension="countries"]')
+    expect(table.locator("tbody tr")).to_have_count(1)
+    expect(table.locator("tbody tr").first.locator("th")).to_contain_text("France")
+    assert tab.locator('.world-map path[data-country="JP"]').get_attribute("class") == "map-step-0"
+    tab.locator(".filter-chip").get_by_role("button").click()
+    expect(table.locator("tbody tr")).to_have_count(3)
+    panel = tab.locator(".report-panel", has=tab.get_by_role("heading", name="Locations"))
+    panel.get_by_role("button", name="Cities").click()
+    cities = tab.locator('.report-panel table[data-dimension="cities"]')
+    cities.get_by_role("button", name=re.compile("London")).click()
+    expect(tab).to_have_url(re.compile(r"city=London"))
+    expect(tab.get_by_role("img", name="Map of visitors by country: 1 country")).to_be_visible()
+    # An unshaded country is no filter: nobody came from there.
+    assert tab.locator('.world-map path[data-country="DE"]').get_attribute("class") == "map-step-0"
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])

@@ -207,9 +207,9 @@ export function SiteReports({ siteId, shared }: SiteReportsProps) {
           tick={tick}
           tabs={[
             { dimension: "sources", label: "Sources", filter: "source", columns: VISIT_COLUMNS },
-            { dimension: "utm_sources", label: "UTM source", columns: VISIT_COLUMNS },
-            { dimension: "utm_mediums", label: "UTM medium", columns: VISIT_COLUMNS },
-            { dimension: "utm_campaigns", label: "UTM campaign", columns: VISIT_COLUMNS },
+            { dimension: "utm_sources", label: "UTM source", filter: "utm_source", columns: VISIT_COLUMNS },
+            { dimension: "utm_mediums", label: "UTM medium", filter: "utm_medium", columns: VISIT_COLUMNS },
+            { dimension: "utm_campaigns", label: "UTM campaign", filter: "utm_campaign", columns: VISIT_COLUMNS },
           ]}
         />
         <BreakdownPanel
@@ -220,9 +220,9 @@ export function SiteReports({ siteId, shared }: SiteReportsProps) {
           totals={totals}
           tick={tick}
           tabs={[
-            { dimension: "browsers", label: "Browsers", columns: VISIT_COLUMNS },
-            { dimension: "operating_systems", label: "Systems", columns: VISIT_COLUMNS },
-            { dimension: "devices", label: "Devices", columns: VISIT_COLUMNS },
+            { dimension: "browsers", label: "Browsers", filter: "browser", columns: VISIT_COLUMNS },
+            { dimension: "operating_systems", label: "Systems", filter: "os", columns: VISIT_COLUMNS },
+            { dimension: "devices", label: "Devices", filter: "device", columns: VISIT_COLUMNS },
           ]}
         />
         <BreakdownPanel
@@ -232,11 +232,11 @@ export function SiteReports({ siteId, shared }: SiteReportsProps) {
           onFilter={setFilter}
           totals={totals}
           tick={tick}
-          before={<LazyWorldMap siteId={siteId} query={query} tick={tick} />}
+          before={<LazyWorldMap siteId={siteId} query={query} tick={tick} onCountry={(code) => setFilter("country", code)} />}
           tabs={[
-            { dimension: "countries", label: "Countries", columns: VISIT_COLUMNS },
-            { dimension: "regions", label: "Regions", columns: VISIT_COLUMNS },
-            { dimension: "cities", label: "Cities", columns: VISIT_COLUMNS },
+            { dimension: "countries", label: "Countries", filter: "country", columns: VISIT_COLUMNS },
+            { dimension: "regions", label: "Regions", filter: "region", columns: VISIT_COLUMNS },
+            { dimension: "cities", label: "Cities", filter: "city", columns: VISIT_COLUMNS },
           ]}
         />
         <BreakdownPanel
@@ -530,7 +530,7 @@ export function ReportsIndex() {
   );
 }
 
-type MapProps = { siteId: number; query: ReportQuery; tick: number };
+type MapProps = { siteId: number; query: ReportQuery; tick: number; onCountry?: (code: string) => void };
 
 /** The world map, loaded as its own chunk the first time the Locations panel shows. */
 function LazyWorldMap(props: MapProps) {

@@ -1,7 +1,8 @@
 // The Locations panel's map: countries shaded by visitors, drawn from a bundled SVG
 // (@svg-maps/world, CC BY 4.0, Victor Cazanave; no tiles, no request to any other server).
 // Loaded lazily as its own chunk: the paths are large and only this panel needs them. The 100
-// countries with the most visitors are shaded (the breakdown API gives at most 100 rows).
+// countries with the most visitors are shaded (the breakdown API gives at most 100 rows); a click on
+// one filters the dashboard by it.
 import world from "@svg-maps/world";
 import { useEffect, useState } from "preact/hooks";
 
@@ -12,7 +13,15 @@ import { countryName } from "./places";
 const STEPS = 5;
 
 /** Countries shaded in five steps of their share of the top country's visitors. */
-export default function WorldMap({ siteId, query, tick }: { siteId: number; query: ReportQuery; tick: number }) {
+interface Props {
+  siteId: number;
+  query: ReportQuery;
+  tick: number;
+  /** A click on a shaded country filters by it (the Countries table does the same by keyboard). */
+  onCountry?: (code: string) => void;
+}
+
+export default function WorldMap({ siteId, query, tick, onCountry }: Props) {
   const [rows, setRows] = useState<Row[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const key = JSON.stringify(query);
@@ -44,7 +53,13 @@ export default function WorldMap({ siteId, query, tick }: { siteId: number; quer
           const count = visitors.get(place.id) ?? 0;
           const step = count ? Math.max(1, Math.ceil((count / top) * STEPS)) : 0;
           return (
-            <path key={place.id} d={place.path} class={`map-step-${step}`}>
+            <path
+              key={place.id}
+              d={place.path}
+              class={`map-step-${step}${count && onCountry ? " map-filter" : ""}`}
+              data-country={place.id.toUpperCase()}
+              onClick={count && onCountry ? () => onCountry(place.id.toUpperCase()) : undefined}
+            >
               <title>{`${countryName(place.id.toUpperCase())}: ${count.toLocaleString()} visitors`}</title>
             </path>
           );
