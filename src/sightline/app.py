@@ -37,6 +37,8 @@ from sightline.ingest.service import Ingest, is_sdk_path
 from sightline.mail import job as mail_job
 from sightline.mail.job import MailJob
 from sightline.metrics.collectors import (
+    CONNECTIONS_SPEC,
+    DECODER_SPEC,
     DISK_SPEC,
     RECORDINGS_SPEC,
     STORE_SPEC,
@@ -53,6 +55,7 @@ from sightline.recordings import feature as recordings_feature
 from sightline.recordings import retention
 from sightline.recordings.decoder import ChunkDecoder
 from sightline.recordings.service import Recordings
+from sightline.serving import SlowClientLimits
 from sightline.settings import Settings
 from sightline.storage import Database, open_database
 from sightline.store.client import Store
@@ -178,6 +181,8 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
             FiguresCollector(lambda: _survey_figures(survey_counts), SURVEYS_SPEC),
             FiguresCollector(store_figures(ctx.health), STORE_SPEC),
             FiguresCollector(disk.figures, DISK_SPEC),
+            FiguresCollector(decoder.figures, DECODER_SPEC),
+            FiguresCollector(lambda: {"closed": dict(SlowClientLimits.closed)}, CONNECTIONS_SPEC),
         ]
     )
     app.add_route(

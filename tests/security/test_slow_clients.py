@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from tests.support.server import LiveServer
 
@@ -117,6 +118,14 @@ def test_normal_requests_are_answered_while_slow_loris_connections_outnumber_the
     assert most_files < before + CAP + 20  # the cap holds: the surplus was closed, not kept
     assert slow.gone >= SLOW - CAP  # every slow connection beyond the cap was closed ...
     assert slow.gone == SLOW  # ... and the rest at their header timeout
+    closed = {
+        sample.labels["reason"]: sample.value
+        for family in text_string_to_metric_families(httpx.get(f"{server.base_url}/metrics").text)
+        for sample in family.samples
+        if sample.name == "sightline_connections_closed_total"
+    }
+    assert closed["evicted"] >= SLOW - CAP
+    assert closed["header_timeout"] >= 1
 
 
 def test_headers_that_never_end_are_cut_off_at_the_timeout(server: LiveServer) -> None:

@@ -171,6 +171,11 @@ _DOCS = {
     "sightline_store_up": "1 while the analytics store answers (health status not down).",
     "sightline_disk_free_bytes": "Free bytes on each file system Sightline writes to.",
     "sightline_disk_total_bytes": "Size of each file system Sightline writes to.",
+    "sightline_connections_closed": "Client connections the server closed: too slow (header_timeout, "
+    "body_timeout), headers_too_large, or evicted to make room under --max-connections.",
+    "sightline_recordings_decoder_busy": "Recording chunks answered 503 because too many waited for "
+    "the decoder process.",
+    "sightline_recordings_decoder_restarts": "Times the recordings decoder process was replaced.",
     "sightline_disk_low": "1 while a file system is below --disk-refuse-free-mb (ingest answers 507).",
 }
 
@@ -214,6 +219,13 @@ SURVEYS_SPEC = {
     "stored": ("sightline_survey_responses_stored", "counter", None),
     "duplicate": ("sightline_survey_responses_duplicate", "counter", None),
     "refused": ("sightline_survey_responses_refused", "counter", "reason"),
+}
+CONNECTIONS_SPEC = {
+    "closed": ("sightline_connections_closed", "counter", "reason"),
+}
+DECODER_SPEC = {
+    "busy": ("sightline_recordings_decoder_busy", "counter", None),
+    "restarts": ("sightline_recordings_decoder_restarts", "counter", None),
 }
 DISK_SPEC = {
     "free_bytes": ("sightline_disk_free_bytes", "gauge", "volume"),
