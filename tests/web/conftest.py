@@ -11,6 +11,7 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
+from playwright._impl._api_structures import SetCookieParam
 from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, Playwright, sync_playwright
 
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD
@@ -34,6 +35,10 @@ def browser(playwright: Playwright) -> Iterator[Browser]:
     chromium = launch(playwright)
     yield chromium
     chromium.close()
+
+
+# The owner session of each server's earlier tabs, reused while valid (Argon2 sign-ins are costly).
+_SESSIONS: dict[str, list[SetCookieParam]] = {}
 
 
 def backend_of(server: LiveServer) -> str:
@@ -80,14 +85,22 @@ class Console:
             self.errors.append(message.text)
 
     def signed_in(self, **options: object) -> Page:
-        """A tab whose context holds an owner session (signed in through the API, like the form does)."""
+        """A tab whose context holds an owner session (signed in through the API, like the form
+        does; an earlier tab's session is reused while it is valid)."""
         ctx = self.context(**options)  # type: ignore[arg-type]
+        kept = _SESSIONS.get(self.url)
+        if kept:
+            ctx.add_cookies(kept)
+            if ctx.request.get("/api/me").status == 200:
+                return self.page(ctx)
+            ctx.clear_cookies()
         response = ctx.request.post(
             "/api/login",
             data={"email": OWNER_EMAIL, "password": OWNER_PASSWORD},
             headers={"Origin": self.server.origin},
         )
         assert response.status == 200, response.text()
+        _SESSIONS[self.url] = ctx.cookies()  # type: ignore[assignment]
         return self.page(ctx)
 
     def api(self, tab: Page, method: str, path: str, body: object | None = None) -> object:
