@@ -19,6 +19,7 @@ import pytest
 from sightline.storage import open_database
 from sightline.store.engines import Embedded, open_engine
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, StartServer, sign_in
+from tests.ingest.helpers import Site, Visitor, batch, event
 from tests.reports import helpers
 from tests.store.test_feed import NOW, _expected_visits, _visits
 from tests.support.postgres import PostgresServer
@@ -138,13 +139,24 @@ def test_of_two_nodes_on_one_postgresql_one_feeds_and_the_other_takes_over_when_
         assert "another node feeds" in store["problem"]
         assert "--events-url clickhouse://" in store["fix"]
 
-        first.kill()
+        # Events spread over both nodes, then the feeding node is killed halfway.
+        site = Site.create(on_first, "localhost:38300")
+        acknowledged = 0
+        with Visitor(first.base_url, site) as to_first, Visitor(second.base_url, site) as to_second:
+            for i in range(40):
+                if i == 20:
+                    first.kill()
+                node = to_second if i % 2 or i >= 20 else to_first
+                response = node.send(batch(site, event(visitor_id=f"v-{i:020d}", session_id=f"s-{i:020d}")))
+                assert response.status_code == 202, response.text
+                acknowledged += 1
+
         taken = _store_when(on_second, lambda s: s["role"] == "feeder" and s["problem"] is None)
         assert taken["status"] == "ok", taken
-        site = on_second.post("/api/sites", json={"name": "Shop", "domain": "shop.example.com"}).json()
         helpers.wait_caught_up(on_second)
-        summary = on_second.get(f"/api/sites/{site['id']}/reports/summary")
+        summary = on_second.get(f"/api/sites/{site.id}/reports/summary", params={"range": "today"})
         assert summary.status_code == 200, summary.text
+        assert summary.json()["current"]["pageviews"] == acknowledged  # none lost, none twice
         on_first.close()
         on_second.close()
     finally:
