@@ -121,7 +121,9 @@ def test_the_reports_page_works_by_keyboard_in_dark_and_on_a_phone(
     tab.goto(f"/sites/{site_id}/reports")
     expect(tab.get_by_role("button", name="7 days")).to_have_attribute("aria-pressed", "true")
     thirty = tab.get_by_role("button", name="30 days")
+    tab.wait_for_load_state("networkidle")  # the first figures drawn: nothing takes the focus away
     thirty.focus()
+    expect(thirty).to_be_focused()
     tab.keyboard.press("Enter")
     expect(tab).to_have_url(re.compile(r"range=30d"))
     expect(thirty).to_have_attribute("aria-pressed", "true")
