@@ -249,7 +249,9 @@ def test_event_ingest_keeps_most_of_its_pace_while_bombs_arrive(
     quiet = min(quiet_before, quiet_after)  # the machine's load may change meanwhile: the lower
     print(f"events answered in 3 s: {quiet_before} and {quiet_after} quiet, {bombed} with {bombs} bombs")
     assert bombs > 0
-    assert bombed >= quiet * 0.5  # before the decoder process: 0.14, and 0.007 in the attack pass
+    # Quiet runs give 0.72-0.86; before the decoder process 0.14, and 0.007 in the attack pass. The
+    # bar sits between them: other test workers on the same two cores move the pace by a third.
+    assert bombed >= quiet * 0.35
 
 
 def test_a_snapshot_nested_as_deep_as_a_real_page_is_stored(server: LiveServer, owner: httpx.Client) -> None:
