@@ -6,10 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sqlite3
-import subprocess
-import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,15 +15,10 @@ import duckdb
 
 from sightline.storage import open_database
 from sightline.store.engines import Embedded
+from tests.backup.test_backup import cli
 from tests.reports import helpers
 from tests.store.test_feed import _expected_visits, _visits
 from tests.support.server import LiveServer
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SIGHTLINE_")}
-    command = [sys.executable, "-m", "sightline.cli", *args]
-    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=300, check=False)
 
 
 def log_size(data: Path) -> int:
