@@ -165,9 +165,12 @@ def rebuild_store(settings: Settings) -> int:
         engine.reset()
         feeder = Feeder(db, engine)
         started, fed = time.monotonic(), 0
-        while step := feeder.step():
-            fed += step
-            print(f"fed {fed} events ({fed / max(time.monotonic() - started, 1e-6):.0f}/s)", flush=True)
+        try:
+            while step := feeder.step():
+                fed += step
+                print(f"fed {fed} events ({fed / max(time.monotonic() - started, 1e-6):.0f}/s)", flush=True)
+        finally:
+            feeder.close()
     finally:
         engine.close()
         db.dispose()

@@ -22,6 +22,7 @@ from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sightline.ingest.checkpoint import WRITER_AUTOCHECKPOINT
 from sightline.sites.traffic import TrafficMarker
 from sightline.storage import Database
+from sightline.storage.lease import lock_key
 from sightline.storage.tables.events import EVENT_COLUMNS, event_batches, events
 from sightline.storage.types import utcnow
 
@@ -51,6 +52,9 @@ class Rows:
         return (self.site_id, self.batch_id)
 
 
+COMMIT_ORDER = "the events log's commit order"  # the advisory lock's name (PostgreSQL)
+
+
 class Store:
     """One transaction per group, on the writer process's own connection."""
 
@@ -71,6 +75,13 @@ class Store:
         # stores ("2026-11-21 03:10:20.685059"), on PostgreSQL the aware datetime.
         self.time_param: Callable[[datetime], Any] = _sqlite_time if db.dialect == "sqlite" else _same
         self._last_prune = float("-inf")
+        # The analytics store is fed from the log by id and relies on ids committing in order. One
+        # writer per node does that by itself; several nodes on one PostgreSQL could commit a
+        # later id before an earlier one, so there every writer takes ids and commits under one
+        # transaction-level advisory lock (released by the commit or the rollback).
+        self._ordered = (
+            None if db.dialect == "sqlite" else f"SELECT pg_advisory_xact_lock({lock_key(COMMIT_ORDER)})"
+        )
         self._held: Connection | None = None
         driver = db.engine.dialect.loaded_dbapi
         # (database unreachable or busy, database refused the data): SQLAlchemy's and the driver's.
@@ -109,6 +120,8 @@ class Store:
             # The driver's own cursor, in SQLAlchemy's transaction: no per-statement framework work.
             cursor = conn.connection.cursor()
             try:
+                if self._ordered is not None:
+                    cursor.execute(self._ordered)
                 for start in range(0, len(batches), BATCH_CHUNK):
                     chunk = batches[start : start + BATCH_CHUNK]
                     params = [v for p in chunk for v in (p.site_id, p.batch_id, received, p.events)]

@@ -1,8 +1,9 @@
 """The Goals panel: every goal of a site in one query on the store, however many goals it has.
 
-One scan of the period's events (with filters: every event of the selected visits) counts, per
-goal, its converting visitors (unique), its conversions (matching events) and the sum and count of
-its revenue amounts, beside the period's unique visitors (the conversion rate's denominator).
+One scan of the period's events (with filters: every event of the selected visits), grouped by
+visitor, counts per goal its converting visitors (unique), its conversions (matching events) and
+the sum and count of its revenue amounts, beside the period's unique visitors (the conversion
+rate's denominator).
 """
 
 # ruff: noqa: S608  (SQL made of fixed fragments; every value is a bound parameter)
@@ -26,22 +27,26 @@ def breakdown(
     if not chosen:
         return [], False
     q = Query(d, site_id, span, filters)
-    # Each goal's condition is evaluated once per event (flags h{i} and amounts a{i} of an inner
-    # select keeping only events that convert on some goal); the period's visitors beside it.
+    # One pass over the period's events, grouped by visitor: each goal's condition is evaluated
+    # once per event (h{i}, with its amount a{i}); per visitor, whether they converted on it, how
+    # often, and their revenue; then the sums over visitors, and the visitors themselves (the
+    # conversion rate's denominator). One hash table of visitors instead of one per goal.
     inner = ["visitor"]
-    columns = [f"(SELECT count(DISTINCT visitor) FROM events WHERE {q.events()})"]
+    per_visitor = ["visitor"]
+    columns = ["count(*)"]
     for i, goal in enumerate(chosen):
         inner.append(f"{rules.goal_condition(d, q.bind, goal)} AS h{i}")
-        columns.append(f"count(DISTINCT CASE WHEN h{i} THEN visitor END)")
-        columns.append(f"sum(CASE WHEN h{i} THEN 1 ELSE 0 END)")
+        per_visitor.append(f"max(CASE WHEN h{i} THEN 1 ELSE 0 END) AS c{i}")
+        per_visitor.append(f"sum(CASE WHEN h{i} THEN 1 ELSE 0 END) AS n{i}")
+        columns += [f"sum(c{i})", f"sum(n{i})"]
         if goal.revenue_prop is not None:
             inner.append(f"{rules.prop_number(d, q.bind, goal.revenue_prop)} AS a{i}")
-            columns.append(f"sum(CASE WHEN h{i} THEN a{i} END)")
-            columns.append(f"count(CASE WHEN h{i} THEN a{i} END)")
-    any_goal = " OR ".join(f"h{i}" for i in range(len(chosen)))
+            per_visitor.append(f"sum(CASE WHEN h{i} THEN a{i} END) AS r{i}")
+            per_visitor.append(f"count(CASE WHEN h{i} THEN a{i} END) AS k{i}")
+            columns += [f"sum(r{i})", f"sum(k{i})"]
     query = (
-        f"SELECT {', '.join(columns)} FROM (SELECT {', '.join(inner)} FROM events WHERE {q.events()}) AS t "
-        f"WHERE {any_goal}"
+        f"SELECT {', '.join(columns)} FROM (SELECT {', '.join(per_visitor)} FROM "
+        f"(SELECT {', '.join(inner)} FROM events WHERE {q.events()}) AS e GROUP BY visitor) AS v"
     )
     row = run(query, q.p.values)[0]
     visitors = int(row[0] or 0)

@@ -65,10 +65,11 @@ class Query:
         """Whole seconds from a visit's first event to its last (half a second rounds up)."""
         return self.d.div("last - start + 500000", "1000000")
 
-    def sums(self) -> list[str]:
-        """Visitors, visits, pageviews, bounces and duration of the visits a query selects."""
+    def sums(self, visitors: bool = True) -> list[str]:
+        """Visitors, visits, pageviews, bounces and duration of the visits a query selects
+        (visitors 0 when ``visitors`` is false: the costliest figure, left to a query that needs it)."""
         return [
-            "count(DISTINCT visitor)",
+            "count(DISTINCT visitor)" if visitors else "0",
             "count(*)",
             "sum(pageviews)",
             "sum(CASE WHEN pageviews <= 1 AND events = 0 THEN 1 ELSE 0 END)",  # engaged: a custom event
@@ -131,7 +132,9 @@ def _figures(row: Sequence[Any]) -> dict[str, int]:
 
 def totals(run: Run, d: Dialect, site_id: int, span: Span, filters: Filters) -> dict[str, int]:
     q = Query(d, site_id, span, filters)
-    rows = run(f"SELECT {', '.join(q.sums())} FROM {d.visits} WHERE {q.selected()}", q.p.values)
+    # Without filters, visitors come from the span's events below: not counted twice.
+    sums = ", ".join(q.sums(visitors=bool(filters)))
+    rows = run(f"SELECT {sums} FROM {d.visits} WHERE {q.selected()}", q.p.values)
     figures = _figures(rows[0])
     if not filters:  # visitors and pageviews of the events in the span
         q = Query(d, site_id, span, filters)
@@ -167,7 +170,8 @@ def series(
     q = Query(d, site_id, whole, filters)
     at = bucket(q, spans, "start")
     points = [_figures((0, 0, 0, 0, 0)) for _ in spans]
-    query = f"SELECT {at} AS i, {', '.join(q.sums())} FROM {d.visits} WHERE {q.selected()} GROUP BY i"
+    sums = ", ".join(q.sums(visitors=bool(filters)))  # without filters: from the events below
+    query = f"SELECT {at} AS i, {sums} FROM {d.visits} WHERE {q.selected()} GROUP BY i"
     for i, *row in run(query, q.p.values):
         points[int(i) - 1] = _figures(row)
     if not filters:  # visitors and pageviews of the events in each span

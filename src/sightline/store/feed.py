@@ -20,9 +20,11 @@ visit ids become keyed 64-bit hashes
 # ruff: noqa: S608  (SQL made of fixed fragments; every value is a bound parameter or a column)
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 
 import duckdb
@@ -146,17 +148,25 @@ class Feeder:
         self.compute = duckdb.connect(config={"threads": 1, "memory_limit": "256MB"})
         self.fed_events = 0
         self.last_step_ms: float | None = None
+        self._reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store-log-reader")
+        self._ahead: tuple[int, Future[pa.Table]] | None = None  # (after which id, the batch)
 
     def step(self) -> int:
         """Feeds the next batch; returns how many events it fed (0: the store is up to date)."""
         started = time.perf_counter()
         replay = self.engine.pending_range()
         after = replay[0] if replay else self.engine.watermark()
-        rows = self.log.read(after, replay[1] if replay else None, self.batch)
+        until = replay[1] if replay else None
+        rows = self._rows_after(after, until)
         if not rows.num_rows:
             return 0
+        last = int(rows.column("id")[-1].as_py())
+        if until is None and rows.num_rows == self.batch:
+            # A backlog: the next batch is read from the log (Python, the interpreter lock) while
+            # this one is built and written (DuckDB, which releases it): two cores instead of one.
+            self._ahead = (last, self._reader.submit(self._read, last, None))
         event_rows, visit_rows = self._build(rows)
-        self.engine.write(after, int(rows.column("id")[-1].as_py()), event_rows, visit_rows)
+        self.engine.write(after, last, event_rows, visit_rows)
         self.fed_events += rows.num_rows
         self.last_step_ms = round((time.perf_counter() - started) * 1000, 1)
         return int(rows.num_rows)
@@ -168,15 +178,39 @@ class Feeder:
         return total
 
     def close(self) -> None:
+        self._discard()
+        self._reader.shutdown(wait=True)
         self.compute.close()
 
-    def _build(self, rows: pa.Table) -> tuple[pa.Table, pa.Table]:
-        """The batch's event rows and the new rows of the visits it touched (Arrow tables)."""
+    def _rows_after(self, after: int, until: int | None) -> pa.Table:
+        """The batch after ``after``: the one read ahead when it starts there, else read now.
+        A batch read ahead from anywhere else (its predecessor was not written) is dropped."""
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None:
+            start, future = ahead
+            if start == after and until is None:
+                return future.result()
+            self._ahead = ahead
+            self._discard()
+        return self._read(after, until)
+
+    def _discard(self) -> None:
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None and not ahead[1].cancel():
+            with contextlib.suppress(Exception):
+                ahead[1].result()
+
+    def _read(self, after: int, until: int | None) -> pa.Table:
+        """Up to ``batch`` events of the log after ``after``, their props as ``key\x1fvalue`` lists."""
+        rows = self.log.read(after, until, self.batch)
         props = pa.array(
             [props_of(raw) if raw else [] for raw in rows.column("props").to_pylist()],
             type=pa.list_(pa.string()),
         )
-        raw = rows.set_column(rows.schema.get_field_index("props"), "props", props)
+        return rows.set_column(rows.schema.get_field_index("props"), "props", props)
+
+    def _build(self, raw: pa.Table) -> tuple[pa.Table, pa.Table]:
+        """The batch's event rows and the new rows of the visits it touched (Arrow tables)."""
         con = self.compute
         con.register("raw", raw)
         try:

@@ -171,6 +171,7 @@ def main(options: Options, ready: Connection) -> None:
     lease.release()
     snapshot.withdraw(Path(options.data_dir))
     listener.close()
+    feeder.close()
     engine.close()
 
 
