@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sightline.autocapture.events import MEASUREMENTS
-from sightline.reports import rules
+from sightline.reports import counting, rules
 from sightline.reports.filters import CONTAINS, IS, IS_NOT, VISIT_FILTERS, Filter
 from sightline.reports.filters import Filters as Filters  # re-exported: callers import it from here
 from sightline.store.dialects import Dialect, Params
@@ -138,13 +138,22 @@ def totals(run: Run, d: Dialect, site_id: int, span: Span, filters: Filters) -> 
     figures = _figures(rows[0])
     if not filters:  # visitors and pageviews of the events in the span
         q = Query(d, site_id, span, filters)
+        unique = counting.visitors(d, _events_in(run, d, site_id, span))
         visitors, pageviews = run(
-            f"SELECT count(DISTINCT visitor), sum(CASE WHEN name = '{PAGEVIEW}' THEN 1 ELSE 0 END) "
+            f"SELECT {unique.sql}, sum(CASE WHEN name = '{PAGEVIEW}' THEN 1 ELSE 0 END) "
             f"FROM events WHERE {q.events()}",
             q.p.values,
         )[0]
-        figures.update(visitors=int(visitors or 0), pageviews=int(pageviews or 0))
+        figures.update(visitors=unique.read(visitors), pageviews=int(pageviews or 0))
     return figures
+
+
+def _events_in(run: Run, d: Dialect, site_id: int, span: Span) -> int:
+    """How many events the span holds (what sizes the visitor count), when the engine may estimate."""
+    if d.bitmap is None:
+        return 0
+    q = Query(d, site_id, span, Filters())
+    return int(run(f"SELECT count(*) FROM events WHERE {q.events()}", q.p.values)[0][0] or 0)
 
 
 def bucket(q: Query, spans: Sequence[Span], column: str) -> str:
@@ -177,14 +186,15 @@ def series(
     if not filters:  # visitors and pageviews of the events in each span
         for point in points:
             point["visitors"] = point["pageviews"] = 0
+        unique = counting.visitors(d, _events_in(run, d, site_id, whole), len(spans))
         q = Query(d, site_id, whole, filters)
         at = bucket(q, spans, "time")
         query = (
-            f"SELECT {at} AS i, count(DISTINCT visitor), "
+            f"SELECT {at} AS i, {unique.sql}, "
             f"sum(CASE WHEN name = '{PAGEVIEW}' THEN 1 ELSE 0 END) FROM events WHERE {q.events()} GROUP BY i"
         )
         for i, visitors, pageviews in run(query, q.p.values):
-            points[int(i) - 1].update(visitors=int(visitors), pageviews=int(pageviews or 0))
+            points[int(i) - 1].update(visitors=unique.read(visitors), pageviews=int(pageviews or 0))
     return points
 
 

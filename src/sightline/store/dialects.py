@@ -27,6 +27,9 @@ class Dialect:
     median: str  # the interpolated median of "{value}" (the mean of the two middle values when even)
     quantile: str  # the interpolated quantile "{level}" (0..1, a literal) of "{value}", as ``median``
     prop: str  # the text after "{prefix}" ("key\x1f") of the first element of "{props}" starting with it
+    # How many of the bits "{column} & {mask}" (mask = 2^k - 1) a group sets: linear counting's
+    # input for unique visitors of big spans (``reports.counting``); None: count exactly.
+    bitmap: str | None = None
 
     def param(self, name: str, kind: str) -> str:
         """The placeholder of parameter ``name`` whose ClickHouse type is ``kind``."""
@@ -63,6 +66,7 @@ DUCKDB = Dialect(
     quantile="quantile_cont({value}, {level})",
     prop="substr(list_extract(list_filter({props}, lambda x: starts_with(x, {prefix})), 1), "
     "length({prefix}) + 1)",
+    bitmap="bit_count(bitstring_agg(({column} & {mask})::INTEGER, 0, {mask}))",
 )
 CLICKHOUSE = Dialect(
     name="clickhouse",

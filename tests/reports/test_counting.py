@@ -1,0 +1,117 @@
+"""Unique visitors of big spans: linear counting stays within 1 % of the exact count."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import duckdb
+import pytest
+
+from sightline.reports import counting, queries
+from sightline.reports.filters import Filters
+from sightline.store import schema
+from sightline.store.dialects import CLICKHOUSE, DUCKDB
+from sightline.store.feed import key_of, micros
+
+SITE = 1
+START = datetime(2026, 11, 1, tzinfo=UTC)
+DAYS = 10
+VISITORS = 30_000  # 3,000 a day and 1,000 back the next day, three events each: 120,000 events
+HOUR = 3_600_000_000
+
+
+@pytest.fixture(scope="module")
+def store() -> Iterator[duckdb.DuckDBPyConnection]:
+    con = duckdb.connect(config={"threads": 2})
+    for statement in schema.DUCKDB:
+        con.execute(statement)
+    day = 86_400_000_000
+    # Visitor i comes on day i % DAYS; a third of them come back the next day.
+    con.execute(
+        "INSERT INTO events (site_id, time, id, visitor, visit, name, path, props, visit_start, source, "
+        "utm_source, utm_medium, utm_campaign, browser, os, device, country, region, city) "
+        "SELECT $site, t, row_number() OVER (), v, v, 'pageview', '/', [], t, '(none)', '', '', '', "
+        "'Chrome', 'Linux', 'desktop', '(none)', '', '' FROM (SELECT unnest($keys) AS v, "
+        "$start + (unnest($days) * $day) + (unnest($hours) * $hour) AS t) "
+        "CROSS JOIN range(3)",
+        {
+            "site": SITE,
+            "keys": [key_of(SITE, f"visitor-{i}") for i in range(VISITORS)]
+            + [key_of(SITE, f"visitor-{i}") for i in range(0, VISITORS, 3)],
+            "days": [i % DAYS for i in range(VISITORS)]
+            + [(i % DAYS + 1) % DAYS for i in range(0, VISITORS, 3)],
+            "hours": [i % 20 for i in range(VISITORS)] + [i % 20 for i in range(0, VISITORS, 3)],
+            "start": micros(START),
+            "day": day,
+            "hour": HOUR,
+        },
+    )
+    yield con
+    con.close()
+
+
+def _run(con: duckdb.DuckDBPyConnection, seen: list[str]) -> queries.Run:
+    def run(sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+        seen.append(sql)
+        return con.cursor().execute(sql, params).fetchall()
+
+    return run
+
+
+def _exact(con: duckdb.DuckDBPyConnection, a: datetime, b: datetime) -> int:
+    row = con.execute(
+        "SELECT count(DISTINCT visitor) FROM events WHERE time >= $a AND time < $b",
+        {"a": micros(a), "b": micros(b)},
+    ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def test_a_span_with_more_events_than_the_threshold_is_estimated_within_a_tenth_of_a_percent(
+    store: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(counting, "EXACT_BELOW", 1_000)
+    seen: list[str] = []
+    span = (START, START + timedelta(days=DAYS))
+    figures = queries.totals(_run(store, seen), DUCKDB, SITE, span, Filters())
+    exact = _exact(store, *span)
+    assert exact == VISITORS
+    assert any("bitstring_agg" in sql for sql in seen)
+    assert abs(figures["visitors"] - exact) / exact < 0.001
+    assert figures["pageviews"] == VISITORS * 3 + (VISITORS // 3) * 3
+
+
+def test_each_day_of_a_big_time_series_is_estimated_within_one_percent(
+    store: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(counting, "EXACT_BELOW", 1_000)
+    seen: list[str] = []
+    days = [(START + timedelta(days=i), START + timedelta(days=i + 1)) for i in range(DAYS)]
+    points = queries.series(_run(store, seen), DUCKDB, SITE, days, Filters())
+    assert any("bitstring_agg" in sql for sql in seen)
+    for (a, b), point in zip(days, points, strict=True):
+        exact = _exact(store, a, b)
+        assert exact > 3_000
+        assert abs(point["visitors"] - exact) / exact < 0.01, (a, point["visitors"], exact)
+
+
+def test_below_the_threshold_and_on_clickhouse_visitors_are_counted_exactly(
+    store: duckdb.DuckDBPyConnection,
+) -> None:
+    seen: list[str] = []
+    span = (START, START + timedelta(days=DAYS))
+    assert counting.EXACT_BELOW > 120_000  # the store's events
+    figures = queries.totals(_run(store, seen), DUCKDB, SITE, span, Filters())
+    assert figures["visitors"] == VISITORS
+    assert not any("bitstring_agg" in sql for sql in seen)
+    assert counting.visitors(CLICKHOUSE, 10**9).sql == "count(DISTINCT visitor)"
+
+
+def test_a_saturated_bitmap_reads_as_a_floor_not_an_infinite_estimate() -> None:
+    unique = counting.visitors(DUCKDB, 10**7, 1)
+    size = 1 << counting.MAX_BITS
+    assert unique.read(size) == size
+    assert unique.read(0) == 0
+    assert unique.read(size // 2) == round(size * 0.6931471805599453)
