@@ -1,8 +1,11 @@
 """The Locations panel in real Chromium: countries by name, shaded on the bundled world map,
-regions and cities, at desktop and phone width in both themes."""
+regions and cities, at desktop and phone width in both themes; countries too small for the map;
+and the map's lazily loaded chunk within its size budget."""
 
 from __future__ import annotations
 
+import gzip
+import json
 import re
 from datetime import UTC, datetime, timedelta
 
@@ -13,29 +16,49 @@ from sqlalchemy import update
 from sightline.storage import open_database
 from sightline.storage.schema import events
 from tests.reports import helpers
+from tests.support.axe import assert_accessible
+from tests.support.browser import STATIC, ensure_built
 from tests.support.server import LiveServer
 from tests.web.conftest import Console, unique
 
 SIZES = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
 # (country, region, city, visitors)
-PLACES = [("GB", "England", "London", 6), ("FR", "Île-de-France", "Paris", 3), ("JP", None, None, 1)]
+Place = tuple[str, str | None, str | None, int]
+PLACES: list[Place] = [
+    ("GB", "England", "London", 6),
+    ("FR", "Île-de-France", "Paris", 3),
+    ("JP", None, None, 1),
+]
+# Countries that Natural Earth's 1:110 million outlines leave out, and one it draws.
+SMALL: list[Place] = [("SG", None, "Singapore", 4), ("MT", None, "Valletta", 2), ("FR", None, "Paris", 1)]
+# The map's lazily loaded chunk (outlines, decoder, projection, component), gzipped.
+MAP_BUDGET = 100 * 1024
 
 
 @pytest.fixture(scope="module")
 def located(console_server: LiveServer) -> int:
     """A site with visitors from three countries today."""
+    return _site_with_visitors(console_server, "World shop", PLACES)
+
+
+@pytest.fixture(scope="module")
+def islands(console_server: LiveServer) -> int:
+    """A site whose visitors come mostly from countries too small for the map."""
+    return _site_with_visitors(console_server, "Island shop", SMALL)
+
+
+def _site_with_visitors(console_server: LiveServer, name: str, places: list[Place]) -> int:
+    """A new site with ``places``' visitors in the last hour (or since midnight)."""
     with console_server.client() as client:
         login = {"email": "owner@example.com", "password": "correct horse battery staple"}
         assert client.post("/api/login", json=login).status_code == 200
-        site = client.post(
-            "/api/sites", json={"name": "World shop", "domain": unique("world") + ".example.com"}
-        )
+        site = client.post("/api/sites", json={"name": name, "domain": unique("world") + ".example.com"})
         site_id = int(site.json()["id"])
         start = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
         start = max(start - timedelta(hours=1), start.replace(hour=0))
         assert console_server.database_url is not None
         db = open_database(console_server.database_url, migrate=False)
-        for country, region, city, count in PLACES:
+        for country, region, city, count in places:
             rows = [
                 helpers.Event(
                     site_id,
@@ -126,3 +149,69 @@ def test_the_map_fits_the_screen_in_both_themes(
     assert width <= viewport
     tab.get_by_role("heading", name="Locations").scroll_into_view_if_needed()
     console.shoot(tab, f"locations-{scheme}-{size}")
+    assert_accessible(tab, f"the Locations panel ({scheme}, {size})")
+
+
+def test_every_country_of_the_map_is_one_shape_named_by_its_iso_code(console: Console, located: int) -> None:
+    tab = console.signed_in()
+    tab.goto(f"/sites/{located}/reports?range=today")
+    expect(tab.get_by_role("img", name="Map of visitors by country: 3 countries")).to_be_visible()
+    codes = tab.evaluate(
+        "() => [...document.querySelectorAll('.world-map path')].map(p => p.dataset.country)"
+    )
+    assert len(codes) == len(set(codes)) > 170
+    assert all(re.fullmatch("[A-Z]{2}", code) for code in codes), codes
+    # Natural Earth gives Kosovo, Northern Cyprus and Somaliland no numeric code; the latter two join
+    # their countries as IP databases place them. French Guiana (GF to IP databases) is drawn apart
+    # from France. Antarctica is left out.
+    assert {"FR", "GF", "NO", "XK", "CY", "SO", "GB", "US", "CN", "RU", "BR", "AU", "ZA", "IN"} <= set(codes)
+    assert "AQ" not in codes
+    titles = tab.evaluate(
+        "() => Object.fromEntries([...document.querySelectorAll('.world-map path')]"
+        ".map(p => [p.dataset.country, p.querySelector('title').textContent]))"
+    )
+    assert titles["NO"] == "Norway: 0 visitors"
+    assert titles["XK"] == "Kosovo: 0 visitors"
+    assert titles["FR"] == "France: 3 visitors"
+
+
+def test_countries_too_small_for_the_map_are_named_under_it_and_filter_from_the_table(
+    console: Console, islands: int
+) -> None:
+    tab = console.signed_in(viewport=SIZES["phone"])
+    tab.goto(f"/sites/{islands}/reports?range=today")
+    world = tab.get_by_role("img", name="Map of visitors by country: 3 countries")
+    expect(world).to_be_visible()
+    caption = tab.locator(".world-map figcaption")
+    expect(caption).to_contain_text("Too small for this map: Singapore, Malta (in the table).")
+    assert tab.locator('.world-map path[data-country="SG"]').count() == 0
+    assert tab.locator('.world-map path[data-country="FR"]').get_attribute("class") == "map-step-2 map-filter"
+    table = tab.locator('.report-panel table[data-dimension="countries"]')
+    expect(table.locator("tbody tr").first.locator("th")).to_contain_text("Singapore")
+    table.get_by_role("button", name=re.compile("Singapore")).click()
+    expect(tab).to_have_url(re.compile(r"country=SG"))
+    expect(tab.get_by_role("img", name="Map of visitors by country: 1 country")).to_be_visible()
+    expect(caption).to_contain_text("Too small for this map: Singapore (in the table).")
+    expect(table.locator("tbody tr")).to_have_count(1)
+    shaded = tab.evaluate(
+        "() => [...document.querySelectorAll('.world-map path')]"
+        ".filter(p => !p.classList.contains('map-step-0')).length"
+    )
+    assert shaded == 0
+    expect(tab.locator(".report-panel [role=alert]")).to_have_count(0)
+    width, viewport = tab.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+    assert width <= viewport
+    assert_accessible(tab, "the Locations panel with countries too small for the map")
+
+
+def test_the_map_chunk_stays_under_100_kib_gzipped() -> None:
+    ensure_built("ui")
+    console_dir = STATIC / "console"
+    chunks = [p for p in console_dir.glob("chunk-*.js") if "Map of visitors by country" in p.read_text()]
+    assert len(chunks) == 1, chunks
+    source = chunks[0].read_text("utf-8")
+    assert '"Topology"' in source, "the outlines are not in the map's chunk"
+    preloaded = json.loads((console_dir / "manifest.json").read_text("utf-8"))["preload"]
+    assert chunks[0].name not in preloaded, "the map's chunk loads with the console's first page"
+    size = len(gzip.compress(chunks[0].read_bytes(), compresslevel=9))
+    assert size <= MAP_BUDGET, f"the map's chunk is {size:,} bytes gzipped; the budget is {MAP_BUDGET:,}"

@@ -49,7 +49,10 @@ def ensure_built(package: str = "sdk") -> Path:
     # Parallel test workers share the checkout: one builds while the others wait, then see it current.
     with _build_lock(package):
         if not output.exists() or output.stat().st_mtime < _newest_source(source):
-            if not (source / "node_modules").is_dir():
+            # As `make assets` does: install when node_modules is missing or older than the lock file
+            # (a pull or rebase that changed the packages).
+            modules, lock = source / "node_modules", source / "package-lock.json"
+            if not modules.is_dir() or (lock.exists() and lock.stat().st_mtime > modules.stat().st_mtime):
                 subprocess.run(
                     ["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=source, check=True
                 )

@@ -1,16 +1,20 @@
-// The Locations panel's map: countries shaded by visitors, drawn from a bundled SVG
-// (@svg-maps/world, CC BY 4.0, Victor Cazanave; no tiles, no request to any other server).
-// Loaded lazily as its own chunk: the paths are large and only this panel needs them. The 100
-// countries with the most visitors are shaded (the breakdown API gives at most 100 rows); a click on
-// one filters the dashboard by it.
-import world from "@svg-maps/world";
+// The Locations panel's map: countries shaded by visitors, drawn from Natural Earth's 1:110 million
+// outlines bundled with the console (worldShapes.ts; no tiles, no request to any other server).
+// Loaded lazily as its own chunk, only when this panel shows. The 100 countries with the most
+// visitors are shaded (the breakdown API gives at most 100 rows); a click on one filters the
+// dashboard by it. Countries too small to draw at this scale (Singapore, Malta, Bahrain...) are
+// named under the map; the Countries table beside it lists and filters them like any other.
 import { useEffect, useState } from "preact/hooks";
 
 import { messageOf } from "../api";
 import { reports, type ReportQuery, type Row } from "./api";
 import { countryName } from "./places";
+import { world } from "./worldShapes";
 
 const STEPS = 5;
+/** How many of the countries too small for the map are named under it. */
+const NAMED = 5;
+const DRAWN = new Set(world.shapes.map((shape) => shape.code));
 
 /** Countries shaded in five steps of their share of the top country's visitors. */
 interface Props {
@@ -39,33 +43,46 @@ export default function WorldMap({ siteId, query, tick, onCountry }: Props) {
   }, [siteId, key, tick]);
 
   if (error) return <p class="notice notice-error" role="alert">The map could not be loaded: {error}</p>;
-  const visitors = new Map((rows ?? []).map((row) => [row.value.toLowerCase(), row.visitors ?? 0]));
+  const visitors = new Map((rows ?? []).map((row) => [row.value.toUpperCase(), row.visitors ?? 0]));
   const top = Math.max(1, ...visitors.values());
-  const known = (rows ?? []).filter((row) => row.value !== "(none)").length;
+  const known = (rows ?? []).filter((row) => row.value !== "(none)");
+  const unseen = known.filter((row) => (row.visitors ?? 0) > 0 && !DRAWN.has(row.value.toUpperCase()));
   return (
     <figure class="world-map">
       <svg
         viewBox={world.viewBox}
         role="img"
-        aria-label={rows ? `Map of visitors by country: ${known} ${known === 1 ? "country" : "countries"}` : "Map of visitors by country, loading"}
+        aria-label={
+          rows
+            ? `Map of visitors by country: ${known.length} ${known.length === 1 ? "country" : "countries"}`
+            : "Map of visitors by country, loading"
+        }
       >
-        {world.locations.map((place: { id: string; name: string; path: string }) => {
-          const count = visitors.get(place.id) ?? 0;
+        {world.shapes.map(({ code, d }) => {
+          const count = visitors.get(code) ?? 0;
           const step = count ? Math.max(1, Math.ceil((count / top) * STEPS)) : 0;
           return (
             <path
-              key={place.id}
-              d={place.path}
+              key={code}
+              d={d}
               class={`map-step-${step}${count && onCountry ? " map-filter" : ""}`}
-              data-country={place.id.toUpperCase()}
-              onClick={count && onCountry ? () => onCountry(place.id.toUpperCase()) : undefined}
+              data-country={code}
+              onClick={count && onCountry ? () => onCountry(code) : undefined}
             >
-              <title>{`${countryName(place.id.toUpperCase())}: ${count.toLocaleString()} visitors`}</title>
+              <title>{`${countryName(code)}: ${count.toLocaleString()} visitors`}</title>
             </path>
           );
         })}
       </svg>
-      <figcaption class="world-map-credit">Map: @svg-maps/world (CC BY 4.0)</figcaption>
+      <figcaption class="world-map-credit">
+        {unseen.length > 0 && (
+          <span class="world-map-unseen">
+            Too small for this map: {unseen.slice(0, NAMED).map((row) => countryName(row.value.toUpperCase())).join(", ")}
+            {unseen.length > NAMED ? ` and ${unseen.length - NAMED} more` : ""} (in the table).{" "}
+          </span>
+        )}
+        Map: Natural Earth (public domain), via world-atlas.
+      </figcaption>
     </figure>
   );
 }
