@@ -27,6 +27,13 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.fixture(scope="session")
+def chdb_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The one chDB data path of this test process: chDB opens a single path per process, so every
+    test that runs ClickHouse's SQL in-process shares it (each with a database of its own)."""
+    return tmp_path_factory.mktemp("chdb")
+
+
+@pytest.fixture(scope="session")
 def postgres() -> Iterator[PostgresServer]:
     server = PostgresServer()
     server.start()

@@ -1,5 +1,6 @@
 """Engines for the store's tests: DuckDB in the test's directory, and ClickHouse's SQL through
-embedded chDB (one chDB data path per test process, as chDB allows; a database per test)."""
+embedded chDB (one chDB data path per test process, as chDB allows: ``chdb_path`` of the root
+conftest; a database per test)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,6 @@ from pathlib import Path
 import pytest
 
 from sightline.store.engines import ClickHouse, Embedded, Engine
-
-
-@pytest.fixture(scope="session")
-def chdb_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("chdb")
 
 
 @pytest.fixture(params=["duckdb", "clickhouse"])

@@ -18,7 +18,7 @@ from typing import Any
 from sightline.reports import rules
 from sightline.reports.queries import Filters, Page, Query, Run, Span
 from sightline.store.dialects import Dialect
-from sightline.store.feed import PAGEVIEW
+from sightline.store.schema import PAGEVIEW
 
 # Web vitals: (good up to, poor above), the thresholds of web.dev (milliseconds; CLS has no unit).
 THRESHOLDS: dict[str, tuple[float, float]] = {

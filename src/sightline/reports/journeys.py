@@ -16,7 +16,7 @@ from sightline.reports.filters import Filters
 from sightline.reports.queries import Query, Run, Span
 from sightline.reports.steps import Step
 from sightline.store.dialects import Dialect
-from sightline.store.feed import PAGEVIEW
+from sightline.store.schema import PAGEVIEW
 
 LIMIT = 50
 

@@ -22,7 +22,8 @@ from sightline.reports import counting, rules
 from sightline.reports.filters import CONTAINS, IS, IS_NOT, VISIT_FILTERS, Filter
 from sightline.reports.filters import Filters as Filters  # re-exported: callers import it from here
 from sightline.store.dialects import Dialect, Params
-from sightline.store.feed import PAGEVIEW, micros
+from sightline.store.epoch import micros
+from sightline.store.schema import PAGEVIEW
 
 Span = tuple[datetime, datetime]
 Run = Callable[[str, dict[str, Any]], list[tuple[Any, ...]]]

@@ -14,7 +14,7 @@ from typing import Any
 
 from sightline.reports.filters import Goal
 from sightline.store.dialects import Dialect
-from sightline.store.feed import PAGEVIEW
+from sightline.store.schema import PAGEVIEW
 
 Bind = Callable[[Any], str]
 _SPECIAL = set(".^$*+?()[]{}|\\-")

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from sightline.errors import ApiError
 from sightline.reports.rules import Bind, page_condition
 from sightline.store.dialects import Dialect
-from sightline.store.feed import PAGEVIEW
+from sightline.store.schema import PAGEVIEW
 
 PATH_MAX = 2000
 EVENT_MAX = 100

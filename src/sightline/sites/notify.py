@@ -14,7 +14,6 @@ import logging
 import threading
 from collections.abc import Callable
 
-import psycopg
 from sqlalchemy.engine import make_url
 
 log = logging.getLogger("sightline.sites")
@@ -44,6 +43,8 @@ class ChangeListener:
         self._thread.join(timeout=5)
 
     def _run(self) -> None:
+        import psycopg  # only with PostgreSQL: a server on SQLite never loads it
+
         failures = 0
         while not self._stop.is_set():
             try:

@@ -32,8 +32,8 @@ from sightline.health.registry import DEGRADED, DOWN, OK, ServiceReport
 from sightline.storage import Database
 from sightline.storage.schema import events
 from sightline.store.dialects import CLICKHOUSE, DUCKDB, Dialect
-from sightline.store.log import micros_of
-from sightline.store.process import Options, main
+from sightline.store.epoch import micros_of
+from sightline.store.launch import Options, main
 
 log = logging.getLogger("sightline.store")
 BEHIND_SECONDS = 60.0  # a store further behind the log than this is "degraded"

@@ -25,7 +25,6 @@ import hashlib
 import logging
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
-from datetime import UTC, datetime, timedelta
 
 import duckdb
 import orjson
@@ -35,16 +34,15 @@ from sightline.autocapture.events import PASSIVE
 from sightline.storage import Database
 from sightline.store import schema
 from sightline.store.engines import Engine
+from sightline.store.epoch import micros as micros  # re-exported: the feed's callers use it
 from sightline.store.log import LogReader
+from sightline.store.schema import PAGEVIEW
 
 log = logging.getLogger("sightline.store")
 
-PAGEVIEW = "pageview"
 NONE = "(none)"
 VALUE_MAX = 500  # paths and prop values are cut to this many characters
 LOOK_BACK = 2 * 86400 * 1_000_000  # how far back a visit is looked for in the store
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-MICROSECOND = timedelta(microseconds=1)
 _ATTRIBUTES = {  # a visit attribute from its first event, as the reports show it
     "source": f"coalesce(nullif(left(source, {VALUE_MAX}), ''), '{NONE}')",
     "utm_source": f"coalesce(left(utm_source, {VALUE_MAX}), '')",
@@ -102,11 +100,6 @@ _EVENTS = (  # the batch's rows for the store, with their visit's attributes
     + ", ".join(f"m.{name}" for name in schema.VISIT_ATTRIBUTES)
     + " FROM b JOIN m ON m.visit = b.visit ORDER BY b.id"
 )
-
-
-def micros(moment: datetime) -> int:
-    """Microseconds since the epoch, exactly (no float on the way)."""
-    return (moment - EPOCH) // MICROSECOND
 
 
 def key_of(site_id: int, code: str) -> int:

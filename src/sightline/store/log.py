@@ -9,13 +9,12 @@ copy of SQLite into the process, which SQLite's locking does not allow beside Py
 
 from __future__ import annotations
 
-from typing import Any
-
 import pyarrow as pa
-from sqlalchemy import BigInteger, Integer, cast, extract, func, literal, select
+from sqlalchemy import literal, select
 
 from sightline.storage import Database
 from sightline.storage.schema import events
+from sightline.store.epoch import micros_of
 
 # The log's columns the store needs, in order, with their Arrow types.
 COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
@@ -38,15 +37,6 @@ COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
     ("region", pa.string()),
     ("city", pa.string()),
 )
-
-
-def micros_of(column: Any, dialect: str) -> Any:
-    """Microseconds since the epoch of a UTC timestamp column, computed exactly by the database."""
-    if dialect == "sqlite":  # stored as text: 'YYYY-MM-DD HH:MM:SS.ffffff'
-        return cast(func.strftime("%s", column), Integer) * 1_000_000 + cast(
-            func.substr(column, 21, 6), Integer
-        )
-    return cast(extract("epoch", column) * 1_000_000, BigInteger)
 
 
 class LogReader:

@@ -17,7 +17,6 @@ import logging
 import os
 import threading
 import time
-from dataclasses import dataclass
 from multiprocessing.connection import Client, Connection, Listener
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from sightline.storage.lease import Lease
 from sightline.store import snapshot
 from sightline.store.engines import Embedded, Engine, StoreBusyError, open_engine
 from sightline.store.feed import Feeder
+from sightline.store.launch import Options
 from sightline.store.upkeep import Upkeep
 
 log = logging.getLogger("sightline.store")
@@ -36,19 +36,6 @@ STANDBY_PROBLEM = (
     "another node feeds the events log into its own analytics store, so this node's store is not "
     "fed and its reports fall behind"
 )
-
-
-@dataclass(frozen=True)
-class Options:
-    database_url: str
-    events_url: str | None
-    data_dir: str
-    memory_mb: int
-    interval: float
-    batch: int
-    address: str
-    authkey: bytes
-    log_retention_days: int | None
 
 
 class Status:

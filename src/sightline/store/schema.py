@@ -18,6 +18,7 @@ Times are Int64 microseconds since the Unix epoch, UTC.
 
 from __future__ import annotations
 
+PAGEVIEW = "pageview"  # the event name of a page view
 FORMAT = 4  # bump when a table below changes: the embedded store is then rebuilt from the log
 
 ATTRIBUTES = ("source", "utm_source", "utm_medium", "utm_campaign", "browser", "os", "device")
