@@ -136,13 +136,20 @@ def signed_in(server: LiveServer) -> httpx.Client:
     return client
 
 
+def owner_of(server: LiveServer) -> Iterator[httpx.Client]:
+    """The body of an ``owner`` fixture: a client signed in as the owner of ``server`` (through
+    ``signed_in``), closed after its tests. A module with a server of its own writes
+    ``yield from owner_of(server)``."""
+    client = signed_in(server)
+    yield client
+    client.close()
+
+
 @pytest.fixture
 def owner(console_server: LiveServer) -> Iterator[httpx.Client]:
     """A client signed in as the owner of ``console_server`` (a test that signs it out or ends its
     session leaves the next test to sign in again)."""
-    client = signed_in(console_server)
-    yield client
-    client.close()
+    yield from owner_of(console_server)
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

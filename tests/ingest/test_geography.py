@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from sightline.storage import Database, open_database
-from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, sign_in
+from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, owner_of, sign_in
 from tests.ingest.helpers import Site, Visitor, batch, event, stored
 from tests.support.geo import LONDON, PARIS, city_database
 from tests.support.postgres import PostgresServer
@@ -57,9 +57,7 @@ def proxied_db(proxied: LiveServer) -> Iterator[Database]:
 
 @pytest.fixture(scope="module")
 def owner(proxied: LiveServer) -> Iterator[httpx.Client]:
-    client = sign_in(proxied)
-    yield client
-    client.close()
+    yield from owner_of(proxied)
 
 
 def _site(owner: httpx.Client) -> Site:

@@ -14,7 +14,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from sightline.metrics.buckets import LatencyBuckets
 from sightline.metrics.endpoint import is_loopback
-from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, StartServer, sign_in
+from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, StartServer, owner_of
 from tests.ingest.helpers import CHROME, Site, Visitor, batch, event, wait_until
 from tests.recordings.helpers import chunk, new_recording_id, page_events, post_chunk, recording_site
 from tests.support.server import LiveServer, create_owner
@@ -48,9 +48,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
 
 @pytest.fixture(scope="module")
 def owner(server: LiveServer) -> Iterator[httpx.Client]:
-    client = sign_in(server)
-    yield client
-    client.close()
+    yield from owner_of(server)
 
 
 def scrape(base_url: str, **headers: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:

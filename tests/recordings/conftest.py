@@ -8,7 +8,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
 
-from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, sign_in
+from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, owner_of
 from tests.recordings.helpers import RecordingSite, recording_site
 from tests.recordings.pages import recorded_shop
 from tests.support.browser import DESKTOP_CHROME, ensure_built, launch
@@ -40,9 +40,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
 
 @pytest.fixture(scope="module")
 def owner_client(server: LiveServer) -> Iterator[httpx.Client]:
-    client = sign_in(server)
-    yield client
-    client.close()
+    yield from owner_of(server)
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from sightline.recordings import chunks
-from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, sign_in
+from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, owner_of
 from tests.ingest.helpers import Site, Visitor, batch, event
 from tests.recordings.helpers import (
     RecordingSite,
@@ -91,9 +91,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
 
 @pytest.fixture(scope="module")
 def owner(server: LiveServer) -> Iterator[httpx.Client]:
-    client = sign_in(server)
-    yield client
-    client.close()
+    yield from owner_of(server)
 
 
 def status_kib(pid: int, field: str) -> int:
