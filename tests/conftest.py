@@ -11,6 +11,7 @@ import pytest
 from playwright.sync_api import expect
 
 from sightline.storage import Database, open_database
+from tests.support.objectstore import ObjectStore
 from tests.support.postgres import PostgresServer
 from tests.support.server import LiveServer, create_owner
 
@@ -39,6 +40,23 @@ def postgres() -> Iterator[PostgresServer]:
     server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def object_store() -> Iterator[ObjectStore]:
+    """An S3-compatible object store (moto's server) for the whole session."""
+    store = ObjectStore().start()
+    yield store
+    store.stop()
+
+
+@pytest.fixture
+def s3_env(object_store: ObjectStore, monkeypatch: pytest.MonkeyPatch) -> ObjectStore:
+    """The object store, with this process's AWS variables set for it (and only for it)."""
+    for name, value in object_store.env().items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    return object_store
 
 
 def database_url_for(request: pytest.FixtureRequest, backend: str, directory: Path) -> str:

@@ -2,7 +2,8 @@
 
 Every setting is declared once here (name, type, default, help, which commands take it).
 The CLI flags (``--data-dir``), the environment variables (``SIGHTLINE_DATA_DIR``) and
-``docs/settings.md`` all come from this list. Imports nothing from the rest of Sightline.
+``docs/settings.md`` all come from this list. Imports nothing from the rest of Sightline but
+``locations`` (which reads ``--recordings-url``, and imports nothing itself).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+
+from sightline import locations
 
 ENV_PREFIX = "SIGHTLINE_"
 
@@ -102,6 +105,11 @@ def _events_url(raw: str) -> str:
     if value and not value.lower().startswith(("clickhouse://", "chdb://")):
         raise ValueError("the events URL is empty (embedded DuckDB) or clickhouse://USER:PASS@HOST:8123/DB")
     return value
+
+
+def _recordings_url(raw: str) -> str:
+    locations.parse(raw)  # ValueError with the reason
+    return raw.strip()
 
 
 def _log_format(raw: str) -> str:
@@ -365,6 +373,19 @@ REGISTRY: tuple[Setting, ...] = (
         30,
         "Recordings older than this many days are deleted.",
         _positive_int,
+    ),
+    Setting(
+        "recordings_url",
+        "url",
+        None,
+        "Where recording chunks are stored: empty for DATA_DIR/recordings (the default); "
+        "file:///path for a directory, which several nodes may share (NFS, CephFS, ...); or "
+        "s3://BUCKET/PREFIX?endpoint=https://HOST:PORT&region=NAME for an S3-compatible object "
+        "store (Amazon S3 without endpoint; addressing=path or virtual overrides the style), with "
+        "credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE, or the "
+        "machine's role), never in the URL. Every node of several must name the same storage.",
+        _recordings_url,
+        (SERVE, BACKUP, RESTORE, ERASE),
     ),
     Setting(
         "recording_max_mb",

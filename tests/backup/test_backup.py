@@ -11,12 +11,15 @@ import sys
 import threading
 from pathlib import Path
 
+import orjson
 import pytest
 
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, StartServer, sign_in
 from tests.ingest.helpers import Site, Visitor, batch, batch_id, event
-from tests.recordings.helpers import chunk, new_recording_id, page_events, post_chunk, recording_site
+from tests.recordings.helpers import chunk, moves, new_recording_id, page_events, post_chunk, recording_site
 from tests.reports.helpers import wait_caught_up
+from tests.support.objectstore import ObjectStore
+from tests.support.ports import free_port
 from tests.support.postgres import PostgresServer
 from tests.support.server import LiveServer, create_owner
 
@@ -180,5 +183,77 @@ def test_a_postgresql_service_is_backed_up_with_pg_dump_and_restored_into_an_emp
     server = LiveServer(tmp_path / "new", target).start()
     try:
         sign_in(server).close()  # the owner came back with the database
+    finally:
+        server.stop()
+
+
+def test_recordings_in_a_bucket_are_backed_up_and_restore_into_a_directory_or_another_bucket(
+    s3_env: ObjectStore, tmp_path: Path
+) -> None:
+    url = s3_env.url(s3_env.create_bucket(), "prod")
+    server = LiveServer(tmp_path / "data", None, env={**s3_env.env(), "SIGHTLINE_RECORDINGS_URL": url})
+    server.start()
+    try:
+        create_owner(server, OWNER_EMAIL, OWNER_PASSWORD)
+        owner = sign_in(server)
+        recorder = recording_site(owner)
+        recording = new_recording_id()
+        sent = [page_events(1_700_000_000_000), moves(1_700_000_002_000)]
+        for seq, events in enumerate(sent):
+            assert post_chunk(server, recorder, recording, seq, chunk(events)).status_code == 202
+        owner.close()
+        backup_dir = tmp_path / "backup"
+        made = cli("backup", str(backup_dir), "--data-dir", str(server.data_dir), "--recordings-url", url)
+        assert made.returncode == 0, made.stderr
+    finally:
+        server.stop()
+    manifest = json.loads((backup_dir / "manifest.json").read_text())
+    files = next(p["files"] for p in manifest["parts"] if p["name"] == "recordings")
+    folder = f"recordings/{recording[:2]}/{recording}"
+    assert [f["path"] for f in files] == [f"{folder}/00000000.json.gz", f"{folder}/00000001.json.gz"]
+
+    into_directory = tmp_path / "restored"
+    assert cli("restore", str(backup_dir), "--data-dir", str(into_directory)).returncode == 0
+    assert _replayed(LiveServer(into_directory), recording) == [e for events in sent for e in events]
+
+    other = s3_env.create_bucket()
+    other_url = s3_env.url(other, "copy")
+    into_bucket = tmp_path / "restored-s3"
+    done = cli("restore", str(backup_dir), "--data-dir", str(into_bucket), "--recordings-url", other_url)
+    assert done.returncode == 0, done.stderr
+    assert len(s3_env.keys(other, f"copy/{recording[:2]}/{recording}/")) == 2
+    env = {**s3_env.env(), "SIGHTLINE_RECORDINGS_URL": other_url}
+    assert _replayed(LiveServer(into_bucket, env=env), recording) == [e for events in sent for e in events]
+    twice = cli(
+        "restore", str(backup_dir), "--data-dir", str(tmp_path / "third"), "--recordings-url", other_url
+    )
+    assert twice.returncode == 1
+    assert f"s3://{other}/copy/ already holds recordings" in twice.stderr
+
+
+def test_a_backup_whose_bucket_cannot_be_reached_fails_saying_what_to_do(
+    s3_env: ObjectStore, tmp_path: Path
+) -> None:
+    data = tmp_path / "data"
+    assert cli("migrate", "--data-dir", str(data)).returncode == 0
+    nowhere = f"s3://recordings/prod?endpoint=http://127.0.0.1:{free_port()}"
+    backup_dir = tmp_path / "backup"
+    done = cli("backup", str(backup_dir), "--data-dir", str(data), "--recordings-url", nowhere)
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert "could not be reached" in done.stderr
+    assert "Check that the object store runs" in done.stderr
+    assert not backup_dir.exists() or not any(backup_dir.iterdir())  # no half backup left behind
+
+
+def _replayed(server: LiveServer, recording: str) -> list[object]:
+    server.start()
+    try:
+        owner = sign_in(server)
+        replay = owner.get(f"/api/recordings/{recording}/events")
+        assert replay.status_code == 200, replay.text
+        owner.close()
+        events: list[object] = orjson.loads(replay.content)["events"]
+        return events
     finally:
         server.stop()

@@ -56,6 +56,31 @@ def test_a_failing_analytics_store_is_named_on_the_dashboard_and_on_health(
         _stale_dashboard(console, page, int(site["id"]))
 
 
+def test_an_unreachable_recordings_bucket_is_named_on_health_with_what_to_do(
+    browser: Browser, start_server: StartServer
+) -> None:
+    bucket = f"s3://recordings/prod?endpoint=http://127.0.0.1:{_closed_port()}"
+    server = start_server(
+        env={
+            "SIGHTLINE_RECORDINGS_URL": bucket,
+            "AWS_ACCESS_KEY_ID": "key-of-test",
+            "AWS_SECRET_ACCESS_KEY": "secret-of-test",
+            "AWS_EC2_METADATA_DISABLED": "true",
+        }
+    )
+    create_owner(server, OWNER_EMAIL, OWNER_PASSWORD)
+    with console_of(browser, server) as console:
+        page = console.signed_in(viewport=SIZES["phone"])
+        page.goto("/health")
+        problems = page.get_by_role("region", name="Overall").locator(".problems")
+        expect(problems).to_contain_text("Recordings: down.", timeout=30_000)
+        expect(problems).to_contain_text("could not be reached")
+        expect(problems).to_contain_text("What to do: Check that the object store runs")
+        service = page.get_by_role("region", name="Recordings")
+        expect(service).to_contain_text("s3://recordings/prod/")
+        console.shoot(page, "health-recordings-down")
+
+
 def _stale_dashboard(console: Console, page: Page, site_id: int) -> None:
     page.goto(f"/sites/{site_id}/reports")
     banner = page.locator(".stale")

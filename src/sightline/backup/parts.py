@@ -13,6 +13,8 @@ import os
 import shutil
 import sqlite3
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -21,6 +23,15 @@ from sqlalchemy import inspect, text
 from sqlalchemy.engine import URL, make_url
 
 from sightline.backup.manifest import BackupError
+from sightline.recordings.store import (
+    CHUNK_NAME,
+    RECORDING_ID,
+    ChunkMissingError,
+    ChunkStore,
+    StorageUnavailableError,
+    chunk_name,
+    open_store,
+)
 from sightline.settings import Settings
 from sightline.storage.database import Database, normalise_url
 from sightline.store import snapshot
@@ -33,12 +44,19 @@ class Place:
     data_dir: Path
     database_url: str
     events_url: str | None = None  # the analytics store's ClickHouse, None: embedded
+    recordings_url: str | None = None  # None: DATA_DIR/recordings
 
     @classmethod
     def of(cls, settings: Settings) -> Place:
         return cls(
-            settings.data_path, normalise_url(settings.effective_database_url), settings.events_url or None
+            settings.data_path,
+            normalise_url(settings.effective_database_url),
+            settings.events_url or None,
+            settings.recordings_url or None,
         )
+
+    def recordings(self) -> ChunkStore:
+        return open_store(self.recordings_url, self.data_dir)
 
     @property
     def url(self) -> URL:
@@ -180,48 +198,77 @@ class DatabasePart:
         _run([*command, "--dbname", env.get("PGDATABASE", ""), str(source / self.PGDUMP)], env, "pg_restore")
 
 
-class FilesPart:
-    """A directory under the data directory, file by file (recordings are written once: a temporary
-    file renamed into place, so every file copied is whole)."""
+class RecordingsPart:
+    """Every recording chunk, from the store ``--recordings-url`` names (a directory or an
+    S3-compatible bucket), as ``<id[:2]>/<id>/<seq>.json.gz`` files whichever store it came from,
+    so a backup restores into either. Chunks are written once (a directory's through a temporary
+    file and a rename, a bucket's as whole objects), so every chunk copied is whole; they are
+    copied after the database, so every chunk the copied index names is in the backup."""
 
+    name = "recordings"
     required = True
-
-    def __init__(self, name: str, directory: str) -> None:
-        self.name = name
-        self.directory = directory
 
     def dump(self, place: Place, target: Path) -> list[Path]:
         target.mkdir(parents=True)
-        root = place.data_dir / self.directory
+        store = place.recordings()
         written: list[Path] = []
-        if not root.is_dir():
-            return written
-        for folder, _, files in os.walk(root):
-            for name in files:
-                if name.startswith("."):  # a chunk being written
-                    continue
-                source = Path(folder) / name
-                copy = target / source.relative_to(root)
-                copy.parent.mkdir(parents=True, exist_ok=True)
-                try:
-                    shutil.copyfile(source, copy)
-                except FileNotFoundError:  # deleted (retention) while we walked
-                    continue
-                written.append(copy)
+        with _unavailable():
+            for recording_id in store.recording_ids():
+                for seq in store.seqs(recording_id):
+                    try:
+                        data = store.get(recording_id, seq)
+                    except ChunkMissingError:  # deleted (retention) while we walked
+                        continue
+                    copy = target / recording_id[:2] / recording_id / chunk_name(seq)
+                    copy.parent.mkdir(parents=True, exist_ok=True)
+                    copy.write_bytes(data)
+                    written.append(copy)
         return written
 
     def occupied(self, place: Place) -> str | None:
-        root = place.data_dir / self.directory
-        if root.is_dir() and any(p.is_file() for p in root.rglob("*")):
-            return f"{root} already holds files"
+        store = place.recordings()
+        with _unavailable():
+            if next(iter(store.recording_ids()), None) is not None:
+                return f"{store.location} already holds recordings"
         return None
 
     def check(self, place: Place, source: Path, engine: str) -> None:
-        return None  # any files go back
+        for path in _chunk_files(source):
+            if not _chunk_address(source, path):
+                raise BackupError(f"{path}: not a recording chunk (<id[:2]>/<id>/<seq>.json.gz)")
+        store = place.recordings()
+        if store.kind != "directory":  # a directory is made when the first chunk goes back
+            with _unavailable():
+                store.check()
 
     def restore(self, place: Place, source: Path, engine: str) -> None:
-        if source.is_dir():
-            shutil.copytree(source, place.data_dir / self.directory, dirs_exist_ok=True)
+        store = place.recordings()
+        with _unavailable():
+            for path in _chunk_files(source):
+                address = _chunk_address(source, path)
+                if address is not None:
+                    store.put(address[0], address[1], path.read_bytes())
+
+
+def _chunk_files(source: Path) -> list[Path]:
+    return sorted(p for p in source.rglob("*") if p.is_file()) if source.is_dir() else []
+
+
+def _chunk_address(source: Path, path: Path) -> tuple[str, int] | None:
+    parts = path.relative_to(source).parts
+    if len(parts) != 3 or not RECORDING_ID.match(parts[1]) or parts[0] != parts[1][:2]:
+        return None
+    match = CHUNK_NAME.match(parts[2])
+    return (parts[1], int(match.group(1))) if match else None
+
+
+@contextmanager
+def _unavailable() -> Iterator[None]:
+    """The recordings storage's problem and fix as a ``BackupError``."""
+    try:
+        yield
+    except StorageUnavailableError as error:
+        raise BackupError(f"{error.problem} {error.fix}") from None
 
 
 class StorePart:
@@ -256,4 +303,4 @@ class StorePart:
             snapshot.restore(place.data_dir, source)
 
 
-PARTS: list[Part] = [StorePart(), DatabasePart(), FilesPart("recordings", "recordings")]
+PARTS: list[Part] = [StorePart(), DatabasePart(), RecordingsPart()]

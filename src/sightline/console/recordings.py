@@ -8,7 +8,9 @@ from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import Response, StreamingResponse
 
 from sightline.console.deps import context, owner
+from sightline.errors import ApiError
 from sightline.recordings.service import Recordings, details, parse_offset
+from sightline.recordings.store import StorageUnavailableError
 from sightline.sites import service as sites
 
 router = APIRouter(prefix="/api", tags=["recordings"])
@@ -50,14 +52,22 @@ def get_recording(recording_id: RecordingId, request: Request) -> dict[str, Any]
     "/recordings/{recording_id}/events",
     summary="Stream a recording's events for the player, in order",
     response_class=StreamingResponse,
-    responses={200: {"content": {"application/json": {}}}, 404: {}},
+    responses={200: {"content": {"application/json": {}}}, 404: {}, 503: {}},
 )
 def recording_events(recording_id: RecordingId, request: Request) -> StreamingResponse:
     service = _service(request)
     with context(request).db.read() as conn:
         service.get(conn, owner(request).id, recording_id)
         seqs = service.chunk_seqs(conn, recording_id)
-    return StreamingResponse(service.stream_events(recording_id, seqs), media_type="application/json")
+    try:
+        stream = service.stream_events(recording_id, seqs)
+    except StorageUnavailableError:
+        message = (
+            "The recordings storage cannot be reached right now, so this recording cannot be replayed. "
+            "Try again shortly; the Health page says what is wrong and what to do."
+        )
+        raise ApiError(503, "storage_unavailable", message, headers={"Retry-After": "30"}) from None
+    return StreamingResponse(stream, media_type="application/json")
 
 
 @router.delete(

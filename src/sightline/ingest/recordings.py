@@ -47,7 +47,7 @@ from sightline.recordings import chunks
 from sightline.recordings.decoder import ChunkDecoder
 from sightline.recordings.service import Accepted, Recordings
 from sightline.recordings.service import Client as RecordingClient
-from sightline.recordings.store import RECORDING_ID
+from sightline.recordings.store import RECORDING_ID, StorageUnavailableError
 from sightline.sites.lookup import SiteInfo
 
 log = logging.getLogger("sightline.ingest")
@@ -180,8 +180,11 @@ class ChunksEndpoint:
             return self.service.accept(site_id, recording_id, seq, chunk, client)
         except ApiError as exc:
             raise RefusedError(exc.status, error_payload(exc.code, exc.message, exc.field), origin) from None
-        except (DBAPIError, OSError):
-            log.exception("storing chunk %s of recording %s failed", seq, recording_id)
+        except (DBAPIError, OSError) as exc:
+            if isinstance(exc, StorageUnavailableError):  # health says what to do; no traceback
+                log.error("storing chunk %s of recording %s failed: %s", seq, recording_id, exc.problem)
+            else:
+                log.exception("storing chunk %s of recording %s failed", seq, recording_id)
             message = "The chunk could not be stored; try again shortly."
             raise RefusedError(
                 503, error_payload("storage_unavailable", message), origin, retry=True

@@ -1,10 +1,12 @@
 """Session recordings: chunk validation, the chunk store, the index, retention and health.
 
 The SDK's recorder uploads gzip-compressed chunks of rrweb events; ingest hands them to
-``service.Recordings.accept`` (validated by ``chunks``, written durably by a ``store.ChunkStore``,
-indexed in the ``recordings`` tables). The console lists, reads, streams and deletes them through
-``service``; ``retention`` deletes recordings past ``recording_retention_days``.
+``service.Recordings.accept`` (validated by ``chunks``, written durably by a ``store.ChunkStore``:
+files in a directory, or objects of an S3-compatible bucket with ``s3``, as ``--recordings-url``
+says; indexed in the ``recordings`` tables). The console lists, reads, streams and deletes them
+through ``service``; ``retention`` deletes recordings past ``recording_retention_days``.
 
 May import: ``sightline.storage``, ``sightline.sites``, ``sightline.health``, ``sightline.settings``,
-``sightline.errors``. Never imports ``sightline.console`` or ``sightline.ingest``.
+``sightline.locations``, ``sightline.errors``, ``sightline.numbers``. Never imports
+``sightline.console`` or ``sightline.ingest``.
 """

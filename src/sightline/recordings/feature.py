@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
-from sightline.health.registry import DEGRADED, OK, HealthRegistry, ServiceReport
+import time
+from datetime import UTC, datetime
+
+from sightline.health.registry import DEGRADED, DOWN, OK, HealthRegistry, ServiceReport
 from sightline.recordings.decoder import ChunkDecoder
 from sightline.recordings.service import Recordings
-from sightline.recordings.store import FileChunkStore
+from sightline.recordings.store import StorageUnavailableError, open_store
 from sightline.settings import Settings
 from sightline.storage import Database, open_database
 
 MIB = 1024 * 1024
 LOW_DISK = 1 << 30
+RECENT_FAILURE_SECONDS = 300.0  # a failed write this recent keeps the service degraded
 
 
 def build(settings: Settings, db: Database) -> Recordings:
-    """Chunks as files under ``DATA_DIR/recordings``, indexed in ``db``."""
-    store = FileChunkStore(settings.data_path / "recordings")
+    """Chunks in the store of ``--recordings-url`` (default ``DATA_DIR/recordings``), indexed in ``db``."""
+    store = open_store(settings.recordings_url, settings.data_path)
     return Recordings(db, store, int(settings.recording_max_mb) * MIB)
 
 
@@ -25,21 +29,50 @@ def open_service(settings: Settings) -> tuple[Recordings, Database]:
 
 
 def register_health(service: Recordings, health: HealthRegistry, decoder: ChunkDecoder) -> None:
-    """Health service ``recordings``: how many there are, the bytes they use, the decoder process."""
+    """Health service ``recordings``: how many there are, the bytes they use, where they are stored
+    and whether that storage answers (down, with the problem and what to do, when it does not)."""
 
     def probe() -> ServiceReport:
+        store = service.store
         count, size = service.totals()
         figures: dict[str, object] = {
+            "storage": store.kind,
+            "location": store.location,
             "recordings": count,
             "used_bytes": size,
             "dropped_chunks": dict(service.drop_counts),
             "decoder": decoder.figures(),
+            "problem": None,
+            "fix": None,
+            "failing_since": None,
         }
-        status = OK
-        if isinstance(service.store, FileChunkStore):
-            free = service.store.free_bytes()
-            figures["free_bytes"] = free
-            status = DEGRADED if free < LOW_DISK else OK
-        return ServiceReport(status, figures)
+        try:
+            figures.update(store.check())
+        except StorageUnavailableError as exc:
+            since = service.failures.since or time.time()
+            figures.update(
+                error=exc.kind,
+                problem=exc.problem + " New recording chunks are refused (503) and sent again later.",
+                fix=exc.fix,
+                failing_since=datetime.fromtimestamp(since, UTC).isoformat(),
+            )
+            return ServiceReport(DOWN, figures)
+        failure = service.failures.recent(RECENT_FAILURE_SECONDS)
+        if failure is not None:
+            figures.update(
+                error=failure.kind,
+                problem=f"Storing a chunk failed {int(time.time() - failure.at)} s ago: {failure.problem}",
+                fix=failure.fix,
+                failing_since=datetime.fromtimestamp(failure.at, UTC).isoformat(),
+            )
+            return ServiceReport(DEGRADED, figures)
+        free = figures.get("free_bytes")
+        if isinstance(free, int) and free < LOW_DISK:
+            figures.update(
+                problem=f"Only {free // MIB} MiB are free where recordings are stored ({store.location}).",
+                fix="Free space or grow that disk, or shorten --recording-retention-days.",
+            )
+            return ServiceReport(DEGRADED, figures)
+        return ServiceReport(OK, figures)
 
     health.register("recordings", probe)

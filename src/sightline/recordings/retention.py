@@ -5,7 +5,7 @@ no index row names (left by a crash between writing a file and committing its ro
 runs it at start and every hour (``running``); operators can run it by hand:
 
     python -m sightline.recordings.retention --data-dir DIR [--database-url URL]
-        [--recording-retention-days N]
+        [--recordings-url URL] [--recording-retention-days N]
 """
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python -m sightline.recordings.retention",
         description="Delete session recordings older than the retention period.",
     )
-    for name in ("data_dir", "database_url", "recording_retention_days"):
+    for name in ("data_dir", "database_url", "recordings_url", "recording_retention_days"):
         setting = BY_NAME[name]
         parser.add_argument(setting.flag, dest=name, default=None, help=setting.help)
     args = parser.parse_args(argv)

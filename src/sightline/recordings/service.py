@@ -1,14 +1,18 @@
 """Recordings as one object: accepting chunks (idempotent, capped), listing, reading, streaming, deleting.
 
 ``accept`` answers only after the chunk's bytes are durable in the store and its index row is
-committed. Chunks of one recording are accepted one at a time (striped locks), so a retried
-chunk racing its first attempt is stored once and the size cap is never overshot.
+committed. Chunks of one recording are accepted one at a time (striped locks in the process and,
+on PostgreSQL, the recording's advisory lock for the transaction, which holds across nodes), so a
+retried chunk racing its first attempt on another node is stored once, the size cap is never
+overshot, and undoing a failed attempt never removes the chunk another node just acknowledged.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
+import time
 import zlib
 from collections import Counter
 from collections.abc import Iterator
@@ -18,12 +22,12 @@ from typing import Any
 
 import msgspec
 import orjson
-from sqlalchemy import Connection, and_, delete, func, insert, select, update
+from sqlalchemy import Connection, and_, delete, func, insert, select, text, update
 
 from sightline.errors import ApiError, not_found
 from sightline.numbers import ascii_int
 from sightline.recordings.chunks import Chunk, events_json
-from sightline.recordings.store import ChunkMissingError, ChunkStore
+from sightline.recordings.store import ChunkMissingError, ChunkStore, StorageUnavailableError
 from sightline.storage import Database
 from sightline.storage.tables.recordings import recording_chunks, recordings
 from sightline.storage.tables.sites import sites
@@ -35,6 +39,8 @@ PAGE_SIZE = 50
 MAX_OFFSET = 100_000
 LOCK_STRIPES = 64
 MAX_START_SHIFT_MS = 3_600_000
+# The first key of the recordings' advisory locks (the second is the recording id's CRC-32).
+LOCK_SPACE = int.from_bytes(hashlib.sha256(b"sightline:recordings").digest()[:4], "big", signed=True)
 
 
 @dataclass(frozen=True)
@@ -52,11 +58,59 @@ class Accepted:
     size_bytes: int
 
 
+@dataclass(frozen=True)
+class Failure:
+    at: float
+    kind: str
+    problem: str
+    fix: str
+
+
+class Failures:
+    """The store's latest failed write, for health (cleared by the next write that succeeds)."""
+
+    def __init__(self) -> None:
+        self.last: Failure | None = None
+        self.since: float | None = None  # the first failure of the current run
+
+    def note(self, error: OSError) -> None:
+        now = time.time()
+        if isinstance(error, StorageUnavailableError):
+            self.last = Failure(now, error.kind, error.problem, error.fix)
+        else:
+            problem = (
+                f"{error.strerror or type(error).__name__} ({error.filename or 'the recordings directory'})."
+            )
+            fix = "Check the recordings directory: mounted, writable, and with free space."
+            self.last = Failure(now, "write_failed", problem, fix)
+        self.since = self.since or now
+
+    def clear(self) -> None:
+        if self.last is not None:
+            self.last = self.since = None
+
+    def recent(self, seconds: float) -> Failure | None:
+        last = self.last
+        return last if last is not None and last.at > time.time() - seconds else None
+
+
+def serialise(conn: Connection, recording_ids: list[str]) -> None:
+    """On PostgreSQL, hold each recording's advisory lock until ``conn``'s transaction ends, so the
+    nodes sharing the database change one recording one at a time (in key order: no deadlock)."""
+    if conn.dialect.name != "postgresql":
+        return  # SQLite: one node, whose striped locks suffice
+    keys = sorted({zlib.crc32(r.encode()) for r in recording_ids})
+    for key in keys:
+        signed = key - (1 << 32) if key >= 1 << 31 else key
+        conn.execute(text("SELECT pg_advisory_xact_lock(:space, :key)"), {"space": LOCK_SPACE, "key": signed})
+
+
 class Recordings:
     def __init__(self, db: Database, store: ChunkStore, max_bytes: int) -> None:
         self.db = db
         self.store = store
         self.max_bytes = max_bytes
+        self.failures = Failures()
         self._locks = [threading.Lock() for _ in range(LOCK_STRIPES)]
         self.drop_counts: Counter[str] = Counter()  # refused chunks by error code (ingest counts)
         self.stored_counts: Counter[str] = Counter()  # "chunks", "bytes" stored (ingest counts)
@@ -73,6 +127,7 @@ class Recordings:
             written = False
             try:
                 with self.db.begin() as conn:
+                    serialise(conn, [recording_id])
                     row = conn.execute(select(recordings).where(recordings.c.id == recording_id)).first()
                     if row is not None and row.site_id != site_id:
                         message = "This recording id belongs to another site; start a new recording."
@@ -90,7 +145,7 @@ class Recordings:
                     if total > self.max_bytes:
                         message = f"The recording has reached its size limit of {self.max_bytes} bytes."
                         raise ApiError(413, "recording_too_large", message)
-                    self.store.put(recording_id, seq, chunk.stored)
+                    self._put(recording_id, seq, chunk.stored)
                     written = True
                     snapshot = self._index(conn, row, site_id, recording_id, seq, chunk, client or Client())
             except BaseException:
@@ -98,6 +153,14 @@ class Recordings:
                     self._forget(recording_id, seq)
                 raise
         return Accepted(True, snapshot, total)
+
+    def _put(self, recording_id: str, seq: int, data: bytes) -> None:
+        try:
+            self.store.put(recording_id, seq, data)
+        except OSError as error:
+            self.failures.note(error)
+            raise
+        self.failures.clear()
 
     def _index(
         self,
@@ -173,21 +236,19 @@ class Recordings:
         chunks, and this one when another request indexed it meanwhile, are acknowledged data.
         """
         try:
-            with self.db.read() as conn:
+            with self.db.begin() as conn:
+                serialise(conn, [recording_id])  # another node may be indexing this very chunk
                 indexed = conn.execute(
                     select(recording_chunks.c.seq).where(
                         recording_chunks.c.recording_id == recording_id, recording_chunks.c.seq == seq
                     )
                 ).first()
-        except Exception:
-            log.warning("kept chunk %s/%s: the index could not be read to check it", recording_id, seq)
-            return
-        if indexed is not None:
-            return
-        try:
-            self.store.delete_chunk(recording_id, seq)
+                if indexed is None:
+                    self.store.delete_chunk(recording_id, seq)
         except OSError:
             log.exception("removing the unindexed chunk %s/%s failed", recording_id, seq)
+        except Exception:
+            log.warning("kept chunk %s/%s: the index could not be read to check it", recording_id, seq)
 
     # Owner side ------------------------------------------------------------------------------
 
@@ -227,15 +288,27 @@ class Recordings:
         return [int(seq) for seq in conn.execute(query).scalars()]
 
     def stream_events(self, recording_id: str, seqs: list[int]) -> Iterator[bytes]:
-        """``{"events": [...]}``: every chunk's events in seq order, one chunk in memory at a time."""
+        """``{"events": [...]}``: every chunk's events in seq order, one chunk in memory at a time.
+
+        The first chunk is read before anything is sent: a store that cannot be reached answers
+        503 (``StorageUnavailableError`` from this call, not from the stream). A store lost in the
+        middle ends the stream cut short, which the player reports, rather than a gap in it.
+        """
+        first_body = self._events_of(recording_id, seqs[0]) if seqs else b""
+        return self._stream(recording_id, seqs, first_body)
+
+    def _events_of(self, recording_id: str, seq: int) -> bytes:
+        try:
+            return events_json(self.store.get(recording_id, seq))
+        except (ChunkMissingError, ApiError, msgspec.MsgspecError, RecursionError):
+            log.error("chunk %s/%s is missing or unreadable; replaying without it", recording_id, seq)
+            return b""
+
+    def _stream(self, recording_id: str, seqs: list[int], first_body: bytes) -> Iterator[bytes]:
         yield b'{"recording_id":' + orjson.dumps(recording_id) + b',"events":['
         first = True
-        for seq in seqs:
-            try:
-                body = events_json(self.store.get(recording_id, seq))
-            except (ChunkMissingError, ApiError, msgspec.MsgspecError, RecursionError):
-                log.error("chunk %s/%s is missing or unreadable; replaying without it", recording_id, seq)
-                continue
+        for index, seq in enumerate(seqs):
+            body = first_body if index == 0 else self._events_of(recording_id, seq)
             if not body:
                 continue
             yield body if first else b"," + body
@@ -247,6 +320,7 @@ class Recordings:
         if not recording_ids:
             return
         with self._both_locks(recording_ids), self.db.begin() as conn:
+            serialise(conn, recording_ids)
             conn.execute(delete(recording_chunks).where(recording_chunks.c.recording_id.in_(recording_ids)))
             conn.execute(delete(recordings).where(recordings.c.id.in_(recording_ids)))
         for recording_id in recording_ids:
