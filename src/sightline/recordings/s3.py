@@ -151,7 +151,7 @@ class S3ChunkStore:
 
     def check(self) -> dict[str, object]:
         """HeadBucket: the bucket exists and these credentials may use it."""
-        with self._failures("reach the bucket"):
+        with self._failures("check the bucket"):
             self.prober.head_bucket(Bucket=self.bucket)
         return {"bucket": self.bucket, "endpoint": self.place.endpoint or "Amazon S3"}
 
@@ -196,7 +196,7 @@ def translate(place: Bucket, action: str, error: BotoCoreError | ClientError) ->
         code = str(error.response.get("Error", {}).get("Code", ""))
         if code in MISSING and action == "read a chunk":
             return _MissingError()
-        if code in NO_BUCKET or (code in MISSING and action == "reach the bucket"):
+        if code in NO_BUCKET or (code in MISSING and action == "check the bucket"):
             return StorageUnavailableError(
                 "no_bucket",
                 f"The recordings bucket {place.bucket!r} does not exist at {place.endpoint or 'Amazon S3'}.",
@@ -215,7 +215,8 @@ def translate(place: Bucket, action: str, error: BotoCoreError | ClientError) ->
         )
     return StorageUnavailableError(
         "unreachable",
-        f"The recordings bucket {where} could not be reached to {action} ({type(error).__name__}).",
+        f"The recordings bucket {where} could not be reached ({type(error).__name__}) when Sightline "
+        f"tried to {action}.",
         "Check that the object store runs and that this node reaches the endpoint (address, port, "
         "TLS, firewall). Recorders send their chunks again once it answers.",
     )
