@@ -48,6 +48,13 @@ def store() -> Iterator[duckdb.DuckDBPyConnection]:
             "hour": HOUR,
         },
     )
+    # One visit per visitor, on one of three browsers.
+    con.execute(
+        "INSERT INTO visits SELECT site_id, visit, min(visitor), min(time), min(time), max(time), "
+        "count(*), 0, '/', min(time), '/', max(time), '(none)', '', '', '', "
+        "['Chrome', 'Firefox', 'Safari'][(min(visitor) % 3)::INTEGER + 1], 'Linux', 'desktop', "
+        "'(none)', '', '', max(id) FROM events GROUP BY site_id, visit"
+    )
     yield con
     con.close()
 
@@ -107,6 +114,33 @@ def test_below_the_threshold_and_on_clickhouse_visitors_are_counted_exactly(
     assert figures["visitors"] == VISITORS
     assert not any("bitstring_agg" in sql for sql in seen)
     assert counting.visitors(CLICKHOUSE, 10**9).sql == "count(DISTINCT visitor)"
+
+
+def test_each_value_of_a_big_breakdown_with_few_values_is_estimated_within_one_percent(
+    store: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(counting, "EXACT_BELOW", 1_000)
+    seen: list[str] = []
+    span = (START, START + timedelta(days=DAYS))
+    rows, more = queries.breakdown(
+        _run(store, seen), DUCKDB, SITE, span, Filters(), "browser", "visitors", queries.Page(limit=10)
+    )
+    assert any("bitstring_agg" in sql for sql in seen)
+    assert not more
+    exact = dict(
+        store.execute("SELECT browser, count(DISTINCT visitor) FROM visits GROUP BY browser").fetchall()
+    )
+    assert {row["value"] for row in rows} == {"Chrome", "Firefox", "Safari"}
+    for row in rows:
+        assert abs(row["visitors"] - exact[row["value"]]) / exact[row["value"]] < 0.01, row
+        assert row["visits"] == exact[row["value"]]  # one visit each; visits stay exact
+    assert [row["visitors"] for row in rows] == sorted((row["visitors"] for row in rows), reverse=True)
+
+
+def test_a_breakdown_with_more_values_than_bitmaps_allow_counts_exactly() -> None:
+    assert counting.per_value(DUCKDB, 10**7, counting.MAX_VALUES + 1) is counting.EXACT
+    assert counting.per_value(DUCKDB, 10**7, counting.MAX_VALUES).sql != counting.EXACT.sql
+    assert counting.per_value(CLICKHOUSE, 10**7, 3) is counting.EXACT
 
 
 def test_a_saturated_bitmap_reads_as_a_floor_not_an_infinite_estimate() -> None:

@@ -19,8 +19,9 @@ from dataclasses import dataclass
 
 from sightline.store.dialects import Dialect
 
-EXACT_BELOW = 500_000  # events of a span below which visitors are counted exactly
+EXACT_BELOW = 500_000  # events (or visits) of a span below which visitors are counted exactly
 MIN_BITS, MAX_BITS = 12, 23  # the bitmap: 512 bytes to 1 MiB per group
+MAX_VALUES = 64  # a breakdown with more values than this counts exactly (a bitmap per value)
 
 
 @dataclass(frozen=True)
@@ -35,13 +36,29 @@ def exact(value: object) -> int:
     return int(str(value or 0))
 
 
+EXACT = Visitors("count(DISTINCT visitor)", exact)
+
+
 def visitors(d: Dialect, events: int, groups: int = 1) -> Visitors:
-    """Unique visitors of ``groups`` groups sharing ``events`` events."""
+    """Unique visitors of ``groups`` groups (time buckets) sharing ``events`` events: a bitmap of
+    four times a group's share of the events."""
     if d.bitmap is None or events < EXACT_BELOW:
-        return Visitors("count(DISTINCT visitor)", exact)
-    per_group = max(1, events // max(1, groups))
-    bits = min(MAX_BITS, max(MIN_BITS, (4 * per_group - 1).bit_length()))
-    size = 1 << bits
+        return EXACT
+    return _bitmap(d, 4 * max(1, events // max(1, groups)))
+
+
+def per_value(d: Dialect, rows: int, values: int) -> Visitors:
+    """Unique visitors of each of ``values`` values of a breakdown of ``rows`` visits. One value
+    may hold nearly all of them, so each bitmap has room for all the rows (up to 8 M bits)."""
+    if d.bitmap is None or rows < EXACT_BELOW or values > MAX_VALUES:
+        return EXACT
+    return _bitmap(d, rows)
+
+
+def _bitmap(d: Dialect, room: int) -> Visitors:
+    """Linear counting with a bitmap of at least ``room`` bits (within MIN_BITS..MAX_BITS)."""
+    assert d.bitmap is not None
+    size = 1 << min(MAX_BITS, max(MIN_BITS, (room - 1).bit_length()))
 
     def estimate(value: object) -> int:
         ones = exact(value)

@@ -249,20 +249,34 @@ def _visit_breakdown(run: Run, q: Query, dim: str, order: str, page: Page) -> li
     elif dim in ("entry", "exit"):
         condition += f" AND {column} IS NOT NULL"
     condition += _search(q, column, page)
+    unique = _visitors_per_value(run, q, column, condition)
+    sums = [unique.sql, *q.sums()[1:]]
     names = ", ".join(f"n_{n}" for n in FIGURES)  # not the columns' own names (ClickHouse)
     query = (
         f"SELECT value, {names} FROM (SELECT {column} AS value, "
-        + ", ".join(f"{s} AS n_{n}" for s, n in zip(q.sums(), FIGURES, strict=True))
+        + ", ".join(f"{s} AS n_{n}" for s, n in zip(sums, FIGURES, strict=True))
         + f" FROM {q.d.visits} WHERE {condition} GROUP BY {column}) AS t "
         f"ORDER BY n_{order} DESC, value{_window(page)}"
     )
     out = []
     for value, *figures in run(query, q.p.values):
         row = _figures(figures)
+        row["visitors"] = unique.read(figures[0])
         if dim == "exit":
             row["bounces"] = row["duration"] = 0
         out.append({"value": value, **row})
     return out
+
+
+def _visitors_per_value(run: Run, q: Query, column: str, condition: str) -> counting.Visitors:
+    """How a visit breakdown counts each value's visitors: by bitmap when the visits are many and
+    the values few (browsers, devices, sources), else exactly (``reports.counting``)."""
+    if q.d.bitmap is None:
+        return counting.EXACT
+    rows, values = run(
+        f"SELECT count(*), count(DISTINCT {column}) FROM {q.d.visits} WHERE {condition}", q.p.values
+    )[0]
+    return counting.per_value(q.d, int(rows or 0), int(values or 0))
 
 
 def _event_row(value: str, visitors: int, count_name: str, count: int) -> dict[str, Any]:
