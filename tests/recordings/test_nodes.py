@@ -47,6 +47,7 @@ class Nodes:
         self.acknowledged: dict[str, set[int]] = {}
         self.by_node: Counter[str] = Counter()
         self.races = 0  # a chunk sent to both nodes at once, both answered 202
+        self.unavailable: list[str] = []  # 503s: with both nodes serialising, there are none
 
     def node(self, preferred: LiveServer) -> LiveServer:
         return self.second if preferred is self.first and self.killed.is_set() else preferred
@@ -58,6 +59,8 @@ class Nodes:
         except httpx.TransportError:
             return None  # the node died with the request in flight: not acknowledged
         if answer.status_code == 503:
+            with self.lock:
+                self.unavailable.append(answer.text)
             return None
         assert answer.status_code == 202, answer.text
         with self.lock:
@@ -166,6 +169,7 @@ def test_chunks_spread_over_two_nodes_all_replay_once_after_one_node_is_killed_h
         assert nodes.by_node["A"] > 0
         assert nodes.by_node["B"] > 0
         assert nodes.races > 0, "no chunk was sent to both nodes at once"
+        assert nodes.unavailable == []  # no node tripped over the other's chunk (a lost race is a 503)
         assert nodes.acknowledged == {recording: set(range(CHUNKS)) for recording in plans}
 
         # Every chunk replays from node B, in order, once; the storage holds each chunk once.
@@ -176,6 +180,9 @@ def test_chunks_spread_over_two_nodes_all_replay_once_after_one_node_is_killed_h
         for recording, plan in plans.items():
             details = on_second.get(f"/api/recordings/{recording}").json()
             assert details["chunks"] == CHUNKS, details
+            stamps = [int(e["timestamp"]) for events in plan for e in events]
+            assert details["duration_ms"] == max(stamps) - min(stamps)  # no update of the index lost
+            assert details["pages"] == 1
             replay = on_second.get(f"/api/recordings/{recording}/events")
             assert replay.status_code == 200, replay.text
             assert orjson.loads(replay.content)["events"] == [e for events in plan for e in events]
