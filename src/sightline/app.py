@@ -21,6 +21,7 @@ from starlette.types import Receive, Scope, Send
 from sightline import __version__
 from sightline.accounts import passwords
 from sightline.console import auth, conversions, errors, exports, goals, health, setup, shared, sites, team
+from sightline.console import imports as console_imports
 from sightline.console import mail as console_mail
 from sightline.console import recordings as console_recordings
 from sightline.console import reports as console_reports
@@ -31,6 +32,7 @@ from sightline.console.security_doc import document_security
 from sightline.context import Context, build_context
 from sightline.health.disk import MIB, DiskGuard
 from sightline.health.registry import database_probe
+from sightline.imports import jobs as import_jobs
 from sightline.ingest import feedback as ingest_feedback
 from sightline.ingest import recordings as ingest_recordings
 from sightline.ingest.service import Ingest, is_sdk_path
@@ -60,7 +62,7 @@ from sightline.settings import Settings
 from sightline.storage import Database, open_database
 from sightline.store.client import Store
 from sightline.visitors import retention as data_retention
-from sightline.web import pages, player
+from sightline.web import pages, player, unsubscribe
 from sightline.web.assets import StaticAssets
 from sightline.web.headers import SecurityHeaders
 
@@ -142,6 +144,9 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
     ctx.health.register("retention", event_retention.probe)
 
     mails = MailJob(database, store, ctx.mailer, ctx.origin) if ctx.mailer is not None else None
+    importer = ctx.importer = import_jobs.Importer(
+        database, settings.data_path / "imports", int(settings.import_max_mb) * MIB * 10
+    )
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -151,7 +156,8 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
             retention.running(recordings, settings.recording_retention_days),
             data_retention.running(event_retention),
             store.running(),
-            mail_job.running(mails),
+            mail_job.running(mails, float(settings.mail_check_seconds)),
+            import_jobs.running(importer),
         ):
             await decoder.ready()
             yield
@@ -209,10 +215,12 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
     app.include_router(shared.router)
     app.include_router(exports.router)
     app.include_router(console_mail.router)
+    app.include_router(console_imports.router)
     app.include_router(shared.public)
     app.router.routes.extend(shared.public_routes())
     app.include_router(console_visitors.router)
     app.include_router(player.router)
+    app.include_router(unsubscribe.router)
     # Built assets (ui/, sdk/) are not in git; a server without them still starts.
     app.mount("/static", StaticAssets(directory=pages.STATIC, check_dir=False), name="static")
 

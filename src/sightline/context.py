@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 from sightline.accounts.sessions import Lifetimes
 from sightline.accounts.throttle import FailureWindow, LoginThrottle
 from sightline.health import HealthRegistry
+from sightline.imports.jobs import Importer
 from sightline.mail.sender import Mailer
 from sightline.settings import Settings
 from sightline.sites.check import ConnectionChecker
@@ -31,6 +32,7 @@ class Context:
     key_limit: RequestLimit = field(default_factory=lambda: RequestLimit(120))  # per API key
     share_limit: RequestLimit = field(default_factory=lambda: RequestLimit(120))  # per shared link
     mailer: Mailer | None = None  # with --smtp-url
+    importer: Importer | None = None  # the import jobs (set by app.create_app)
     # Wrong passwords per shared link.
     share_failures: FailureWindow = field(default_factory=lambda: FailureWindow(12, 900))
 

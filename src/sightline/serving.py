@@ -9,7 +9,9 @@ protocol with:
 
 - a header-read timeout: a request's headers must arrive within ``header_timeout_seconds`` of
   the connection's start or of the previous answer on it, else the connection is closed;
-- a body timeout: the body must arrive within ``body_timeout_seconds`` after the headers;
+- a body timeout: the body must arrive within ``body_timeout_seconds`` after the headers; a file
+  uploaded to an import (``STREAMED``, up to ``--import-max-mb``) must instead keep coming: each
+  ``STREAM_STEP`` bytes received give it ``body_timeout_seconds`` more;
 - a header size cap (``MAX_HEADER_BYTES``): beyond it 431 and the connection is closed;
 - a connection cap (``max_connections``): a new connection beyond it first closes the one that
   has waited longest for its headers (a slow client, or an idle keep-alive connection); when every
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import resource
 import time
 from collections import Counter
@@ -49,6 +52,11 @@ TOO_LARGE_BODY = (
 )
 
 
+# Paths whose body is a file streamed to disk (an import), and the bytes that re-arm its timeout.
+STREAMED = re.compile(rb"/api/sites/[0-9]+/imports(\?.*)?")
+STREAM_STEP = 64 * 1024
+
+
 class SlowClientLimits(HttpToolsProtocol):
     """uvicorn's httptools protocol, with the limits above (class attributes, set by ``options``)."""
 
@@ -65,6 +73,9 @@ class SlowClientLimits(HttpToolsProtocol):
         self._reason = ""
         self._header_bytes = 0
         self._refused = False
+        self._url = b""
+        self._streamed = False  # this request's body is an uploaded file (STREAMED)
+        self._since_armed = 0  # its bytes received since its timeout was last armed
         self.waiting_since: float | None = None  # waiting for a request's headers since
 
     # -- deadlines ---------------------------------------------------------------------------
@@ -110,10 +121,12 @@ class SlowClientLimits(HttpToolsProtocol):
 
     def on_message_begin(self) -> None:
         self._header_bytes = 0
+        self._url = b""
         super().on_message_begin()
 
     def on_url(self, url: bytes) -> None:
         if self._counted(url):
+            self._url += url  # httptools may hand the URL over in pieces
             super().on_url(url)
 
     def on_header(self, name: bytes, value: bytes) -> None:
@@ -124,12 +137,20 @@ class SlowClientLimits(HttpToolsProtocol):
         if self._refused:
             return
         self.waiting_since = None
+        self._streamed = STREAMED.fullmatch(self._url) is not None
+        self._since_armed = 0
         self._arm(self.body_timeout, "body_timeout")
         super().on_headers_complete()
 
     def on_body(self, body: bytes) -> None:
-        if not self._refused:
-            super().on_body(body)
+        if self._refused:
+            return
+        if self._streamed:
+            self._since_armed += len(body)
+            if self._since_armed >= STREAM_STEP:
+                self._since_armed = 0
+                self._arm(self.body_timeout, "body_timeout")
+        super().on_body(body)
 
     def on_message_complete(self) -> None:
         if self._refused:

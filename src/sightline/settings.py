@@ -210,7 +210,8 @@ REGISTRY: tuple[Setting, ...] = (
         "number",
         30.0,
         "A client must send a request's body within this many seconds after its headers; a slower "
-        "connection is closed.",
+        "connection is closed. A file uploaded to an import must instead keep coming: each 64 KiB "
+        "received gives it this much more time.",
         _positive_float,
     ),
     Setting(
@@ -312,6 +313,21 @@ REGISTRY: tuple[Setting, ...] = (
         None,
         "Sender address of Sightline's e-mails. Default: sightline@ the public URL's host.",
         str,
+    ),
+    Setting(
+        "mail_check_seconds",
+        "number",
+        300.0,
+        "How often the e-mail job looks for digests that are due and for traffic spikes.",
+        _positive_float,
+    ),
+    Setting(
+        "import_max_mb",
+        "integer",
+        512,
+        "Largest file an import accepts (Plausible's CSV export as a zip, or a CSV of daily "
+        "figures), in MiB; a zip may unpack to at most ten times as much.",
+        _positive_int,
     ),
     Setting(
         "api_key_requests_per_minute",

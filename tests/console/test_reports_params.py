@@ -15,11 +15,11 @@ FILTERS = [
     "source", "utm_source", "utm_medium", "utm_campaign", "browser", "os", "device",
     "country", "region", "city", "entry_page", "exit_page", "page", "event", "goal", "prop",
 ]  # fmt: skip
-PERIOD = ["range", "from", "to", "compare", *FILTERS]
+PERIOD = ["range", "from", "to", "compare", "imported", *FILTERS]
 DOCUMENTED = {
     "summary": PERIOD,
     "timeseries": PERIOD,
-    "breakdown": ["dimension", "limit", "offset", "search", "name", "range", "from", "to", *FILTERS],
+    "breakdown": ["dimension", "limit", "offset", "search", "name", *PERIOD[:3], "imported", *FILTERS],
     "realtime": [],
 }
 

@@ -9,12 +9,14 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import closing
 
 import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.support.server import LiveServer
+from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, sign_in
+from tests.support.server import LiveServer, create_owner
 
 CAP = 100
 HEADER_TIMEOUT = 2.0
@@ -166,3 +168,44 @@ def test_oversized_headers_are_refused_with_431(server: LiveServer) -> None:
     assert answer.status_code == 431
     assert answer.json()["error"]["code"] == "headers_too_large"
     assert httpx.get(f"{server.base_url}/healthz", headers={"X-Big": "a" * 8_000}).status_code == 200
+
+
+def test_an_imports_file_may_take_longer_than_the_body_timeout_while_it_keeps_coming(
+    server: LiveServer,
+) -> None:
+    create_owner(server, OWNER_EMAIL, OWNER_PASSWORD)
+    owner = sign_in(server)
+    with closing(owner):
+        site = owner.post("/api/sites", json={"name": "Slow", "domain": "slow-upload.example.com"}).json()
+        cookie = owner.cookies["sightline_session"]
+    chunk = b"\n" * (80 * 1024)  # blank lines: a file with no figures, answered 422 once read whole
+    header = b"date,visitors,visits,pageviews\n"
+    chunks = int(3 * BODY_TIMEOUT / 0.25)
+    length = len(header) + chunks * len(chunk)
+    head = (
+        f"POST /api/sites/{site['id']}/imports?filename=slow.csv HTTP/1.1\r\nHost: x\r\n"
+        f"Origin: {server.origin}\r\nCookie: sightline_session={cookie}\r\nContent-Type: text/csv\r\n"
+        f"Content-Length: {length}\r\nConnection: close\r\n\r\n"
+    ).encode()
+    sock = connect(server, head + header)
+    started = time.monotonic()
+    for _ in range(chunks):
+        sock.sendall(chunk)
+        time.sleep(0.25)
+    assert time.monotonic() - started > BODY_TIMEOUT + 1
+    sock.settimeout(30)
+    answer = b""
+    while data := sock.recv(65536):
+        answer += data
+    sock.close()
+    assert answer.startswith(b"HTTP/1.1 422"), answer[:200]
+    assert b"holds no figures" in answer
+
+    trickle = connect(server, head)  # the same upload, a byte at a time: cut off as any body
+    started = time.monotonic()
+    with pytest.raises(OSError):  # noqa: PT012
+        while time.monotonic() - started < 3 * BODY_TIMEOUT:
+            trickle.sendall(b"\n")
+            time.sleep(0.2)
+    assert time.monotonic() - started < BODY_TIMEOUT + 2
+    trickle.close()

@@ -128,6 +128,43 @@ export async function request<T>(method: string, path: string, body?: unknown): 
   throw failure;
 }
 
+/** Sends a file as the request's body (an import), reporting how much of it was sent. */
+export function upload<T>(path: string, file: Blob, contentType: string, onProgress: (fraction: number) => void): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open("POST", path);
+    xhr.setRequestHeader("Content-Type", contentType);
+    xhr.setRequestHeader("Accept", "application/json");
+    xhr.upload.onprogress = (event) => {
+      if (event.lengthComputable && event.total > 0) onProgress(event.loaded / event.total);
+    };
+    xhr.onerror = () => reject(new ApiError(0, "network_error", UNREACHABLE));
+    xhr.onload = () => {
+      let payload: unknown = null;
+      try {
+        payload = JSON.parse(xhr.responseText);
+      } catch {
+        payload = null;
+      }
+      if (xhr.status >= 200 && xhr.status < 300) {
+        resolve(payload as T);
+        return;
+      }
+      const error = (payload as { error?: { code?: string; message?: string; field?: string } } | null)?.error;
+      if (xhr.status === 401) onUnauthorized();
+      reject(
+        new ApiError(
+          xhr.status,
+          error?.code ?? "http_error",
+          error?.message ?? `The server answered with HTTP ${xhr.status}.`,
+          error?.field ?? null,
+        ),
+      );
+    };
+    xhr.send(file);
+  });
+}
+
 export const api = {
   login: (email: string, password: string) =>
     request<{ user: User }>("POST", "/api/login", { email, password }),

@@ -4,7 +4,9 @@
 -> 403 Origin not byte-equal to the console origin on a state-changing method -> 415 JSON method
 without ``application/json`` -> 413 body over 8 KiB, declared or streamed -> 403 ``forbidden``
 when the member's role may not make the call (``roles.py``). The body is read here, capped, and
-replayed to the handler.
+replayed to the handler. One route takes a file rather than JSON (``UPLOAD_ROUTES``: an import):
+the same checks in the same order, with the file's media types for 415 and ``--import-max-mb``
+for 413, and its body is left to the handler to stream (which counts it against the same limit).
 """
 
 from __future__ import annotations
@@ -49,6 +51,20 @@ OPEN_ROUTES = frozenset(
         ("POST", "/api/invitations/accept"),
     }
 )
+
+
+# Routes whose body is a file, streamed by the handler: (method, template) -> accepted media types.
+UPLOAD_ROUTES = {
+    ("POST", "/api/sites/{site_id}/imports"): frozenset(
+        {
+            b"application/zip",
+            b"application/x-zip-compressed",
+            b"text/csv",
+            b"application/vnd.ms-excel",  # what some systems call a .csv file
+            b"application/octet-stream",
+        }
+    )
+}
 
 
 def is_guarded(path: str) -> bool:
@@ -158,6 +174,10 @@ class ConsoleGuard:
                 403, "bad_origin", "The request's Origin header is not this console's origin."
             )(scope, receive, send)
             return
+        upload = UPLOAD_ROUTES.get((method, route[0])) if route is not None else None
+        if upload is not None:
+            await self._upload(ctx, user, method, route, upload, scope, receive, send)
+            return
         if method in JSON_METHODS and not is_json_content_type(_header(scope, b"content-type")):
             await error_response(
                 415, "unsupported_media_type", "Send the body as JSON with Content-Type: application/json."
@@ -186,6 +206,48 @@ class ConsoleGuard:
                     await unavailable_response()(scope, receive, send)
                     return
         await self.app(scope, _replay(body, receive), send)
+
+    async def _upload(
+        self,
+        ctx: Context,
+        user: Principal | None,
+        method: str,
+        route: Any,
+        types: frozenset[bytes],
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        """The 415, 413 and role checks of a route whose body is a file; the body is not read."""
+        raw = _header(scope, b"content-type") or b""
+        if raw.split(b";", 1)[0].strip().lower() not in types:
+            await error_response(
+                415,
+                "unsupported_media_type",
+                "Send the file itself as the body, with Content-Type application/zip or text/csv.",
+            )(scope, receive, send)
+            return
+        limit = int(ctx.settings.import_max_mb) * 2**20
+        declared = _header(scope, b"content-length")
+        if declared is not None and ascii_int(declared, 0, limit) is None:
+            await error_response(
+                413,
+                "body_too_large",
+                f"The file is larger than {ctx.settings.import_max_mb} MiB (--import-max-mb).",
+            )(scope, receive, send)
+            return
+        if user is not None:
+            try:
+                await to_thread.run_sync(self._authorise, ctx, user, method, route, scope)
+            except ApiError as error:
+                await error.response()(scope, receive, send)
+                return
+            except Exception as exc:
+                if ctx.db.note_outage(exc) is None:
+                    raise
+                await unavailable_response()(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
     def _resume(self, ctx: Context, token: str) -> Principal | None:
         """The session's user; while the database cannot be written, read only; while it cannot

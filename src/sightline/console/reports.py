@@ -46,6 +46,7 @@ PARAMETERS: dict[str, tuple[str, Any]] = {
     "from": ("date_from", _optional("First day (YYYY-MM-DD), range=custom", alias="from")),
     "to": ("date_to", _optional("Last day (YYYY-MM-DD), range=custom", alias="to")),
     "compare": ("compare", _optional("true: also the previous period")),
+    "imported": ("imported", _optional("false: leave imported history out (default true)")),
     "page": ("page", _optional("Filter: visits that viewed this path (!: did not, ~: a path containing)")),
     "source": ("source", _optional("Filter: visits from this source (!: is not, ~: contains)")),
     "event": ("event", _optional("Filter: visits that sent this custom event (!: did not, ~: containing)")),
@@ -125,7 +126,7 @@ def _report(request: Request, report: Asked, kind: str) -> dict[str, Any]:
 PERIOD = asked(params.COMMON)
 # The breakdown documents no `compare` (it has no previous period) but accepts one, as it always has.
 BREAKDOWN_OF = asked(
-    ("dimension", "limit", "offset", "search", "name", "range", "from", "to", *NAMES),
+    ("dimension", "limit", "offset", "search", "name", "range", "from", "to", "imported", *NAMES),
     allowed=(*params.COMMON, "dimension", "limit", "offset", "search", "name"),
 )
 NOTHING = asked(())

@@ -38,10 +38,16 @@ ADMIN_READS = frozenset(
     }
 )
 # State-changing calls every signed-in member may make.
-EVERYONE_MAY = frozenset({("POST", "/api/logout")})
+EVERYONE_MAY = frozenset(
+    {
+        ("POST", "/api/logout"),
+        # Each member's own choice of e-mails (the handler checks the member may read the site).
+        ("PUT", "/api/sites/{site_id}/email-reports/subscription"),
+    }
+)
 KEY_ROUTES = "/api/sites/{site_id}/reports/"
 # Path parameters naming an object that belongs to a site: the table that says which.
-SITE_OF = {"recording_id": "recordings", "survey_id": "surveys", "goal_id": "goals"}
+SITE_OF = {"recording_id": "recordings", "survey_id": "surveys", "goal_id": "goals", "import_id": "imports"}
 
 
 def api_routes(routes: Sequence[BaseRoute]) -> list[APIRoute]:

@@ -1,6 +1,7 @@
 """E-mail: invitations, weekly and monthly digests per site and member, and traffic-spike notices,
 sent through the operator's SMTP server (``--smtp-url``). Nothing is sent without one.
 
-May import: ``reports``, ``teams``, ``sites``, ``storage``, ``settings``, ``errors``. Used by
+May import: ``reports``, ``imports`` (imported figures for digests), ``teams``, ``sites``,
+``storage``, ``settings``, ``errors``. Used by
 ``app`` (the digest job) and ``console``.
 """

@@ -12,6 +12,9 @@ from html import escape
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from sqlalchemy import Engine
+
+from sightline.imports.figures import ImportedFigures
 from sightline.reports.params import DIMENSIONS, Query
 from sightline.reports.service import Report, Store
 
@@ -69,15 +72,20 @@ def _change(current: float, previous: float | None) -> str:
     return "no change" if abs(delta) < 0.5 else f"{delta:+.0f} %"
 
 
-def gather(store: Store, site: Any, span: Span, now: datetime) -> dict[str, Any]:
-    """The digest's figures and tables for ``site`` over ``span``."""
+def gather(
+    store: Store, site: Any, span: Span, now: datetime, engine: Engine | None = None
+) -> dict[str, Any]:
+    """The digest's figures and tables for ``site`` over ``span`` (with imported history when
+    ``engine``, the SQL database's, is given: as the dashboard shows them)."""
     first, last = span.first.isoformat(), span.last.isoformat()
-    summary = Report(store, site, Query("custom", first, last, compare=True), now).summary()
+    imported = ImportedFigures(engine) if engine is not None else None
+    query = Query("custom", first, last, compare=True)
+    summary = Report(store, site, query, now, imported=imported).summary()
     goals = "goals" if "goals" in DIMENSIONS else "events"
     tables = {}
     for dimension in ("pages", "sources", goals):
         query = Query("custom", first, last, dimension=dimension, limit=5)
-        rows = Report(store, site, query, now).breakdown()["rows"]
+        rows = Report(store, site, query, now, imported=imported).breakdown()["rows"]
         tables[dimension] = rows
     return {"summary": summary, "tables": tables, "goals": goals}
 

@@ -3,6 +3,7 @@ time zone, and traffic-spike notices, to every member who may read the site.
 
 Each (site, period, recipient) is written to ``mail_log`` before sending (a unique key), so a
 message goes out once however often the job runs; a failed send removes its row to try again.
+Every message carries its recipient's one-click unsubscribe link (``subscriptions``).
 """
 
 from __future__ import annotations
@@ -17,15 +18,16 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from anyio import to_thread
-from sqlalchemy import Connection, delete, insert, select
+from sqlalchemy import delete, insert, select
 from sqlalchemy.exc import IntegrityError
 
 from sightline.mail import digest
 from sightline.mail.sender import Mailer
+from sightline.mail.subscriptions import Recipient, recipients
 from sightline.reports.params import Query
 from sightline.reports.service import Report, Store, realtime_of
 from sightline.storage import Database
-from sightline.storage.schema import mail_log, members, sites, users
+from sightline.storage.schema import mail_log, sites
 from sightline.storage.types import utcnow
 
 log = logging.getLogger("sightline.mail")
@@ -49,20 +51,19 @@ def is_spike(live_visitors: int, week_visits: int) -> bool:
     return live_visitors >= SPIKE_MIN_VISITORS and live_visitors >= SPIKE_FACTOR * max(usual, 1.0)
 
 
-def recipients(conn: Connection, site: Any) -> list[str]:
-    """The owner and every member who may read ``site``."""
-    owner = conn.execute(select(users.c.email).where(users.c.id == site["owner_id"])).scalar_one()
-    found = [owner]
-    rows = conn.execute(
-        select(users.c.email, members.c.role, members.c.site_ids)
-        .join(members, members.c.user_id == users.c.id)
-        .where(members.c.team_id == site["owner_id"])
-        .order_by(users.c.id)
+def with_footer(site: Any, text: str, html: str, unsubscribe: str) -> tuple[str, str]:
+    """The message with the recipient's way out of the site's e-mails at its end."""
+    name = str(site["name"])
+    text += (
+        f"\n--\nYou receive this as a member of the team of {name}. "
+        f"Stop e-mails about {name}: {unsubscribe}\n"
     )
-    for row in rows:
-        if row.role != "viewer" or row.site_ids is None or site["id"] in row.site_ids:
-            found.append(row.email)
-    return found
+    html += (
+        f'<hr><p style="font-size:12px;color:#666">You receive this as a member of the team of '
+        f'{escape(name)}. <a href="{escape(unsubscribe)}">Unsubscribe from e-mails about '
+        f"{escape(name)}</a> (turn them on again in the site's settings).</p>"
+    )
+    return text, html
 
 
 class MailJob:
@@ -84,11 +85,20 @@ class MailJob:
             return False
         return True
 
-    def _send_once(self, site_id: int, period: str, to: str, subject: str, text: str, html: str) -> bool:
+    def _send_once(
+        self,
+        site_id: int,
+        period: str,
+        to: str,
+        subject: str,
+        text: str,
+        html: str,
+        unsubscribe: str | None = None,
+    ) -> bool:
         if not self._claim(site_id, period, to):
             return False
         try:
-            self.mailer.send(to, subject, text, html)
+            self.mailer.send(to, subject, text, html, unsubscribe=unsubscribe)
         except Exception:
             log.exception("sending %s of site %s failed; trying again later", period, site_id)
             with self.db.begin() as conn:
@@ -100,16 +110,20 @@ class MailJob:
             return False
         return True
 
-    def send_digest(self, site: Any, kind: str, to: list[str], now: datetime, *, once: bool = True) -> int:
+    def send_digest(
+        self, site: Any, kind: str, to: list[Recipient], now: datetime, *, once: bool = True
+    ) -> int:
         span = digest.last_full(kind, digest.local_today(site, now))
-        figures = digest.gather(self.store, site, span, now)
+        figures = digest.gather(self.store, site, span, now, self.db.engine)
         subject, text, html = digest.render(site, span, figures, self.console_url)
         sent = 0
-        for address in to:
+        for recipient in to:
+            link = recipient.unsubscribe_url(self.console_url)
+            body, markup = with_footer(site, text, html, link)
             if once:
-                sent += self._send_once(site["id"], span.key, address, subject, text, html)
+                sent += self._send_once(site["id"], span.key, recipient.email, subject, body, markup, link)
             else:
-                self.mailer.send(address, subject, text, html)
+                self.mailer.send(recipient.email, subject, body, markup, unsubscribe=link)
                 sent += 1
         return sent
 
@@ -121,7 +135,7 @@ class MailJob:
         week = Report(self.store, site, Query(range="7d"), now).summary()["current"]["visits"]
         return (live, week / FIVE_MINUTES_PER_WEEK) if is_spike(live, week) else None
 
-    def send_spike(self, site: Any, to: list[str], now: datetime) -> int:
+    def send_spike(self, site: Any, to: list[Recipient], now: datetime) -> int:
         found = self.spike(site, now)
         if found is None:
             return 0
@@ -138,13 +152,19 @@ class MailJob:
             f"<p><strong>{live}</strong> visitors on {name} ({domain}) in the last 5 minutes; usually "
             f'about {usual:.1f} visits in 5 minutes.</p><p><a href="{escape(link)}">See who is coming</a></p>'
         )
-        return sum(self._send_once(site["id"], f"spike:{day}", a, subject, text, html) for a in to)
+        sent = 0
+        for recipient in to:
+            link = recipient.unsubscribe_url(self.console_url)
+            body, markup = with_footer(site, text, html, link)
+            sent += self._send_once(site["id"], f"spike:{day}", recipient.email, subject, body, markup, link)
+        return sent
 
     def run_once(self, now: datetime | None = None) -> int:
         """Send whatever is due at ``now``; the number of messages sent."""
         now = now or utcnow()
-        with self.db.read() as conn:
-            rows = [(row._mapping, recipients(conn, row._mapping)) for row in conn.execute(select(sites))]
+        with self.db.begin() as conn:
+            found = [row._mapping for row in conn.execute(select(sites))]
+            rows = [(site, recipients(conn, site)) for site in found]
         sent = 0
         for site, to in rows:
             local = now.astimezone(ZoneInfo(str(site["timezone"])))

@@ -6,8 +6,10 @@ ranges into UTC spans in the site's time zone; ``params`` checks the API's query
 filters, ``rules`` and ``steps`` the conditions on events of goals and steps, ``goals`` the Goals
 panel; ``funnels``, ``retention`` and ``journeys`` the conversion reports (``conversions`` shapes
 them); ``saved`` keeps saved funnels and segments; ``autocapture`` the reports of the SDK's
-captures (404 pages, links, downloads, engagement, web vitals).
-May import: ``sightline.sites`` (owner's site lookup), ``sightline.goals`` (a site's goals),
+captures (404 pages, links, downloads, engagement, web vitals). ``imported`` adds imported history
+(``sightline.imports.figures``) to the summary, series and breakdowns.
+May import: ``sightline.imports`` (imported figures), ``sightline.sites`` (owner's site lookup),
+``sightline.goals`` (a site's goals),
 ``sightline.autocapture`` (its reserved event names),
 ``sightline.store`` (its dialects and the store interface), ``sightline.storage``,
 ``sightline.errors``, ``sightline.numbers``. Never imports ``sightline.console`` or

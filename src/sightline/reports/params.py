@@ -12,7 +12,7 @@ from sightline.reports.filters import CONTAINS, IS, IS_NOT, NAMES, Filter, Filte
 from sightline.reports.period import RANGES
 
 MAX_OFFSET = 100_000
-COMMON = ("range", "from", "to", "compare", *NAMES)
+COMMON = ("range", "from", "to", "compare", "imported", *NAMES)
 PATHS = ("page", "entry_page", "exit_page")
 
 
@@ -61,6 +61,7 @@ class Query:
     date_from: str | None = None
     date_to: str | None = None
     compare: bool = False
+    imported: bool = True  # add imported history where the report has it (``imported=false``: not)
     filters: Filters = field(default_factory=Filters)
     dimension: str | None = None
     limit: int = 10
@@ -123,6 +124,10 @@ def parse(items: Iterable[tuple[str, str]], allowed: Iterable[str]) -> Query:
         if seen["compare"] not in ("true", "false"):
             raise _bad("compare", "The parameter 'compare' must be true or false.")
         values["compare"] = seen["compare"] == "true"
+    if "imported" in seen:
+        if seen["imported"] not in ("true", "false"):
+            raise _bad("imported", "The parameter 'imported' must be true or false.")
+        values["imported"] = seen["imported"] == "true"
     values["filters"] = Filters(rules=tuple(parse_filter(name, seen[name]) for name in NAMES if name in seen))
     if "dimension" in allowed:
         dimension = seen.get("dimension")

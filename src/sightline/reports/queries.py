@@ -201,11 +201,13 @@ def series(
 
 @dataclass(frozen=True)
 class Page:
-    """Which rows of a table: ``limit`` from ``offset``, optionally only values containing ``search``."""
+    """Which rows of a table: ``limit`` from ``offset``, optionally only values containing ``search``
+    (and, with ``values``, only those values)."""
 
     limit: int = 10
     offset: int = 0
     search: str | None = None
+    values: tuple[str, ...] = ()
 
 
 def breakdown(
@@ -230,9 +232,12 @@ def breakdown(
 
 
 def _search(q: Query, column: str, page: Page) -> str:
-    if not page.search:
-        return ""
-    return f" AND {q.d.search.format(column=column, value=q.bind(page.search))}"
+    out = ""
+    if page.search:
+        out += f" AND {q.d.search.format(column=column, value=q.bind(page.search))}"
+    if page.values:
+        out += f" AND {q.d.contains(q.bind(list(page.values)), column)}"
+    return out
 
 
 def _window(page: Page) -> str:

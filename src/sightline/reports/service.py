@@ -1,7 +1,10 @@
 """The reports of one site: summary, time series, breakdowns and realtime, as the console API shows them.
 
-Every figure is one query on the analytics store (``queries``), whichever engine holds it; the
-answer says so in ``"source": "store"``.
+Every collected figure is one query on the analytics store (``queries``), whichever engine holds
+it; the answer says so in ``"source": "store"``. Imported history (``sightline.imports``) is added
+where the import has the figure: the summary, the day-by-day series and the breakdowns of the
+dimensions imports hold, unless filters are set or the request says ``imported=false``; every
+answer's ``imported`` says whether imported figures are in it, or why not.
 """
 
 from __future__ import annotations
@@ -15,8 +18,10 @@ from sqlalchemy import Connection
 
 from sightline.errors import ApiError
 from sightline.goals.service import rows_of
+from sightline.imports.figures import ImportedFigures
 from sightline.reports import autocapture, goals, queries
 from sightline.reports.filters import Filters, Goal
+from sightline.reports.imported import History
 from sightline.reports.params import DIMENSIONS, Query
 from sightline.reports.period import Period, period_of
 from sightline.sites.service import get_site
@@ -39,7 +44,13 @@ class Report:
     """One request's site, period and filters."""
 
     def __init__(
-        self, store: Store, site: Any, query: Query, now: datetime, goals: Sequence[Goal] = ()
+        self,
+        store: Store,
+        site: Any,
+        query: Query,
+        now: datetime,
+        goals: Sequence[Goal] = (),
+        imported: ImportedFigures | None = None,
     ) -> None:
         self.goals = list(goals)
         self.filters = _resolved(query.filters, self.goals)
@@ -51,6 +62,7 @@ class Report:
         self.now = now
         self.zone = ZoneInfo(site["timezone"])
         self.period = period_of(query.range, query.date_from, query.date_to, self.zone, now)
+        self.history = History(imported, int(site["id"]), self.zone, query.imported, self.filters)
 
     @classmethod
     def open(
@@ -63,7 +75,7 @@ class Report:
         now: datetime | None = None,
     ) -> Report:
         site = get_site(conn, owner_id, site_id)
-        return cls(store, site, query, now or utcnow(), goals_of(conn, site_id))
+        return cls(store, site, query, now or utcnow(), goals_of(conn, site_id), ImportedFigures(conn.engine))
 
     @property
     def site_id(self) -> int:
@@ -85,23 +97,34 @@ class Report:
         span = (period.start, period.end)
         return queries.totals(self.run, self.d, self.site_id, span, self.filters)
 
+    def figures(self, period: Period, reason: str | None) -> dict[str, int]:
+        """The period's totals, with the imported ones unless ``reason`` says why not."""
+        out = self.totals(period)
+        self.history.add_totals(out, period, reason)
+        return out
+
     def summary(self) -> dict[str, Any]:
         period = self.period
         out = self.meta(period)
-        out["current"] = present(self.totals(period))
-        out["previous"] = present(self.totals(period.previous())) if self.query.compare else None
+        reason = self.history.left_out()
+        out["current"] = present(self.figures(period, reason))
+        out["previous"] = present(self.figures(period.previous(), reason)) if self.query.compare else None
+        out["imported"] = self.history.note(reason)
         return out
 
-    def points(self, period: Period) -> list[dict[str, Any]]:
+    def points(self, period: Period, reason: str | None = "unavailable") -> list[dict[str, Any]]:
         spans = period.buckets()
         figures = queries.series(self.run, self.d, self.site_id, spans, self.filters)
+        self.history.add_points(spans, figures, period, reason)
         return [{"time": period.label(a), **present(f)} for (a, _), f in zip(spans, figures, strict=True)]
 
     def timeseries(self) -> dict[str, Any]:
         out = self.meta(self.period)
+        reason = self.history.left_out(hourly=self.period.interval == "hour")
         out["interval"] = self.period.interval
-        out["points"] = self.points(self.period)
-        out["previous"] = self.points(self.period.previous()) if self.query.compare else None
+        out["points"] = self.points(self.period, reason)
+        out["previous"] = self.points(self.period.previous(), reason) if self.query.compare else None
+        out["imported"] = self.history.note(reason)
         return out
 
     def breakdown(self) -> dict[str, Any]:
@@ -119,19 +142,28 @@ class Report:
                 self.run, self.d, self.site_id, span, self.filters, self.goals, page
             )
             return self._rows(found, more)
-        rows, more = queries.breakdown(
-            self.run,
-            self.d,
-            self.site_id,
-            span,
-            self.filters,
-            dimension.dim,
-            dimension.order,
-            page,
-            self.query.name,
-        )
+        reason = self.history.left_out(dimension=dimension.dim)
+        days = self.history.days(self.period)
+        if reason is None and days is not None:
+            rows, more = self.history.merged(
+                self.run, self.d, span, days, dimension.dim, dimension.order, page
+            )
+        else:
+            rows, more = queries.breakdown(
+                self.run,
+                self.d,
+                self.site_id,
+                span,
+                self.filters,
+                dimension.dim,
+                dimension.order,
+                page,
+                self.query.name,
+            )
         shown = [_row(row, dimension.fields, self.query.name is not None) for row in rows]
-        return self._rows(shown, more)
+        out = self._rows(shown, more)
+        out["imported"] = self.history.note(reason)
+        return out
 
     def web_vitals(self) -> dict[str, Any]:
         out = self.meta(self.period)

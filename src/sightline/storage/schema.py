@@ -11,11 +11,19 @@ from sightline.storage.metadata import metadata
 from sightline.storage.tables.accounts import sessions, setup_tokens, users
 from sightline.storage.tables.events import event_batches, events
 from sightline.storage.tables.goals import funnels, goals, segments
+from sightline.storage.tables.imports import imported_figures, imports
 from sightline.storage.tables.privacy import erasures, store_tasks, visitor_salts
 from sightline.storage.tables.recordings import recording_chunks, recordings
 from sightline.storage.tables.sites import deleted_sites, sites
 from sightline.storage.tables.surveys import survey_responses, survey_revisions, surveys
-from sightline.storage.tables.teams import api_keys, invitations, mail_log, members, shares
+from sightline.storage.tables.teams import (
+    api_keys,
+    invitations,
+    mail_log,
+    mail_subscriptions,
+    members,
+    shares,
+)
 
 __all__ = [
     "api_keys",
@@ -25,8 +33,11 @@ __all__ = [
     "events",
     "funnels",
     "goals",
+    "imported_figures",
+    "imports",
     "invitations",
     "mail_log",
+    "mail_subscriptions",
     "members",
     "metadata",
     "recording_chunks",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from html import escape
 from pathlib import Path
 from string import Template
 
@@ -72,12 +73,15 @@ def preload_links() -> str:
     )
 
 
-def render(name: str, status: int = 200, *, needs_assets: bool = True) -> HTMLResponse:
+def render(name: str, status: int = 200, *, needs_assets: bool = True, **fields: str) -> HTMLResponse:
+    """The template ``name`` with its ``$fields`` (HTML-escaped here)."""
     version = asset_version()
     if version is None and needs_assets:
         return HTMLResponse((TEMPLATES / "not-built.html").read_text("utf-8"), status_code=503)
     html = Template((TEMPLATES / name).read_text("utf-8")).substitute(
-        version=version or "unbuilt", preload=preload_links()
+        version=version or "unbuilt",
+        preload=preload_links(),
+        **{key: escape(value) for key, value in fields.items()},
     )
     # The shell is tiny and names versioned assets: revalidate it, cache the assets.
     return HTMLResponse(html, status_code=status, headers={"Cache-Control": "no-cache"})

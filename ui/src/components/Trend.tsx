@@ -31,7 +31,7 @@ export function Trend({ siteId, refresh = 0 }: { siteId: number; refresh?: numbe
 
   useEffect(() => {
     let alive = true;
-    reports.timeseries(siteId, { range: "7d", compare: false, filters: {} }).then(
+    reports.timeseries(siteId, { range: "7d", compare: false, imported: true, filters: {} }).then(
       (series) => {
         if (!alive) return;
         setDays({ dates: series.points.map((p) => p.time), visitors: series.points.map((p) => p.visitors) });

@@ -202,6 +202,7 @@ export function BreakdownPanel({ title, tabs, siteId, query, onFilter, props, to
             CSV<span class="visually-hidden">: download {event && drill ? drill.title(event).toLowerCase() : current.label.toLowerCase()} (top 100)</span>
           </a>
           {data.more && <span class="report-more-note">Top {data.rows.length} shown</span>}
+          {data.imported?.included && <span class="badge report-imported-badge">Includes imported figures</span>}
         </div>
       )}
       {details && (

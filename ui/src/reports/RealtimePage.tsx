@@ -30,7 +30,7 @@ function Live({ siteId }: { siteId: number }) {
     try {
       const [live, today] = await Promise.all([
         reports.realtime(siteId),
-        reports.breakdown(siteId, { range: "today", compare: false, filters: {} }, "sources"),
+        reports.breakdown(siteId, { range: "today", compare: false, imported: false, filters: {} }, "sources"),
       ]);
       setNow(live);
       setSources(today);

@@ -8,7 +8,7 @@ import { Trend } from "../components/Trend";
 import { Page } from "../components/Page";
 import { count } from "../format";
 import { type Resource, useAutoRefresh, useResource } from "../hooks";
-import { downloads, FILTER_NAMES, parseQuery, queryParams, reports, type FilterName, type RangeName, type ReportQuery, type Summary } from "./api";
+import { downloads, FILTER_NAMES, parseQuery, queryParams, reports, type FilterName, type RangeName, type ReportQuery, type Series, type Summary } from "./api";
 import { goals as goalsApi } from "../goals/api";
 import { BehaviourPanels } from "./Behaviour";
 import { BreakdownPanel, label, type Tab } from "./Breakdown";
@@ -170,7 +170,7 @@ export function SiteReports({ siteId, shared }: SiteReportsProps) {
           </button>
         )}
       </div>
-      <Overview siteId={siteId} query={query} summary={summary} tick={tick} timezone={site.data?.timezone ?? "UTC"} />
+      <Overview siteId={siteId} query={query} summary={summary} tick={tick} timezone={site.data?.timezone ?? "UTC"} onQuery={setQuery} />
       <p class="report-downloads">
         Download as CSV: <a href={downloads.summary(siteId, query)} download>summary</a> ·{" "}
         <a href={downloads.timeseries(siteId, query)} download>
@@ -407,9 +407,40 @@ interface OverviewProps {
   summary: Resource<Summary>;
   tick: number;
   timezone: string;
+  onQuery?: (query: ReportQuery) => void;
 }
 
-function Overview({ siteId, query, summary, tick, timezone }: OverviewProps) {
+const LEFT_OUT: Record<string, string> = {
+  turned_off: "Imported history is left out of these figures.",
+  filters: "Imported history is left out while filters are set (an import holds no visits to filter).",
+};
+
+/** Says which figures include imported history, and turns it on or off for the whole page. */
+function ImportedLine({ summary, series, query, onChange }: { summary: Summary | null; series: Series | null; query: ReportQuery; onChange?: (q: ReportQuery) => void }) {
+  const note = summary?.imported;
+  if (!note) return null;
+  const shown = note.included || note.reason === "turned_off" || note.reason === "filters";
+  if (!shown) return null;
+  const hourly = note.included && series?.imported?.reason === "hourly";
+  return (
+    <div class="report-note report-imported">
+      <span>
+        {note.included
+          ? "These figures include imported history (added day by day; imported visitors are counted per day)."
+          : LEFT_OUT[note.reason ?? ""]}
+        {hourly && " The hour-by-hour chart shows collected figures only: imports are daily."}
+      </span>
+      {onChange && (
+        <label class="checkbox-row">
+          <input type="checkbox" checked={query.imported} onChange={(e) => onChange({ ...query, imported: e.currentTarget.checked })} />
+          Include imported history
+        </label>
+      )}
+    </div>
+  );
+}
+
+function Overview({ siteId, query, summary, tick, timezone, onQuery }: OverviewProps) {
   const key = JSON.stringify(query);
   const series = useResource(() => reports.timeseries(siteId, query));
   const [metric, setMetric] = useState<Metric>("visitors");
@@ -472,6 +503,7 @@ function Overview({ siteId, query, summary, tick, timezone }: OverviewProps) {
           </>
         )}
         {series.loading && !series.data && <p class="loading">Loading the chart…</p>}
+        <ImportedLine summary={summary.data} series={series.data} query={query} onChange={onQuery} />
         {nothingBefore && summary.data?.previous_range && (
           <p class="report-note">
             Nothing to compare with: no visits from {summary.data.previous_range.from} to {summary.data.previous_range.to}.

@@ -27,7 +27,15 @@ export interface ReportQuery {
   from?: string;
   to?: string;
   compare: boolean;
+  /** Add imported history where the report has it (default); false: collected figures only. */
+  imported: boolean;
   filters: Partial<Record<FilterName, string>>;
+}
+
+/** Whether an answer includes imported figures, else why not (docs/imports.md). */
+export interface ImportedNote {
+  included: boolean;
+  reason: null | "none" | "unavailable" | "turned_off" | "filters" | "hourly" | "dimension";
 }
 
 export interface Figures {
@@ -54,6 +62,7 @@ interface Meta {
   previous_range?: RangeInfo;
   filters: Partial<Record<FilterName, string>>;
   source: "store";
+  imported?: ImportedNote;
 }
 
 export interface Summary extends Meta {
@@ -133,6 +142,7 @@ export function queryParams(query: ReportQuery): URLSearchParams {
     if (query.to) params.set("to", query.to);
   }
   if (query.compare) params.set("compare", "true");
+  if (query.imported === false) params.set("imported", "false");
   for (const [name, value] of Object.entries(query.filters)) if (value) params.set(name, value);
   return params;
 }
@@ -151,6 +161,7 @@ export function parseQuery(search: string): ReportQuery {
     from: params.get("from") ?? undefined,
     to: params.get("to") ?? undefined,
     compare: params.get("compare") !== "false",
+    imported: params.get("imported") !== "false",
     filters,
   };
 }

@@ -12,6 +12,7 @@ import { GoalsPanel } from "./GoalsPanel";
 import { NamePanel } from "./NamePanel";
 import { PrivacyPanel } from "./PrivacyPanel";
 import { TimeZonePanel } from "./TimeZonePanel";
+import { ImportsPanel } from "../imports/ImportsPanel";
 import { EmailSection } from "../team/EmailSection";
 import { SharingSection } from "../team/SharingSection";
 import { VisitorsPanel } from "./VisitorsPanel";
@@ -40,6 +41,7 @@ export const settingsSections: SettingsSection[] = [
   { id: "privacy", label: "Privacy and retention", component: PrivacyPanel },
   { id: "visitors", label: "A visitor's data", component: VisitorsPanel },
   { id: "goals", label: "Goals", component: GoalsPanel },
+  { id: "imports", label: "Imports", component: ImportsPanel },
   // Sections of other features go above this line; deleting the site stays last.
   { id: "delete", label: "Delete site", component: DeletePanel },
 ];

@@ -6,7 +6,17 @@ A user without a ``members`` row owns a team of their own (their sites carry the
 
 from __future__ import annotations
 
-from sqlalchemy import JSON, Column, ForeignKey, Integer, LargeBinary, String, Table, UniqueConstraint
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    Column,
+    ForeignKey,
+    Integer,
+    LargeBinary,
+    String,
+    Table,
+    UniqueConstraint,
+)
 
 from sightline.storage.metadata import metadata
 from sightline.storage.types import UTCDateTime
@@ -76,4 +86,19 @@ mail_log = Table(
     Column("recipient", String(320), nullable=False),
     Column("sent_at", UTCDateTime, nullable=False),
     UniqueConstraint("site_id", "period", "recipient", name="uq_mail_log_site_id"),
+)
+
+# A member's choice to receive a site's e-mails (digests and notices), and the secret of the
+# one-click unsubscribe link every such e-mail carries (kept, not hashed: each e-mail shows it).
+# No row: subscribed (migration 0017_teams_imports).
+mail_subscriptions = Table(
+    "mail_subscriptions",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("site_id", Integer, ForeignKey("sites.id", ondelete="CASCADE"), nullable=False),
+    Column("user_id", Integer, ForeignKey("users.id", ondelete="CASCADE"), nullable=False),
+    Column("token", String(64), nullable=False, unique=True),
+    Column("enabled", Boolean, nullable=False),
+    Column("changed_at", UTCDateTime, nullable=False),
+    UniqueConstraint("site_id", "user_id", name="uq_mail_subscriptions_site_id"),
 )

@@ -1,0 +1,114 @@
+"""Imported figures as reports read them: sums over a site's days from its finished imports.
+
+Days are the site's calendar days; a report adds an imported day when the day's local midnight
+lies in its period. Visitors are summed over days (and over rows of a table), as Plausible
+counts imported visitors: the import carries no visitor codes to count once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from sqlalchemy import ColumnElement, Engine, func, select
+
+from sightline.storage.schema import imported_figures as f
+from sightline.storage.schema import imports
+
+SUMS = ("visitors", "visits", "pageviews", "bounces", "duration", "events")
+# The reports' dimensions (``reports.queries``) an import can hold.
+DIMENSIONS = frozenset(
+    {
+        "page",
+        "entry",
+        "exit",
+        "source",
+        "utm_source",
+        "utm_medium",
+        "utm_campaign",
+        "browser",
+        "os",
+        "device",
+        "country",
+        "region",
+        "event",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Days:
+    """The imported days of one period: ``first`` to ``last``, inclusive."""
+
+    first: date
+    last: date
+
+
+class ImportedFigures:
+    """Reads ``imported_figures`` of finished imports (status ``done``)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def _where(self, site_id: int, days: Days, dimension: str) -> list[ColumnElement[bool]]:
+        finished = select(imports.c.id).where(imports.c.site_id == site_id, imports.c.status == "done")
+        return [
+            f.c.site_id == site_id,
+            f.c.dimension == dimension,
+            f.c.day >= days.first,
+            f.c.day <= days.last,
+            f.c.import_id.in_(finished),
+        ]
+
+    def any(self, site_id: int) -> bool:
+        """Whether the site has a finished import."""
+        query = select(imports.c.id).where(imports.c.site_id == site_id, imports.c.status == "done").limit(1)
+        with self.engine.connect() as conn:
+            return conn.execute(query).first() is not None
+
+    def _sums(self) -> list[Any]:
+        return [func.coalesce(func.sum(f.c[name]), 0) for name in SUMS]
+
+    def totals(self, site_id: int, days: Days) -> dict[str, int] | None:
+        """The site's imported totals over the days; None when no day has any."""
+        query = select(func.count(), *self._sums()).where(*self._where(site_id, days, "total"))
+        with self.engine.connect() as conn:
+            count, *sums = conn.execute(query).one()
+        return dict(zip(SUMS, map(int, sums), strict=True)) if count else None
+
+    def per_day(self, site_id: int, days: Days) -> dict[date, dict[str, int]]:
+        query = select(f.c.day, *self._sums()).where(*self._where(site_id, days, "total")).group_by(f.c.day)
+        with self.engine.connect() as conn:
+            return {day: dict(zip(SUMS, map(int, sums), strict=True)) for day, *sums in conn.execute(query)}
+
+    def top(
+        self,
+        site_id: int,
+        days: Days,
+        dimension: str,
+        order: str,
+        limit: int,
+        search: str | None = None,
+        values: Sequence[str] = (),
+    ) -> list[dict[str, Any]]:
+        """Rows ``{"value", visitors, visits, ...}`` of one dimension, the largest ``order`` first;
+        with ``values``, those values only."""
+        where = self._where(site_id, days, dimension)
+        if search:
+            where.append(func.lower(f.c.value).contains(search.lower(), autoescape=True))
+        if values:
+            where.append(f.c.value.in_(list(values)))
+        sums = [func.coalesce(func.sum(f.c[name]), 0).label(f"n_{name}") for name in SUMS]
+        ranked = sums[SUMS.index(order)] if order in SUMS else sums[1]
+        query = (
+            select(f.c.value, *sums)
+            .where(*where)
+            .group_by(f.c.value)
+            .order_by(ranked.desc(), f.c.value)
+            .limit(limit)
+        )
+        with self.engine.connect() as conn:
+            rows = conn.execute(query).all()
+        return [{"value": value, **dict(zip(SUMS, map(int, sums), strict=True))} for value, *sums in rows]
