@@ -92,10 +92,11 @@ async def _receive(request: Request, path: FilePath, digest: Any, max_mb: int) -
     openapi_extra={
         "requestBody": {
             "required": True,
-            "description": "The file itself (docs/imports.md).",
+            "description": "The file itself (docs/imports.md): a zip as application/zip or "
+            "application/octet-stream, a CSV as text/csv.",
             "content": {
                 kind: {"schema": {"type": "string", "format": "binary"}}
-                for kind in ("application/zip", "text/csv", "application/octet-stream")
+                for kind in ("application/octet-stream", "text/csv")
             },
         }
     },
