@@ -57,6 +57,7 @@ from sightline.recordings import feature as recordings_feature
 from sightline.recordings import retention
 from sightline.recordings.decoder import ChunkDecoder
 from sightline.recordings.service import Recordings
+from sightline.recordings.store import FileChunkStore
 from sightline.serving import SlowClientLimits
 from sightline.settings import Settings
 from sightline.storage import Database, open_database
@@ -127,17 +128,19 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
     passwords.prepare()
     ctx = build_context(settings, database)
     ctx.health.register("database", database_probe(database), critical=True)
+    recordings = recordings_feature.build(settings, database)
+    chunk_files = recordings.store
     disk = DiskGuard(
         settings.data_path,
         sqlite_file(database),
         warn_bytes=int(settings.disk_warn_free_mb) * MIB,
         refuse_bytes=int(settings.disk_refuse_free_mb) * MIB,
+        recordings_dir=chunk_files.root if isinstance(chunk_files, FileChunkStore) else None,
     )
     ctx.health.register("disk", disk.probe)
     ingest = Ingest(settings, database, ctx.health, disk)
     store = ctx.store = Store(settings, database)
     ctx.health.register("store", store.probe)
-    recordings = recordings_feature.build(settings, database)
     decoder = ChunkDecoder()
     recordings_feature.register_health(recordings, ctx.health, decoder)
     event_retention = data_retention.Retention(database, settings.event_retention_days)

@@ -182,3 +182,36 @@ def test_a_disk_that_fills_under_ingest_loses_nothing_acknowledged_and_corrupts_
     finally:
         database.close()
     assert acknowledged <= stored
+
+
+def test_a_full_recordings_directory_of_its_own_refuses_chunks_but_still_takes_events(
+    small_disk: Path, tmp_path: Path
+) -> None:
+    env = {
+        "SIGHTLINE_DISK_WARN_FREE_MB": str(WARN_MB),
+        "SIGHTLINE_DISK_REFUSE_FREE_MB": str(REFUSE_MB),
+        "SIGHTLINE_RECORDINGS_URL": f"file://{small_disk / 'recordings'}",  # a shared directory's disk
+    }
+    server = LiveServer(tmp_path / "data", env=env).start()
+    try:
+        create_owner(server, OWNER_EMAIL, OWNER_PASSWORD)
+        owner = sign_in(server)
+        site = Site.create(owner, "localhost:38124")
+        recorder = recording_site(owner)
+        first = chunk(page_events(1_700_000_000_000))
+        assert post_chunk(server, recorder, new_recording_id(), 0, first).status_code == 202
+        assert any((small_disk / "recordings").rglob("*.json.gz"))
+        filler = fill(small_disk, (REFUSE_MB - 8) * MIB)
+        recording = new_recording_id()
+        wait_until(lambda: post_chunk(server, recorder, recording, 0, first).status_code == 507)
+        with Visitor(server.base_url, site) as visitor:
+            assert visitor.send(batch(site, event())).status_code == 202  # the data directory has room
+        disk = owner.get("/api/health").json()["services"]["disk"]
+        assert disk["status"] == "down"
+        assert disk["refusing"] == ["recordings"]
+        assert disk["volumes"]["recordings"]["path"] == str(small_disk / "recordings")
+        filler.unlink()
+        wait_until(lambda: post_chunk(server, recorder, recording, 0, first).status_code == 202, timeout=10)
+        owner.close()
+    finally:
+        server.stop()

@@ -1,7 +1,8 @@
 """Free space on the file systems Sightline writes to: a warning in health, a refusal in ingest.
 
-``DiskGuard`` watches the data directory and, with SQLite, the database file's directory (one
-volume when both are on one file system). Below ``--disk-warn-free-mb`` health's ``disk`` service
+``DiskGuard`` watches the data directory and, with SQLite, the database file's directory, and a
+recordings directory of its own (``--recordings-url file://...``), each a volume of its own when
+it is on another file system. Below ``--disk-warn-free-mb`` health's ``disk`` service
 is ``degraded`` and names what uses the space; below ``--disk-refuse-free-mb`` it is ``down`` and
 ingest refuses new events, recording chunks and survey answers with 507 (the SDK sends them again
 later) instead of letting a write fail half-way. The free space is read at most once a second, on
@@ -28,7 +29,7 @@ MIB = 1024 * 1024
 CHECK_INTERVAL = 1.0  # seconds between two reads of a volume's free space
 USAGE_TTL = 60.0  # seconds the walk that names what uses the space is reused
 USAGE_MAX_ENTRIES = 200_000  # files visited per walk at most; beyond it the sizes are lower bounds
-DATA, DATABASE = "data", "database"
+DATA, DATABASE, RECORDINGS = "data", "database", "recordings"
 OUTSIDE = "outside the data directory"
 
 
@@ -52,6 +53,7 @@ class DiskGuard:
         *,
         warn_bytes: int,
         refuse_bytes: int,
+        recordings_dir: Path | None = None,
     ) -> None:
         self.data_dir = data_dir
         self.database_file = database_file
@@ -62,12 +64,15 @@ class DiskGuard:
             folder = database_file.parent
             if _device(folder) != _device(data_dir):
                 self.volumes[DATABASE] = Volume(folder)
+        if recordings_dir is not None and _device(recordings_dir) != _device(data_dir):
+            self.volumes[RECORDINGS] = Volume(recordings_dir)
         self._usage: tuple[float, dict[str, int]] | None = None
         self._usage_lock = threading.Lock()
 
     def refuses(self, role: str) -> bool:
         """Whether new data for ``role`` (``data``: files under the data directory; ``database``:
-        rows of a SQLite database) must be refused now. PostgreSQL's disk is its server's concern."""
+        rows of a SQLite database; ``recordings``: chunk files, wherever their directory is) must
+        be refused now. PostgreSQL's and an object store's disks are their servers' concern."""
         if role == DATABASE and self.database_file is None:
             return False
         volume = self.volumes.get(role) or self.volumes[DATA]

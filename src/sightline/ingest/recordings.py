@@ -28,7 +28,7 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
 
 from sightline.errors import ApiError
-from sightline.health.disk import DATA
+from sightline.health.disk import DATABASE, RECORDINGS
 from sightline.ingest import agents
 from sightline.ingest.feedback import KEY_MAX, RefusedError
 from sightline.ingest.http import (
@@ -82,7 +82,7 @@ class ChunksEndpoint:
             site = await self.authorise(query.get("key"), origin)
             seq = self.check_address(recording_id, query.get("seq"), origin)
             disk = self.pipeline.disk
-            if disk is not None and disk.refuses(DATA):
+            if disk is not None and (disk.refuses(RECORDINGS) or disk.refuses(DATABASE)):
                 payload = error_payload("insufficient_storage", DISK_FULL_MESSAGE)
                 raise RefusedError(507, payload, origin, retry=True)
             body = await self.read(receive, origin, length)
