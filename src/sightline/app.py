@@ -206,7 +206,8 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
     app.router.routes[0:0] = ingest_recordings.routes(
         ingest.pipeline, recordings, decoder, accept_headless=bool(settings.ingest_accept_headless)
     )
-    for router in (auth.router, sites.router, health.router, setup.router, pages.router):
+    # The player's paths first: /sites/{id}/heatmap lies under the console's /sites/{rest:path}.
+    for router in (auth.router, sites.router, health.router, setup.router, player.router, pages.router):
         app.include_router(router)
     app.include_router(console_surveys.router)
     app.include_router(console_reports.router)
@@ -222,7 +223,6 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
     app.include_router(shared.public)
     app.router.routes.extend(shared.public_routes())
     app.include_router(console_visitors.router)
-    app.include_router(player.router)
     app.include_router(unsubscribe.router)
     # Built assets (ui/, sdk/) are not in git; a server without them still starts.
     app.mount("/static", StaticAssets(directory=pages.STATIC, check_dir=False), name="static")

@@ -107,6 +107,17 @@ def _check_api(client: httpx.Client, site: int, rows: list[Event]) -> None:
         ),
         ({"dimension": "engagement", "name": "/x"}, "name", "only used with dimension=props or not_found"),
         ({"dimension": "heatmap"}, "dimension", "must be one of"),
+        ({"dimension": "clicked_elements"}, "name", "The parameter 'name' (the page's path) is required"),
+        (
+            {"dimension": "clicked_elements", "name": "/", "viewport": "watch"},
+            "viewport",
+            "desktop, tablet, phone",
+        ),
+        (
+            {"dimension": "pages", "viewport": "phone"},
+            "viewport",
+            "only used with dimension=clicked_elements",
+        ),
     ],
 )
 def test_a_bad_autocapture_table_request_is_a_422_naming_the_parameter(
@@ -126,6 +137,56 @@ def test_a_bad_autocapture_table_request_is_a_422_naming_the_parameter(
     error = response.json()["error"]
     assert error["field"] == field
     assert message in error["message"]
+
+
+def test_the_heatmap_api_answers_a_pages_clicks_per_element_cell_and_window_width(
+    console_server: LiveServer, captured: tuple[int, list[Event]]
+) -> None:
+    site, rows = captured
+    clicks = [e for e in rows if e.name == "heatmap_click"]
+    per_page = Counter[str]()
+    for e in clicks:
+        per_page[e.path] += e.props["clicks"]
+    top = min(per_page, key=lambda path: (-per_page[path], path))
+    client = sign_in(console_server)
+    try:
+        pages = _get(client, site, "breakdown", dimension="heatmap_pages", limit="100").json()
+        assert [(r["value"], r["clicks"]) for r in pages["rows"]] == sorted(
+            per_page.items(), key=lambda item: (-item[1], item[0])
+        )
+        body = _get(client, site, "heatmap", path=top, viewport="desktop").json()
+        assert (body["path"], body["viewport"], body["clicks"]) == (top, "desktop", per_page[top])
+        assert body["viewports"] == {"desktop": per_page[top], "tablet": 0, "phone": 0}
+        # The seed clicks at x 0.5, y 0.25: the cells whose centres are 0.525 and 0.275.
+        assert {(s["x"], s["y"]) for s in body["spots"]} == {(0.525, 0.275)}
+        assert sum(s["clicks"] for s in body["spots"]) == per_page[top]
+        assert body["more"] is False
+        assert _get(client, site, "heatmap", path=top, viewport="phone").json()["spots"] == []
+        elements = _get(client, site, "breakdown", dimension="clicked_elements", name=top, viewport="desktop")
+        assert sum(r["clicks"] for r in elements.json()["rows"]) == per_page[top]
+        assert elements.json()["viewport"] == "desktop"
+        csv = client.get(
+            f"/api/sites/{site}/reports/export/breakdown.csv",
+            params={"range": "7d", "dimension": "clicked_elements", "name": top, "viewport": "desktop"},
+        )
+        assert csv.status_code == 200
+        assert csv.text.splitlines()[0] == "value,visitors,clicks"
+        for params, field in (
+            ({}, "path"),
+            ({"path": "pricing"}, "path"),
+            ({"path": "/", "viewport": "4k"}, "viewport"),
+        ):
+            refused = _get(client, site, "heatmap", **params)
+            assert refused.status_code == 422
+            assert refused.json()["error"]["field"] == field
+        snapshot = client.get(f"/api/sites/{site}/recordings/snapshot", params={"path": top})
+        assert snapshot.json() == {"recording_enabled": False, "snapshot": None}
+        refused = client.get(f"/api/sites/{site}/recordings/snapshot", params={"path": top, "viewport": "4k"})
+        assert refused.status_code == 422
+        assert refused.json()["error"]["field"] == "viewport"
+        assert client.get(f"/api/sites/{site}/recordings/snapshot").json()["error"]["field"] == "path"
+    finally:
+        client.close()
 
 
 def test_the_dashboard_lists_404s_with_their_referrers_links_engagement_and_web_vitals(
@@ -149,6 +210,11 @@ def test_the_dashboard_lists_404s_with_their_referrers_links_engagement_and_web_
     expect(links.locator('table[data-dimension="outbound_links"]')).to_contain_text("https://")
     links.get_by_role("button", name="File downloads").click()
     expect(links.locator('table[data-dimension="file_downloads"]')).to_contain_text("cdn.example.com")
+
+    heat = tab.locator('table[data-dimension="heatmap_pages"]')
+    link = heat.locator("tbody tr").first.locator("th a")
+    expect(link).to_have_attribute("href", re.compile(rf"^/sites/{site}/heatmap\?range=7d&path=%2F"))
+    expect(link).to_have_attribute("target", "_top")
 
     frustrated = tab.locator("section", has=tab.get_by_role("heading", name="Frustrated clicks"))
     expect(frustrated.locator('table[data-dimension="rage_clicks"] tbody th').first).to_contain_text(" on /")

@@ -48,6 +48,7 @@ export const sections: Section[] = [
       { path: "/reports", component: lazy(() => import("./reports/ReportsPage").then((m) => m.ReportsIndex)) },
       { path: "/sites/:id/reports", component: lazy(() => import("./reports/ReportsPage").then((m) => m.ReportsPage)) },
       { path: "/sites/:id/realtime", component: lazy(() => import("./reports/RealtimePage").then((m) => m.RealtimePage)) },
+      { path: "/sites/:id/heatmap", component: lazy(() => import("./reports/HeatmapPage").then((m) => m.HeatmapPage)) },
       {
         path: "/sites/:id/conversions",
         component: lazy(() => import("./conversions/ConversionsPage").then((m) => m.ConversionsPage)),

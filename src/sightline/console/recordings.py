@@ -1,14 +1,17 @@
-"""Session recordings for the owner: list a site's recordings, read one, stream its events, delete it."""
+"""Session recordings for the owner: list a site's recordings, read one, stream its events, delete
+it, and find a page's recorded snapshot (the click heatmap's background)."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
+import orjson
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import Response, StreamingResponse
 
 from sightline.console.deps import context, owner
 from sightline.errors import ApiError
+from sightline.recordings import snapshots
 from sightline.recordings.service import Recordings, details, parse_offset
 from sightline.recordings.store import StorageUnavailableError
 from sightline.sites import service as sites
@@ -40,6 +43,36 @@ def list_recordings(
     with context(request).db.read() as conn:
         sites.get_site(conn, owner(request).id, site_id)
         return {"recordings": _service(request).list_for_site(conn, site_id, start)}
+
+
+@router.get(
+    "/sites/{site_id}/recordings/snapshot",
+    summary="The newest recorded snapshot of one page of a site (masked as recordings are)",
+    responses={404: {}, 422: {}},
+)
+def page_snapshot(
+    site_id: SiteId,
+    request: Request,
+    path: Annotated[str | None, Query(description="The page's path, starting with '/' (required).")] = None,
+    viewport: Annotated[
+        str | None,
+        Query(description="Prefer a window of this width: desktop (992 px and up), tablet or phone."),
+    ] = None,
+) -> Response:
+    """``{"recording_enabled", "snapshot"}``: ``snapshot`` is null when no recording shows the page;
+    else its recording, window size and width class, and the recorder's meta event and full
+    snapshot (``events``) for rrweb's replayer."""
+    if path is None or not path.startswith("/") or len(path) > 2000 or not path.isprintable():
+        message = "The parameter 'path' is a page path of 1 to 2000 characters starting with '/'."
+        raise ApiError(422, "invalid_parameter", message, field="path")
+    if viewport is not None and viewport not in ("desktop", "tablet", "phone"):
+        message = "The parameter 'viewport' must be one of desktop, tablet, phone."
+        raise ApiError(422, "invalid_parameter", message, field="viewport")
+    with context(request).db.read() as conn:
+        site = sites.get_site(conn, owner(request).id, site_id)
+        found = snapshots.find(conn, _service(request), site_id, path, viewport)
+    body = {"recording_enabled": bool(site["recording_enabled"]), "snapshot": found and found.public()}
+    return Response(orjson.dumps(body), media_type="application/json")
 
 
 @router.get("/recordings/{recording_id}", summary="Read a recording's metadata", responses={404: {}})

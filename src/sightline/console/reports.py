@@ -1,4 +1,5 @@
-"""Reports of a site: summary, time series, breakdowns, web vitals and realtime visitors (thin handlers).
+"""Reports of a site: summary, time series, breakdowns, web vitals, click heatmaps and realtime
+visitors (thin handlers).
 
 Each handler takes one dependency, ``asked(...)``: it declares the site id and the query
 parameters the endpoint documents (for the OpenAPI document), and returns them checked by
@@ -38,7 +39,15 @@ PARAMETERS: dict[str, tuple[str, Any]] = {
     "limit": ("limit", _optional("Rows, 1 to 100 (default 10)")),
     "name": (
         "name",
-        _optional("The custom event, with dimension=props; the missing path, with not_found_referrers"),
+        _optional(
+            "The custom event, with dimension=props; the missing path, with not_found_referrers; "
+            "the page's path, with clicked_elements"
+        ),
+    ),
+    "path": ("path", _optional("The page's path (required)")),
+    "viewport": (
+        "viewport",
+        _optional("Only clicks in windows of this width: desktop (992 px and up), tablet or phone"),
     ),
     "offset": ("offset", _optional("Rows to skip, 0 to 100000 (default 0): the next page of a table")),
     "search": ("search", _optional("Only values containing this text (any case), at most 200 characters")),
@@ -126,8 +135,13 @@ def _report(request: Request, report: Asked, kind: str) -> dict[str, Any]:
 PERIOD = asked(params.COMMON)
 # The breakdown documents no `compare` (it has no previous period) but accepts one, as it always has.
 BREAKDOWN_OF = asked(
-    ("dimension", "limit", "offset", "search", "name", "range", "from", "to", "imported", *NAMES),
-    allowed=(*params.COMMON, "dimension", "limit", "offset", "search", "name"),
+    ("dimension", "limit", "offset", "search", "name", "viewport", "range", "from", "to", "imported", *NAMES),
+    allowed=(*params.COMMON, "dimension", "limit", "offset", "search", "name", "viewport"),
+)
+# The heatmap has no previous period and no imported history; it accepts those flags as the
+# breakdown does.
+HEATMAP_OF = asked(
+    ("path", "viewport", "range", "from", "to", *NAMES), allowed=(*params.COMMON, "path", "viewport")
 )
 NOTHING = asked(())
 
@@ -154,6 +168,15 @@ def breakdown(request: Request, report: Annotated[Asked, BREAKDOWN_OF]) -> dict[
 )
 def web_vitals(request: Request, report: Annotated[Asked, PERIOD]) -> dict[str, Any]:
     return _report(request, report, "web_vitals")
+
+
+@router.get(
+    "/heatmap",
+    summary="One page's clicks per element and position, and per window width (the heatmap overlay)",
+    responses=ERRORS,
+)
+def heatmap(request: Request, report: Annotated[Asked, HEATMAP_OF]) -> dict[str, Any]:
+    return _report(request, report, "heatmap")
 
 
 @router.get("/realtime", summary="Visitors in the last 5 minutes", responses=ERRORS)

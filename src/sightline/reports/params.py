@@ -50,9 +50,19 @@ DIMENSIONS: dict[str, Dimension] = {
     "web_vitals": Dimension("web_vitals", "visits", ("visitors", "visits", "lcp", "inp", "cls")),
     "rage_clicks": Dimension("rage_clicks", "events", ("page", "visitors", "events", "clicks")),
     "dead_clicks": Dimension("dead_clicks", "events", ("page", "visitors", "events", "clicks")),
+    # Click heatmaps (reports.heatmaps): the pages with clicks, and one page's clicked elements.
+    "heatmap_pages": Dimension("heatmap_pages", "clicks", ("visitors", "clicks")),
+    "clicked_elements": Dimension("clicked_elements", "clicks", ("visitors", "clicks")),
 }
 # Dimensions whose rows belong to one thing `name` names: a custom event's props, a 404 path's referrers.
-NAMED = {"props": "the custom event", "not_found_referrers": "the missing page's path"}
+NAMED = {
+    "props": "the custom event",
+    "not_found_referrers": "the missing page's path",
+    "clicked_elements": "the page's path",
+}
+NAMED_PATHS = ("not_found_referrers", "clicked_elements")
+# The width classes of a heatmap (reports.heatmaps.VIEWPORTS).
+VIEWPORTS = ("desktop", "tablet", "phone")
 
 
 @dataclass(frozen=True)
@@ -68,6 +78,8 @@ class Query:
     name: str | None = None
     offset: int = 0
     search: str | None = None
+    path: str | None = None  # the heatmap's page
+    viewport: str | None = None  # a heatmap's width class (None: every width)
 
 
 def _bad(name: str, message: str) -> ApiError:
@@ -138,10 +150,20 @@ def parse(items: Iterable[tuple[str, str]], allowed: Iterable[str]) -> Query:
             if "name" not in seen:
                 message = f"The parameter 'name' ({NAMED[dimension]}) is required for {dimension}."
                 raise _bad("name", message)
-            path = dimension == "not_found_referrers"
+            path = dimension in NAMED_PATHS
             values["name"] = _text("name", seen["name"], 2000 if path else 100, path=path)
         elif "name" in seen:
             raise _bad("name", "The parameter 'name' is only used with dimension=" + " or ".join(NAMED) + ".")
+    if "path" in allowed:
+        if "path" not in seen:
+            raise _bad("path", "The parameter 'path' (the page's path) is required.")
+        values["path"] = _text("path", seen["path"], 2000, path=True)
+    if "viewport" in seen:
+        if "path" not in allowed and values.get("dimension") != "clicked_elements":
+            raise _bad("viewport", "The parameter 'viewport' is only used with dimension=clicked_elements.")
+        if seen["viewport"] not in VIEWPORTS:
+            raise _bad("viewport", "The parameter 'viewport' must be one of " + ", ".join(VIEWPORTS) + ".")
+        values["viewport"] = seen["viewport"]
     if "limit" in seen:
         raw = seen["limit"]
         limit = ascii_int(raw, 1, 100)

@@ -19,7 +19,7 @@ from sqlalchemy import Connection
 from sightline.errors import ApiError
 from sightline.goals.service import rows_of
 from sightline.imports.figures import ImportedFigures
-from sightline.reports import autocapture, goals, queries
+from sightline.reports import autocapture, goals, heatmaps, queries
 from sightline.reports.filters import Filters, Goal
 from sightline.reports.imported import History
 from sightline.reports.params import DIMENSIONS, Query
@@ -137,6 +137,18 @@ class Report:
                 self.run, self.d, self.site_id, span, self.filters, dimension.dim, page, self.query.name
             )
             return self._rows(found, more)
+        if dimension.dim == "heatmap_pages":
+            found, more = heatmaps.pages(self.run, self.d, self.site_id, span, self.filters, page)
+            return self._rows(found, more)
+        if dimension.dim == "clicked_elements":
+            assert self.query.name is not None
+            found, more = heatmaps.elements(
+                self.run, self.d, self.site_id, span, self.filters, page, self.query.name, self.query.viewport
+            )
+            out = self._rows(found, more)
+            if self.query.viewport is not None:
+                out["viewport"] = self.query.viewport
+            return out
         if dimension.dim == "goal":
             found, more = goals.breakdown(
                 self.run, self.d, self.site_id, span, self.filters, self.goals, page
@@ -169,6 +181,24 @@ class Report:
         out = self.meta(self.period)
         span = (self.period.start, self.period.end)
         out["vitals"] = autocapture.vitals(self.run, self.d, self.site_id, span, self.filters)
+        return out
+
+    def heatmap(self) -> dict[str, Any]:
+        """One page's clicks for the overlay: per element and position cell, and per width class."""
+        assert self.query.path is not None
+        out = self.meta(self.period)
+        span = (self.period.start, self.period.end)
+        path, viewport = self.query.path, self.query.viewport
+        found, more = heatmaps.spots(self.run, self.d, self.site_id, span, self.filters, path, viewport)
+        widths = heatmaps.widths(self.run, self.d, self.site_id, span, self.filters, path)
+        out.update(
+            path=path,
+            viewport=viewport,
+            clicks=sum(widths.values()) if viewport is None else widths[viewport],
+            viewports=widths,
+            spots=found,
+            more=more,
+        )
         return out
 
     def _rows(self, rows: list[dict[str, Any]], more: bool) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""The console application's shell at the recordings paths, with the replay's Content-Security-Policy.
+"""The console application's shell at the recordings paths and the click heatmap's, with the
+replay's Content-Security-Policy.
 
 The player rebuilds a recorded page inside a sandboxed iframe (``sandbox="allow-same-origin"``,
 never ``allow-scripts``). That iframe inherits this document's CSP, and a recorded page needs
@@ -23,7 +24,8 @@ PLAYER_CSP = (
     "font-src 'self' data:; frame-src 'self'; child-src 'self'; object-src 'none'; base-uri 'none'; "
     "form-action 'none'; frame-ancestors 'none'"
 )
-PLAYER_PATHS = ("/recordings", "/recordings/{rest:path}")
+# The recordings' pages, and a page's click heatmap (drawn over the page's recorded snapshot).
+PLAYER_PATHS = ("/recordings", "/recordings/{rest:path}", "/sites/{site_id}/heatmap")
 
 
 def player_shell() -> HTMLResponse:

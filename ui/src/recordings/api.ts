@@ -29,6 +29,17 @@ export interface RecordedEvent {
   data: any;
 }
 
+/** A page as a recording shows it: the recorder's meta event and full snapshot (masked). */
+export interface PageSnapshot {
+  recording_id: string;
+  recorded_at: string;
+  /** The recorded window's size in CSS pixels. */
+  width: number;
+  height: number;
+  viewport: "desktop" | "tablet" | "phone";
+  events: RecordedEvent[];
+}
+
 export const PAGE_SIZE = 50;
 
 export const recordingsApi = {
@@ -40,6 +51,12 @@ export const recordingsApi = {
   events: (id: string) =>
     request<{ events: RecordedEvent[] }>("GET", `/api/recordings/${encodeURIComponent(id)}/events`).then(
       (r) => r.events,
+    ),
+  /** The newest recorded snapshot of `path` (of the `viewport` width class when one exists). */
+  snapshot: (siteId: number, path: string, viewport: string) =>
+    request<{ recording_enabled: boolean; snapshot: PageSnapshot | null }>(
+      "GET",
+      `/api/sites/${siteId}/recordings/snapshot?${new URLSearchParams({ path, viewport })}`,
     ),
   remove: (id: string) => request<void>("DELETE", `/api/recordings/${encodeURIComponent(id)}`),
 };

@@ -1,12 +1,12 @@
 // The dashboard's panels of what the SDK captures by itself (docs/reports.md, "Autocapture"):
 // 404 pages and where their visitors came from, outbound links and downloads, time on page and
-// scroll depth, rage and dead clicks, web vitals. Each table is a breakdown like the others
-// (details, CSV, filters).
+// scroll depth, click heatmaps (a page opens its heatmap), rage and dead clicks, web vitals. Each
+// table is a breakdown like the others (details, CSV, filters).
 import { useEffect, useState } from "preact/hooks";
 
 import { messageOf } from "../api";
 import { count } from "../format";
-import { reports, type FilterName, type Figures, type ReportQuery, type WebVitals } from "./api";
+import { queryParams, reports, type FilterName, type Figures, type ReportQuery, type WebVitals } from "./api";
 import { BreakdownPanel, ratingText, vitalText, type Drill } from "./Breakdown";
 
 interface Props {
@@ -22,6 +22,11 @@ interface Props {
 const CLICKS = [
   { key: "visitors" as const, label: "Visitors" },
   { key: "events" as const, label: "Clicks" },
+];
+
+const HEAT = [
+  { key: "visitors" as const, label: "Visitors" },
+  { key: "clicks" as const, label: "Clicks" },
 ];
 
 // A burst is one heatmap event: several fast clicks on one spot (rage), or clicks that changed nothing (dead).
@@ -49,6 +54,13 @@ const VITALS: Record<string, string> = {
   FCP: "First contentful paint",
   TTFB: "Time to first byte",
 };
+
+/** The address of a page's click heatmap, with the dashboard's period and filters. */
+export function heatmapHref(siteId: number, query: ReportQuery, path: string): string {
+  const params = queryParams({ ...query, compare: false });
+  params.set("path", path);
+  return `/sites/${siteId}/heatmap?${params}`;
+}
 
 export function BehaviourPanels({ siteId, query, onFilter, totals, tick, shared }: Props) {
   const settings = shared ? "" : ` Turn it on in the site's settings (Autocapture).`;
@@ -96,6 +108,21 @@ export function BehaviourPanels({ siteId, query, onFilter, totals, tick, shared 
               { key: "time_on_page", label: "Time on page" },
               { key: "scroll_depth", label: "Scroll depth" },
             ],
+          },
+        ]}
+      />
+      <BreakdownPanel
+        {...common}
+        title="Click heatmaps"
+        empty={`No clicks recorded for heatmaps in this period.${settings}`}
+        tabs={[
+          {
+            dimension: "heatmap_pages",
+            label: "Pages",
+            columns: HEAT,
+            // A shared dashboard has no session for the recordings the heatmap is drawn on.
+            link: shared ? undefined : (path) => heatmapHref(siteId, query, path),
+            linkTitle: "Show the heatmap of",
           },
         ]}
       />

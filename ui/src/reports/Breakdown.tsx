@@ -17,6 +17,10 @@ export interface Tab {
   columns: { key: keyof Row; label: string }[];
   /** A click on a row shows this table of the row's value instead (a "Filter" button then filters). */
   drill?: Drill;
+  /** A row's value opens this page (a full page load: the heatmap's address has its own CSP). */
+  link?: (value: string) => string;
+  /** What the link does, for its title ("Show the heatmap of"). */
+  linkTitle?: string;
 }
 
 /** A table of one row's value: the props of a custom event, the referrers of a 404 path. */
@@ -180,6 +184,8 @@ export function BreakdownPanel({ title, tabs, siteId, query, onFilter, props, to
           event={event}
           filter={current.filter}
           drill={!!drill}
+          link={event ? undefined : current.link}
+          linkTitle={current.linkTitle}
           onFilter={onFilter}
           onEvent={setEvent}
         />
@@ -224,6 +230,8 @@ export function BreakdownPanel({ title, tabs, siteId, query, onFilter, props, to
               event={event}
               filter={current.filter}
               drill={!!drill}
+              link={event ? undefined : current.link}
+              linkTitle={current.linkTitle}
               onFilter={(name, value) => {
                 setDetails(false);
                 onFilter(name, value);
@@ -252,12 +260,14 @@ interface TableProps {
   filter?: FilterName;
   /** A click on a row shows its drill table (`onEvent`); a "Filter" button beside it filters. */
   drill?: boolean;
+  link?: (value: string) => string;
+  linkTitle?: string;
   onFilter: (name: FilterName, value: string) => void;
   onEvent: (value: string) => void;
 }
 
 /** Rows with a bar proportional to their share and the share in percent (as the first figure). */
-export function BreakdownTable({ rows, columns, dimension, caption, heading, totals, event, filter, drill, onFilter, onEvent }: TableProps) {
+export function BreakdownTable({ rows, columns, dimension, caption, heading, totals, event, filter, drill, link, linkTitle, onFilter, onEvent }: TableProps) {
   const key = shareKey(columns);
   const measured = shares(rows, key, event ? undefined : totals);
   const showShare = measured.some((m) => m.share !== null);
@@ -293,7 +303,11 @@ export function BreakdownTable({ rows, columns, dimension, caption, heading, tot
             <tr key={`${row.key ?? ""}${row.value}`}>
               <th scope="row" class="report-value">
                 <span class="report-bar" style={{ width: `${(bar * 100).toFixed(1)}%` }} aria-hidden="true" />
-                {clickable ? (
+                {link ? (
+                  <a href={link(row.value)} target="_top" title={`${linkTitle ?? "Open"} ${shown}`}>
+                    {shown}
+                  </a>
+                ) : clickable ? (
                   <button
                     type="button"
                     class="link-button"

@@ -5,7 +5,7 @@ import { useEffect, useState } from "preact/hooks";
 import { messageOf } from "../api";
 import { Dialog } from "../components/Dialog";
 import { count } from "../format";
-import { reports, type Breakdown, type ReportQuery, type Row } from "./api";
+import { reports, type Breakdown, type HeatViewport, type ReportQuery, type Row } from "./api";
 
 /** Rows per page of the details view. */
 export const PAGE_SIZE = 20;
@@ -16,11 +16,13 @@ interface Props {
   query: ReportQuery;
   dimension: string;
   name?: string;
+  /** A heatmap's clicked elements: only clicks in windows of this width class. */
+  viewport?: HeatViewport;
   onClose: () => void;
   render: (rows: Row[]) => ComponentChildren;
 }
 
-export function BreakdownDetails({ title, siteId, query, dimension, name, onClose, render }: Props) {
+export function BreakdownDetails({ title, siteId, query, dimension, name, viewport, onClose, render }: Props) {
   const [data, setData] = useState<Breakdown | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [search, setSearch] = useState("");
@@ -47,7 +49,7 @@ export function BreakdownDetails({ title, siteId, query, dimension, name, onClos
     let alive = true;
     setLoading(true);
     reports
-      .breakdown(siteId, query, dimension, name, { limit: PAGE_SIZE, offset: page * PAGE_SIZE, search: asked })
+      .breakdown(siteId, query, dimension, name, { limit: PAGE_SIZE, offset: page * PAGE_SIZE, search: asked, viewport })
       .then(
         (result) => {
           if (!alive) return;
@@ -61,7 +63,7 @@ export function BreakdownDetails({ title, siteId, query, dimension, name, onClos
     return () => {
       alive = false;
     };
-  }, [siteId, JSON.stringify(query), dimension, name, page, asked]);
+  }, [siteId, JSON.stringify(query), dimension, name, viewport, page, asked]);
 
   const shown = data?.rows ?? [];
   const first = shownPage * PAGE_SIZE + 1;

@@ -119,6 +119,29 @@ export interface WebVitals extends Meta {
   vitals: Vital[];
 }
 
+/** A heatmap's width classes: desktop (992 px and up), tablet (576-991 px), phone. */
+export type HeatViewport = "desktop" | "tablet" | "phone";
+export const HEAT_VIEWPORTS: HeatViewport[] = ["desktop", "tablet", "phone"];
+
+/** Clicks on one cell of an element: `x`, `y` are the cell's centre, 0-1 from the element's left and top edge. */
+export interface HeatSpot {
+  selector: string;
+  x: number;
+  y: number;
+  clicks: number;
+}
+
+export interface Heatmap extends Meta {
+  path: string;
+  viewport: HeatViewport | null;
+  /** Clicks of the chosen width class (of every width without one). */
+  clicks: number;
+  viewports: Record<HeatViewport, number>;
+  /** The most clicked cells (5,000 at most; `more` when there were more). */
+  spots: HeatSpot[];
+  more: boolean;
+}
+
 export interface Breakdown extends Meta {
   dimension: string;
   rows: Row[];
@@ -177,11 +200,12 @@ export function readThroughShare(token: string): void {
 export const downloads = {
   summary: (siteId: number, q: ReportQuery) => `${base(siteId)}/export/summary.csv?${queryParams(q)}`,
   timeseries: (siteId: number, q: ReportQuery) => `${base(siteId)}/export/timeseries.csv?${queryParams(q)}`,
-  breakdown: (siteId: number, q: ReportQuery, dimension: string, name?: string) => {
+  breakdown: (siteId: number, q: ReportQuery, dimension: string, name?: string, viewport?: HeatViewport) => {
     const params = queryParams({ ...q, compare: false });
     params.set("dimension", dimension);
     params.set("limit", "100");
     if (name) params.set("name", name);
+    if (viewport) params.set("viewport", viewport);
     return `${base(siteId)}/export/breakdown.csv?${params}`;
   },
   events: (siteId: number, q: ReportQuery) => {
@@ -201,7 +225,7 @@ export const reports = {
     q: ReportQuery,
     dimension: string,
     name?: string,
-    page: { limit?: number; offset?: number; search?: string } = {},
+    page: { limit?: number; offset?: number; search?: string; viewport?: HeatViewport } = {},
   ) => {
     const params = queryParams({ ...q, compare: false });
     params.set("dimension", dimension);
@@ -209,7 +233,15 @@ export const reports = {
     if (page.offset) params.set("offset", String(page.offset));
     if (page.search) params.set("search", page.search);
     if (name) params.set("name", name);
+    if (page.viewport) params.set("viewport", page.viewport);
     return request<Breakdown>("GET", `${base(siteId)}/breakdown?${params}`);
+  },
+  /** One page's clicks per element and position cell, and per width class. */
+  heatmap: (siteId: number, q: ReportQuery, path: string, viewport: HeatViewport) => {
+    const params = queryParams({ ...q, compare: false });
+    params.set("path", path);
+    params.set("viewport", viewport);
+    return request<Heatmap>("GET", `${base(siteId)}/heatmap?${params}`);
   },
   webVitals: (siteId: number, q: ReportQuery) =>
     request<WebVitals>("GET", `${base(siteId)}/vitals?${queryParams({ ...q, compare: false })}`),
