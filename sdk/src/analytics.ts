@@ -53,13 +53,14 @@ const VISIT = "sightline_visit";
 const MAX_BODY = 65536;
 
 const el = (D.currentScript || D.querySelector("script[data-site]")) as HTMLScriptElement | null;
-const data = (name: string): string | null | undefined => el?.getAttribute("data-" + name);
-const key = data("site") || "";
+/** The snippet's data-* attributes (data-site, data-consent, data-auto-pageviews). */
+const data: DOMStringMap = el?.dataset || {};
+const key = data.site || "";
 let base = "";
 try {
   base = new URL(".", el!.src).href;
 } catch {}
-const autoPageviews = data("auto-pageviews") != "false";
+const autoPageviews = data.autoPageviews != "false";
 const outKey = "sightline_out_" + key;
 
 let startup: Promise<Status> | undefined;
@@ -78,10 +79,9 @@ let visitor = "";
 let memVisit: Visit | undefined;
 let recordingId: string | undefined;
 let lastPage = "";
-let config: Config;
 let keep = 0; // 1 once storage may be written (not a cookieless site)
 let named = 0; // 1 once identify() named the visitor
-const plugins: Record<string, Promise<Plugin | undefined>> = {};
+const plugins: Record<string, Promise<Plugin | void>> = {};
 const registrations: Record<string, (factory: PluginFactory) => void> = {};
 
 /** Runs `f`, containing any exception. */
@@ -109,6 +109,9 @@ const now = Date.now;
 const backoff = (retryAfter?: string | null): number =>
   +retryAfter! >= 0 && retryAfter ? +retryAfter * 1e3 : Math.min(6e4, 1e3 * 2 ** attempt++) * (0.5 + Math.random() / 2);
 
+/** The server asks to come back later (429) or failed (5xx): retry with backoff. */
+const busy = (r: Response): boolean => r.status == 429 || r.status > 499;
+
 const campaign = (): Utm => {
   const query = new URLSearchParams(location.search);
   const utm: Record<string, string> = {};
@@ -131,14 +134,17 @@ const visit = (touch?: 1): Visit => {
   return v;
 };
 
+/** Before start: the page only; afterwards the visit too (its tags are the landing page's). */
 const context = (): SessionContext => {
-  const ctx: SessionContext = { url: location.href, path: location.pathname, referrer: D.referrer, utm: campaign() };
-  if (startup) {
-    const v = visit();
-    Object.assign(ctx, { sessionId: v.i, visitorId: analytics.getVisitorId(), startedAt: new Date(v.t).toISOString(), utm: v.u });
-    if (recordingId) ctx.recordingId = recordingId;
-  }
-  return ctx;
+  const v = startup && visit();
+  return {
+    url: location.href,
+    path: location.pathname,
+    referrer: D.referrer,
+    utm: v ? v.u : campaign(),
+    ...(v && { sessionId: v.i, visitorId: analytics.getVisitorId(), startedAt: new Date(v.t).toISOString() }),
+    ...(recordingId && { recordingId }),
+  };
 };
 
 const saveOut = (): void => store(S, outKey, out);
@@ -158,10 +164,12 @@ const halt = (state: ConnectionState): void => {
 /** Stop on the server's refusal `j`: `disabled` when the owner switched collection off, else `error`. */
 const refused = (j: any): void => halt(j.error?.code == "collection_disabled" ? "disabled" : "error");
 
-/** Cut `buf` into batches of at most 20 events and 64 KiB, appended to `out` (50 batches at most). */
+/** Cut `queue` and `buf` into batches of at most 20 events and 64 KiB, appended to `out` (50 batches at most). */
 const seal = (): void => {
   clearTimeout(flushTimer);
   flushTimer = 0;
+  buf.push(...queue); // what waited for readiness (or the page is hidden before it)
+  queue = [];
   while (buf.length) {
     const batch: Batch = { key, batch_id: rid(), events: [] };
     let size = 200;
@@ -178,7 +186,7 @@ const seal = (): void => {
 };
 
 /** A batch as sent: stamped with this attempt's time, so the server keeps late events' times. */
-const wire = (batch: Batch): string => ((batch.sent_at = Date.now()), JSON.stringify(batch));
+const wire = (batch: Batch): string => ((batch.sent_at = now()), JSON.stringify(batch));
 
 const send = (): void => {
   const batch = out[0];
@@ -197,7 +205,7 @@ const send = (): void => {
   fetch(base + "i/events", { method: "POST", body: wire(batch), keepalive: true, credentials: "omit" })
     .then(
       (r) =>
-        r.status == 429 || r.status > 499
+        busy(r)
           ? settle(r.headers.get("retry-after"))
           : r.status == 403 || r.status == 404
             ? r
@@ -222,8 +230,6 @@ const flush = (): void => {
  */
 const hide = (from?: number): void => {
   if (dead) return;
-  buf.push(...queue);
-  queue = [];
   seal();
   if (ready) for (const b of out.slice(from)) b != inflight && N.sendBeacon(base + "i/events", wire(b));
 };
@@ -256,17 +262,17 @@ const pageview = safe((force?: unknown): void => {
   if (force || page != lastPage) (lastPage = page), push("pageview", {});
 });
 
-const load = (name: string): Promise<Plugin | undefined> =>
-  (plugins[name] ||= new Promise<Plugin | undefined>((resolve) => {
+const load = (name: string): Promise<Plugin | void> =>
+  (plugins[name] ||= new Promise<Plugin | void>((resolve) => {
     const tag = D.createElement("script");
     registrations[name] = safe((factory: PluginFactory) => resolve(factory(host)));
     tag.src = base + "analytics-" + name + ".js";
-    tag.onload = tag.onerror = () => resolve(undefined);
-    D.head.appendChild(tag);
+    tag.onload = tag.onerror = () => resolve();
+    D.head.append(tag);
   }).catch(() => undefined));
 
 const applyConfig = (c: Config): void => {
-  config = c;
+  host.config_ = c;
   if (c.events != "ready") return halt(c.events == "disabled" ? "disabled" : "error");
   if (c.cookieless) {
     keep = 0;
@@ -278,13 +284,12 @@ const applyConfig = (c: Config): void => {
   } else (keep = 1), store(L, VISITOR, visitor), store(L, VISIT, memVisit), saveOut();
   const rec = c.recording;
   states("ready", c.feedback === true && !privacy() ? "ready" : "disabled");
-  if (rec?.enabled && !privacy() && host.sampled(rec.sample_rate)) {
+  // The visit's draw (0..1) is stable for the whole visit: it is in the sample or not.
+  if (rec?.enabled && !privacy() && visit().r < rec.sample_rate) {
     st.recording = "loading";
-    load("recording").then((p) => p || host.set("recording", "error"));
+    load("recording").then((p) => p || host.set_("recording", "error"));
   }
   ready = 1;
-  buf.push(...queue);
-  queue = [];
   flush();
   load("capture");
 };
@@ -294,9 +299,10 @@ const fetchConfig = (resolve: (s: Status) => void): void => {
     states("error");
     setTimeout(safe(() => fetchConfig(resolve)), backoff(retryAfter));
   };
-  fetch(base + "i/config?key=" + encodeURIComponent(key), { credentials: "omit" })
+  // Keys are URL-safe (token_urlsafe); a mistyped one is refused whatever it holds.
+  fetch(base + "i/config?key=" + key, { credentials: "omit" })
     .then((r) =>
-      r.status == 429 || r.status > 499
+      busy(r)
         ? retry(r.headers.get("retry-after"))
         : r
             .json()
@@ -313,12 +319,6 @@ const fetchConfig = (resolve: (s: Status) => void): void => {
 const boot = (resolve: (s: Status) => void): void => {
   states("loading", "loading", "loading");
   const stored = store(L, VISITOR);
-  // The owner's link from the console (?sightline=exclude / include) marks this browser.
-  safe(() => {
-    const m = /[?&]sightline=(ex|in)clude/.exec(location.search);
-    if (m) m[1] == "ex" ? (W[L].sightline_ignore = 1) : W[L].removeItem("sightline_ignore");
-    if (W[L].sightline_ignore) halt("disabled");
-  })();
   keep = +!!stored; // a code stored earlier: the site was not cookieless
   visitor = typeof stored == "string" && stored && stored.length <= 200 ? stored : rid();
   store(L, VISITOR, visitor);
@@ -327,39 +327,42 @@ const boot = (resolve: (s: Status) => void): void => {
   for (const ev of ["pagehide", "visibilitychange"])
     addEventListener(ev, safe(() => (ev == "pagehide" || D.visibilityState == "hidden" ? hide() : send())), true);
   if (autoPageviews) {
+    // pushState/replaceState return nothing; a failing call throws before the pageview.
     for (const method of ["pushState", "replaceState"] as const) {
       const original = history[method];
-      history[method] = function (this: History, ...args: Parameters<History["pushState"]>) {
-        const result = original.apply(this, args);
+      history[method] = (...args: Parameters<History["pushState"]>) => {
+        original.apply(history, args);
         pageview();
-        return result;
       };
     }
-    addEventListener("popstate", () => pageview());
-    addEventListener("pageshow", (e) => e.persisted && pageview(1));
+    // Back/forward in the page; a page shown again from the back/forward cache counts again
+    // (`persisted`), the first showing of the page is the pageview just below.
+    for (const ev of ["popstate", "pageshow"]) addEventListener(ev, (e) => pageview((e as PageTransitionEvent).persisted));
     pageview();
   }
   if (!key || !base) halt("error");
-  if (dead) resolve(analytics.status());
-  else fetchConfig(resolve);
+  // A browser the owner excluded with the console's link stays disabled. The link's parameter
+  // (?sightline=exclude / include) is rare: the `exclude` plugin sets or removes the mark first.
+  const go = (): void => {
+    if (store(L, "sightline_ignore")) halt("disabled");
+    dead ? resolve(analytics.status()) : fetchConfig(resolve);
+  };
+  /[?&]sightline=/.test(location.search) && !dead ? load("exclude").then(go) : go();
 };
 
 const host: Host = {
-  key,
-  base,
-  get config() {
-    return config;
-  },
-  context,
-  privacy,
-  load,
-  event: push,
-  flush: () => hide(out.length),
-  sampled: (rate) => visit().r < rate,
-  set: (connection, state) => {
+  key_: key,
+  base_: base,
+  config_: {} as Config, // the server's answer, set before any plugin loads
+  context_: context,
+  privacy_: privacy,
+  load_: load,
+  event_: push,
+  flush_: () => hide(out.length),
+  set_: (connection, state) => {
     if (startup && !dead) st[connection] = state;
   },
-  recording: (id) => {
+  recording_: (id) => {
     recordingId = id;
   },
 };
@@ -390,17 +393,18 @@ const analytics: Core = {
   status: () => ({ ...st }),
   getVisitorId: () => (startup && visitor != "-" ? visitor : undefined),
   getSessionContext: context,
+  // Resolves a boolean, never rejects; the survey plugin checks the id (a non-empty string or number).
   feedback: (surveyId) =>
-    new Promise<boolean>((resolve) => {
-      if (!startup || privacy() || (typeof surveyId != "string" && typeof surveyId != "number") || !surveyId) return resolve(false);
-      startup
-        .then(() => (st.feedback == "ready" ? load("survey") : undefined))
-        .then((p) => (p?.open ? p.open("" + surveyId) : false))
-        .then(
-          (shown) => resolve(shown === true),
-          () => resolve(false),
-        );
-    }),
+    Promise.resolve(
+      startup &&
+        !privacy() &&
+        startup
+          .then<Plugin | void | false>(() => st.feedback == "ready" && load("survey"))
+          .then((p): unknown => p && p.open_?.(surveyId)),
+    ).then(
+      (shown: unknown) => shown === true,
+      () => false,
+    ),
   get dropped() {
     return dropped;
   },
@@ -411,5 +415,5 @@ const analytics: Core = {
 
 if (!(W.analytics as Core | undefined)?._register) {
   W.analytics = analytics;
-  if (data("consent") != "required") analytics.start();
+  if (data.consent != "required") analytics.start();
 }

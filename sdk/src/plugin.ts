@@ -8,21 +8,21 @@
  * factory counts as absent: `feedback()` resolves false, the `recording` connection shows `error`.
  *
  * - `recording` is loaded after the configuration when the site records, the visit is sampled
- *   (`host.sampled(rate)`) and the browser sends no DNT/GPC. The core shows `recording: "loading"` until
- *   the plugin calls `host.set("recording", "ready")` (or `"error"`), and it reports `recordingId` in
- *   `getSessionContext()` only after the plugin calls `host.recording(id)`, which it does once the
+ *   (the visit's stable draw is below the site's rate) and the browser sends no DNT/GPC. The core shows `recording: "loading"` until
+ *   the plugin calls `host.set_("recording", "ready")` (or `"error"`), and it reports `recordingId` in
+ *   `getSessionContext()` only after the plugin calls `host.recording_(id)`, which it does once the
  *   server acknowledged the first chunk with a full snapshot.
  * - `survey` is loaded on the first `feedback(surveyId)` call when the `feedback` connection is ready;
- *   `open(surveyId)` resolves true only when the widget is shown. The core has already checked that
- *   the SDK started and that no DNT/GPC signal is set; the plugin checks publication, page targeting,
- *   earlier answers and other open surveys.
+ *   `open_(surveyId)` resolves true only when the widget is shown. The core has already checked that
+ *   the SDK started and that no DNT/GPC signal is set; the plugin checks the id, publication, page
+ *   targeting, earlier answers and other open surveys.
  * - `capture` (the autocapture loader, src/plugins/capture.ts) is loaded once the events connection is
  *   ready. It loads each capture plugin (`outbound-links`, `file-downloads`, `engagement`, `web-vitals`,
  *   `heatmaps`, `tagged`, `not-found`) when the snippet or the site's settings turn it on, or the page
  *   holds tagged elements or a not-found marker. It also opens the surveys of `config.surveys` after
  *   their delay, through `feedback(id)` (which checks targeting, earlier answers and privacy).
- *   Captures send events through `host.event`, which the
- *   core stamps and delivers like any other, and `host.flush()` when the page is being left.
+ *   Captures send events through `host.event_`, which the
+ *   core stamps and delivers like any other, and `host.flush_()` when the page is being left.
  */
 import type { Analytics, ConnectionState, Props, SessionContext } from "../analytics";
 
@@ -48,39 +48,44 @@ export interface At {
   title: string;
 }
 
-/** What the core hands to a plugin. */
+/**
+ * What the core hands to a plugin. Its members (and the plugin's `open_`) end in "_": the build
+ * shortens every such name to a letter or two in the core and every plugin alike (esbuild's
+ * `mangleProps` with one shared cache, sdk/mangle-cache.json), which the core's budget needs.
+ */
 export interface Host {
   /** The site key from data-site. */
-  key: string;
+  key_: string;
   /** The Sightline base URL, ending in "/" (e.g. "https://analytics.example.com/"). */
-  base: string;
+  base_: string;
   /** The site's configuration as answered by the server. */
-  config: Config;
+  config_: Config;
   /** The current visit; the same object `analytics.getSessionContext()` returns. */
-  context(): SessionContext;
+  context_(): SessionContext;
   /** True under Do-Not-Track or Global Privacy Control. */
-  privacy(): boolean;
+  privacy_(): boolean;
   /** Load the plugin `analytics-<name>.js` once (the `capture` loader loads the captures this way). */
-  load(name: string): Promise<Plugin | undefined>;
+  load_(name: string): Promise<Plugin | void>;
   /**
    * Queue an event (arguments already valid, as `analytics.event` checks them) stamped with the
    * visit and page; `at` replaces the page's url, path and title.
    */
-  event(name: string, props: Props, at?: At): void;
+  event_(name: string, props: Props, at?: At): void;
   /** Deliver what is waiting now with sendBeacon (the page is being hidden or left). */
-  flush(): void;
-  /** Whether this visit falls inside a sample of `rate` (0..1); stable for the whole visit. */
-  sampled(rate: number): boolean;
+  flush_(): void;
   /** Set the state of the plugin's own connection. */
-  set(connection: "recording" | "feedback", state: ConnectionState): void;
+  set_(connection: "recording" | "feedback", state: ConnectionState): void;
   /** Report the recording code once the recording has truly started (undefined when it stops). */
-  recording(id: string | undefined): void;
+  recording_(id: string | undefined): void;
 }
 
 /** What a plugin's factory returns. */
 export interface Plugin {
-  /** Survey plugin: show survey `surveyId`; resolves true only when it is shown. */
-  open?(surveyId: string): Promise<boolean>;
+  /**
+   * Survey plugin: show survey `surveyId` (the argument of `feedback()`, unchecked: the plugin
+   * resolves false unless it is a non-empty string or a number); resolves true only when shown.
+   */
+  open_?(surveyId: unknown): Promise<boolean>;
 }
 
 export type PluginFactory = (host: Host) => Plugin;

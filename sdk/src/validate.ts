@@ -4,8 +4,11 @@ import type { Props } from "../analytics";
 /** Length in characters (code points), as the server counts them. */
 export const chars = (s: string): number => Array.from(s).length;
 
-/** `s` with every lone surrogate replaced by U+FFFD: the server accepts only well-formed Unicode. */
-export const wf = (s: string): string => s.replace(/\p{Cs}/gu, "\ufffd");
+/**
+ * `s` with every lone surrogate replaced by U+FFFD: the server accepts only well-formed Unicode.
+ * (With the `u` flag a surrogate pair is one code point, so the class matches lone halves only.)
+ */
+export const wf = (s: string): string => s.replace(/[\ud800-\udfff]/gu, "\ufffd");
 
 /** `s` cut to at most `n` characters without splitting a surrogate pair. */
 export const cut = (s: string, n: number): string => wf(s.length > n ? Array.from(s).slice(0, n).join("") : s);
@@ -24,7 +27,7 @@ export const checkName = (name: unknown): string => wf(sized("event", "name", na
 /** A copy of `props` when it follows the rules. */
 export const checkProps = (props: unknown): Props => {
   if (props === undefined) return {};
-  if (Object.prototype.toString.call(props) != "[object Object]") fail("event", "props must be a plain object (not an array or null)");
+  if ({}.toString.call(props) != "[object Object]") fail("event", "props must be a plain object (not an array or null)");
   const copy: Props = {};
   const keys = Object.keys(props as object);
   if (keys.length > 30) fail("event", "props may have at most 30 keys");

@@ -1,9 +1,9 @@
-"""Size budgets: the core script at most 3,328 bytes gzipped once minified by esbuild, and every
-lazily loaded plugin within its own budget, written down in ``sdk/budgets.json`` and docs/sdk.md.
+"""Size budgets: the core script at most 3,072 bytes gzipped as the build writes it (esbuild, then
+terser), and every lazily loaded plugin within its own budget, written down in ``sdk/budgets.json``
+and docs/sdk.md.
 
-The core's budget was 3,072 until cookieless counting and the owner's exclusion link (about 190
-bytes) came in; autocapture added about 40 (the plugin host's event, flush and load, and loading the
-capture loader after readiness).
+Cookieless counting, the owner's exclusion link and autocapture once took the core to 3,239 bytes
+(the test then allowed 3,328); docs/sdk.md ("Size budgets") says how it came back under 3,072.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pytest
 from tests.support.browser import ROOT, STATIC, ensure_built
 
 OUTPUT = STATIC / "sdk"
-BUDGET = 3328
+BUDGET = 3072
 BUDGETS: dict[str, int] = {
     name: size
     for name, size in json.loads((ROOT / "sdk" / "budgets.json").read_text("utf-8")).items()
@@ -29,7 +29,7 @@ def _gzipped(name: str) -> int:
     return len(gzip.compress((OUTPUT / name).read_bytes(), compresslevel=9))
 
 
-def test_core_script_is_at_most_3328_bytes_gzipped() -> None:
+def test_core_script_is_at_most_3072_bytes_gzipped() -> None:
     ensure_built()
     assert BUDGETS["analytics.js"] == BUDGET
     size = _gzipped("analytics.js")

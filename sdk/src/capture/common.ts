@@ -19,7 +19,7 @@ export const safe =
 
 /** The value of the snippet's `data-<name>` attribute (null when absent). */
 export const attr = (host: Host, name: string): string | null =>
-  D.querySelector(`script[data-site="${CSS.escape(host.key)}"]`)?.getAttribute("data-" + name) ?? null;
+  D.querySelector(`script[data-site="${CSS.escape(host.key_)}"]`)?.getAttribute("data-" + name) ?? null;
 
 /** The current page as an event's place (url, path, title), cut to the protocol's limits. */
 export const here = (): At => ({ url: cut(location.href, 2000), path: cut(location.pathname, 2000), title: cut(D.title, 500) });

@@ -25,8 +25,8 @@ const MARKERS: [string, string][] = [
 (window.analytics as Core)._register("capture", (host) => {
   for (const name of CAPTURES) {
     const value = attr(host, name);
-    const on = value != null ? value != "false" : !!host.config.capture?.includes(name);
-    if (on && !(host.privacy() && PRIVATE.includes(name))) host.load(name);
+    const on = value != null ? value != "false" : !!host.config_.capture?.includes(name);
+    if (on && !(host.privacy_() && PRIVATE.includes(name))) host.load_(name);
   }
   // Markup-driven captures: look now, and whenever the page's content changes (SPA routes, late
   // content), at most every 100 ms, until each one that can be loaded is.
@@ -34,13 +34,13 @@ const MARKERS: [string, string][] = [
   let timer = 0;
   const look = safe(() => {
     timer = 0;
-    waiting = waiting.filter(([name, selector]) => !(D.querySelector(selector) && host.load(name)));
+    waiting = waiting.filter(([name, selector]) => !(D.querySelector(selector) && host.load_(name)));
     if (!waiting.length) observer.disconnect();
   });
   const observer = new MutationObserver(() => (timer ||= setTimeout(look, 100)));
   observer.observe(D, { childList: true, subtree: true, attributes: true, attributeFilter: ["data-analytics-event", "data-analytics-404"] });
   look();
-  for (const survey of host.config.surveys || []) {
+  for (const survey of host.config_.surveys || []) {
     setTimeout(safe(() => (window.analytics as Core).feedback("" + survey.id)), survey.delay_seconds * 1e3);
   }
   return {};

@@ -13,7 +13,7 @@ import type { At, Core } from "../plugin";
 const MAX_SECONDS = 86400;
 
 (window.analytics as Core)._register("engagement", (host) => {
-  if (host.privacy()) return {};
+  if (host.privacy_()) return {};
   let since = performance.now();
   let visibleMs = 0;
   let depth = 0;
@@ -38,7 +38,7 @@ const MAX_SECONDS = 86400;
     if (!seconds && depth <= sentDepth) return;
     visibleMs -= seconds * 1000;
     sentDepth = depth;
-    host.event("engagement", { seconds, scroll: depth }, at);
+    host.event_("engagement", { seconds, scroll: depth }, at);
   };
   const restart = (): void => {
     since = performance.now();
@@ -52,9 +52,9 @@ const MAX_SECONDS = 86400;
   listen(D, ["visibilitychange"], () => {
     tick();
     shown = D.visibilityState == "visible";
-    if (!shown) send(), host.flush();
+    if (!shown) send(), host.flush_();
   });
-  listen(window, ["pagehide"], () => (send(), host.flush()));
+  listen(window, ["pagehide"], () => (send(), host.flush_()));
   // A page restored from the back/forward cache is a new page view, as for pageviews.
   listen(window, ["pageshow"], (e: PageTransitionEvent) => e.persisted && restart());
   onRoute((left) => {

@@ -14,13 +14,13 @@ import type { Core } from "../plugin";
     .split(",")
     .map((e) => e.trim().replace(/^\./, "").toLowerCase())
     .filter(Boolean);
-  const extensions = new Set(given.length ? given : host.config.file_download_extensions || []);
+  const extensions = new Set(given.length ? given : host.config_.file_download_extensions || []);
   onLink((url, target) => {
     const name = url.pathname.slice(url.pathname.lastIndexOf("/") + 1);
     const dot = name.lastIndexOf(".");
     const extension = dot > 0 ? name.slice(dot + 1).toLowerCase() : "";
     if (extensions.has(extension) || target.closest?.("a[download],area[download]"))
-      host.event("file_download", { url: bare(url) });
+      host.event_("file_download", { url: bare(url) });
   });
   return {};
 });

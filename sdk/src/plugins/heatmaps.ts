@@ -53,7 +53,7 @@ const share = (offset: number, size: number): number =>
   size > 0 ? Math.round(Math.min(1, Math.max(0, offset / size)) * 1000) / 1000 : 0.5;
 
 (window.analytics as Core)._register("heatmaps", (host) => {
-  if (host.privacy()) return {};
+  if (host.privacy_()) return {};
   let burst: Burst | undefined;
   let timer = 0;
   const observer = new MutationObserver(() => burst && (burst.changed = true));
@@ -64,7 +64,7 @@ const share = (offset: number, size: number): number =>
     const b = burst;
     burst = undefined;
     if (!b) return;
-    host.event("heatmap_click", {
+    host.event_("heatmap_click", {
       selector: selectorOf(b.el),
       x: b.x,
       y: b.y,
@@ -93,7 +93,7 @@ const share = (offset: number, size: number): number =>
   listen(window, ["scroll", "hashchange"], () => burst && (burst.changed = true));
   onRoute(() => burst && (burst.changed = true));
   // Leaving (or hiding, as a click that opened a new tab does): what is waiting goes now.
-  listen(window, ["pagehide"], () => (end(true), host.flush()));
-  listen(D, ["visibilitychange"], () => D.visibilityState == "hidden" && (end(true), host.flush()));
+  listen(window, ["pagehide"], () => (end(true), host.flush_()));
+  listen(D, ["visibilitychange"], () => D.visibilityState == "hidden" && (end(true), host.flush_()));
   return {};
 });

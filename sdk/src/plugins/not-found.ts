@@ -17,7 +17,7 @@ import { cut } from "../validate";
     const path = location.pathname;
     if (path != reported && D.querySelector("[data-analytics-404]")) {
       reported = path;
-      host.event("404", { path: cut(path, 2000) });
+      host.event_("404", { path: cut(path, 2000) });
     }
   });
   new MutationObserver(() => (timer ||= setTimeout(look, 100))).observe(D, {

@@ -12,7 +12,7 @@ const site = (host: string): string => host.replace(/^www\./, "");
 
 (window.analytics as Core)._register("outbound-links", (host) => {
   onLink((url) => {
-    if (site(url.host) != site(location.host)) host.event("outbound_link", { url: bare(url) });
+    if (site(url.host) != site(location.host)) host.event_("outbound_link", { url: bare(url) });
   });
   return {};
 });

@@ -6,12 +6,12 @@ import type { Core } from "../plugin";
 import { startRecording } from "../recording/recorder";
 
 (window.analytics as Core)._register("recording", (host) => {
-  if (host.privacy()) host.set("recording", "disabled");
+  if (host.privacy_()) host.set_("recording", "disabled");
   else {
     try {
       startRecording(host);
     } catch {
-      host.set("recording", "error");
+      host.set_("recording", "error");
     }
   }
   return {};

@@ -144,11 +144,11 @@ const factory = (host: Host): Plugin => {
 
   const load = async (surveyId: string): Promise<Survey | undefined> => {
     const url =
-      host.base +
+      host.base_ +
       "i/feedback/surveys/" +
       encodeURIComponent(surveyId) +
       "?key=" +
-      encodeURIComponent(host.key) +
+      encodeURIComponent(host.key_) +
       "&path=" +
       encodeURIComponent(location.pathname);
     const response = await fetch(url, { credentials: "omit" });
@@ -160,7 +160,7 @@ const factory = (host: Host): Plugin => {
   const send = async (body: string): Promise<boolean> => {
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       try {
-        const response = await fetch(host.base + "i/feedback/responses", {
+        const response = await fetch(host.base_ + "i/feedback/responses", {
           method: "POST",
           body,
           credentials: "omit",
@@ -289,9 +289,9 @@ const factory = (host: Host): Plugin => {
         status.textContent = "Answer at least one question, or close the survey.";
         return;
       }
-      const context = host.context();
+      const context = host.context_();
       const body = JSON.stringify({
-        key: host.key,
+        key: host.key_,
         survey_id: survey.id,
         revision: survey.revision,
         response_id: responseId,
@@ -330,14 +330,14 @@ const factory = (host: Host): Plugin => {
   };
 
   return {
-    async open(surveyId: string): Promise<boolean> {
-      if (busy || !D.body) return false;
+    async open_(surveyId: unknown): Promise<boolean> {
+      if ((typeof surveyId != "string" && typeof surveyId != "number") || !surveyId || busy || !D.body) return false;
       busy = true;
       try {
-        const survey = await load(surveyId);
-        const visitor = host.context().visitorId;
-        const entry = [host.key, visitor, survey?.id, survey?.revision].join("|");
-        if (!survey || readMemory()[entry] || host.privacy()) {
+        const survey = await load("" + surveyId);
+        const visitor = host.context_().visitorId;
+        const entry = [host.key_, visitor, survey?.id, survey?.revision].join("|");
+        if (!survey || readMemory()[entry] || host.privacy_()) {
           busy = false;
           return false;
         }

@@ -24,7 +24,7 @@ const PREFIX = "data-analytics-prop-";
       const props: Record<string, string> = {};
       for (const a of Array.from(node.attributes)) if (a.name.startsWith(PREFIX)) props[a.name.slice(PREFIX.length)] = a.value;
       try {
-        host.event(checkName(node.getAttribute("data-analytics-event")), checkProps(props));
+        host.event_(checkName(node.getAttribute("data-analytics-event")), checkProps(props));
       } catch (error) {
         console.warn(`Sightline: ${(error as Error).message} (data-analytics-event on`, node, ")");
       }

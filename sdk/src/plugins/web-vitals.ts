@@ -13,8 +13,8 @@ import type { Core } from "../plugin";
 (window.analytics as Core)._register("web-vitals", (host) => {
   const report = safe((metric: Metric) => {
     const value = metric.name == "CLS" ? Math.round(metric.value * 1e4) / 1e4 : Math.round(metric.value);
-    host.event("web_vital", { name: metric.name, value: Math.max(0, value), rating: metric.rating });
-    if (D.visibilityState == "hidden") host.flush();
+    host.event_("web_vital", { name: metric.name, value: Math.max(0, value), rating: metric.rating });
+    if (D.visibilityState == "hidden") host.flush_();
   });
   for (const on of [onLCP, onINP, onCLS, onFCP, onTTFB]) on(report);
   return {};

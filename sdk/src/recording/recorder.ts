@@ -30,7 +30,7 @@ const META = 4;
 const rid = (): string => Array.from(crypto.getRandomValues(new Uint8Array(21)), (b) => (b % 36).toString(36)).join("");
 
 export const startRecording = (host: Host): void => {
-  const storeKey = "sightline_rec_" + host.key;
+  const storeKey = "sightline_rec_" + host.key_;
   const load = (): Saved | undefined => {
     try {
       return JSON.parse(sessionStorage.getItem(storeKey)!) || undefined;
@@ -44,7 +44,7 @@ export const startRecording = (host: Host): void => {
     } catch {}
   };
 
-  let visit = host.context();
+  let visit = host.context_();
   const previous = load();
   let saved: Saved =
     previous && previous.s == visit.sessionId && typeof previous.r == "string" && previous.n >= 0
@@ -64,14 +64,14 @@ export const startRecording = (host: Host): void => {
     stop?.();
     uploader.clear();
     events = [];
-    if (state) host.set("recording", state);
+    if (state) host.set_("recording", state);
   };
 
   const done = (chunk: Chunk, outcome: Outcome): void => {
     if (outcome.ok) {
       if (chunk.snapshot && outcome.snapshot && chunk.rid == saved.r && !stopped) {
-        host.recording(chunk.rid);
-        host.set("recording", "ready");
+        host.recording_(chunk.rid);
+        host.set_("recording", "ready");
       }
       return;
     }
@@ -81,7 +81,7 @@ export const startRecording = (host: Host): void => {
     else if (outcome.code == "recording_conflict" && chunk.rid == saved.r) renew();
     else if (chunk.snapshot && chunk.rid == saved.r) halt("error");
   };
-  const uploader = new Uploader(host.base, host.key, done);
+  const uploader = new Uploader(host.base_, host.key_, done);
 
   /** Cut what was recorded into the next chunk of the current recording. */
   const cut = (): void => {
@@ -96,7 +96,7 @@ export const startRecording = (host: Host): void => {
 
   /** A new recording (new visit, or the id was taken): it starts with a full snapshot. */
   const renew = (): void => {
-    host.recording(undefined);
+    host.recording_(undefined);
     saved = { s: visit.sessionId!, r: rid(), n: 0 };
     save();
     record.takeFullSnapshot(true);
@@ -105,7 +105,7 @@ export const startRecording = (host: Host): void => {
   const tick = (): void => {
     if (stopped) return;
     cut();
-    const now = host.context();
+    const now = host.context_();
     if (now.sessionId && now.sessionId != saved.s) {
       visit = now;
       renew();
