@@ -83,7 +83,7 @@ export function HeatmapPage() {
       subtitle={
         path && (
           <>
-            <code class="heatmap-path">{path}</code>, {periodText(query)}
+            <code class="heatmap-path">{path}</code> · {periodText(query)}
             {Object.keys(query.filters).length > 0 ? " (filtered as the dashboard)" : ""}
           </>
         )
@@ -320,13 +320,19 @@ function Overlay({ snapshot, spots, onPlaced }: OverlayProps) {
           </div>
         </div>
       </div>
-      {layout && (
-        <p class="heatmap-note">
-          {count(layout.dots.reduce((n, d) => n + d.spot.clicks, 0))} of {count(spots.reduce((n, s) => n + s.clicks, 0))} clicks
-          drawn; the rest landed on elements this recording does not show (see the table).
-        </p>
-      )}
+      {layout && <DrawnNote drawn={layout.dots.reduce((n, d) => n + d.spot.clicks, 0)} all={spots.reduce((n, s) => n + s.clicks, 0)} />}
     </section>
+  );
+}
+
+function DrawnNote({ drawn, all }: { drawn: number; all: number }) {
+  if (all === 0) return null;
+  return (
+    <p class="heatmap-note">
+      {drawn === all
+        ? `All ${count(all)} ${all === 1 ? "click" : "clicks"} drawn.`
+        : `${count(drawn)} of ${count(all)} clicks drawn; the rest landed on elements this recording does not show (see the table).`}
+    </p>
   );
 }
 
