@@ -19,7 +19,17 @@ PERIOD = ["range", "from", "to", "compare", "imported", *FILTERS]
 DOCUMENTED = {
     "summary": PERIOD,
     "timeseries": PERIOD,
-    "breakdown": ["dimension", "limit", "offset", "search", "name", "viewport", *PERIOD[:3], "imported", *FILTERS],
+    "breakdown": [
+        "dimension",
+        "limit",
+        "offset",
+        "search",
+        "name",
+        "viewport",
+        *PERIOD[:3],
+        "imported",
+        *FILTERS,
+    ],
     "heatmap": ["path", "viewport", "range", "from", "to", *FILTERS],
     "realtime": [],
 }

@@ -20,9 +20,9 @@ from sightline.store.feed import Feeder
 from tests.reports import helpers
 from tests.reports.capture_data import NOW, SPAN
 from tests.reports.helpers import Event
-from tests.store.conftest import chdb_path, engine
+from tests.store.conftest import engine
 
-__all__ = ["chdb_path", "engine"]
+__all__ = ["engine"]
 
 SELECTORS = [
     "html>body>main>button#buy",
