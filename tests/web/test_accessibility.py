@@ -85,6 +85,7 @@ PAGES = [
     ("/sites/{site}/reports", None),
     ("/sites/{site}/realtime", None),
     ("/sites/{site}/conversions", None),
+    ("/sites/{site}/heatmap?path=%2F", "Click heatmap"),
     ("/recordings?site={site}", None),
     ("/recordings/{recording}", None),
     ("/surveys?site={site}", None),
