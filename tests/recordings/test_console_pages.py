@@ -96,7 +96,8 @@ def test_a_five_second_visit_is_listed_with_its_length_entry_page_browser_and_de
         tab.wait_for_timeout(5_000)  # the visitor reads, touching nothing
         tab.close(run_before_unload=True)  # pagehide: the last chunk leaves by beacon
         stayed_ms = (time.monotonic() - arrived) * 1000
-        visitor.close()
+        # The visitor's browser stays open until the beacon has arrived: closing its context at once
+        # can cancel the request still in flight (it did on a loaded machine).
         deadline = time.monotonic() + 20
         while True:
             listed = {
@@ -106,6 +107,7 @@ def test_a_five_second_visit_is_listed_with_its_length_entry_page_browser_and_de
                 break
             assert time.monotonic() < deadline, f"the visit's end never reached the recording: {listed}"
             time.sleep(0.2)
+        visitor.close()
         recording = listed[rid]
         assert recording["duration_ms"] <= stayed_ms + 500  # from the first snapshot to the page's end
         assert (recording["entry_page"], recording["browser"], recording["device"]) == (
