@@ -19,6 +19,9 @@ from pathlib import Path
 
 LOWEST = 10000
 SLICES = 16  # at most this many workers get slices of their own; more share them
+# Ports Chromium refuses to load pages from (net::ERR_UNSAFE_PORT; its list of restricted ports
+# above LOWEST): a console test on such a port fails before it starts.
+UNSAFE = frozenset({10080})
 
 
 def _ephemeral_low() -> int:
@@ -57,6 +60,6 @@ def free_port() -> int:
     for _ in range(len(_ports)):
         port = _ports[_next % len(_ports)]
         _next += 1
-        if _is_free(port):
+        if port not in UNSAFE and _is_free(port):
             return port
     raise RuntimeError(f"no free loopback port left in {_ports}")
