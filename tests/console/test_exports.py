@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from sightline.storage import Database, open_database
-from tests.reports.helpers import Event, insert_events, wait_caught_up
+from tests.reports.helpers import Event, insert_events, pageview, wait_caught_up
 from tests.support.server import LiveServer
 from tests.support.team import client, close_member_clients
 
@@ -34,24 +34,6 @@ def _rows(response: httpx.Response) -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO(response.text)))
 
 
-def _event(site_id: int, at: datetime, visitor: str, path: str, source: str | None = None) -> Event:
-    return Event(
-        site_id,
-        at,
-        visitor,
-        f"s-{visitor}",
-        "pageview",
-        path,
-        source,
-        None,
-        None,
-        None,
-        "Chrome",
-        "Linux",
-        "desktop",
-    )
-
-
 @pytest.fixture
 def seeded(owner: httpx.Client, server_db: Database) -> tuple[int, list[Event]]:
     site_id = int(
@@ -61,11 +43,11 @@ def seeded(owner: httpx.Client, server_db: Database) -> tuple[int, list[Event]]:
     )
     now = datetime.now(UTC).replace(microsecond=0)
     rows = [
-        _event(site_id, now - timedelta(hours=30), "a", "/", "google.com"),
-        _event(site_id, now - timedelta(hours=29), "a", "/pricing"),
-        _event(site_id, now - timedelta(hours=5), "b", "/"),
-        _event(site_id, now - timedelta(hours=4), "c", '=HYPERLINK("http://evil")', "=cmd"),
-        _event(site_id, now - timedelta(days=40), "old", "/ancient"),
+        pageview(site_id, now - timedelta(hours=30), "a", "/", "google.com"),
+        pageview(site_id, now - timedelta(hours=29), "a", "/pricing"),
+        pageview(site_id, now - timedelta(hours=5), "b", "/"),
+        pageview(site_id, now - timedelta(hours=4), "c", '=HYPERLINK("http://evil")', "=cmd"),
+        pageview(site_id, now - timedelta(days=40), "old", "/ancient"),
     ]
     insert_events(server_db, rows)
     wait_caught_up(owner)

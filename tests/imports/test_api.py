@@ -15,7 +15,7 @@ import pytest
 from sightline.storage import open_database
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, database_url_for, signed_in
 from tests.imports.helpers import csv_text, imported, plausible_zip, upload, wait_finished
-from tests.reports.helpers import Event, insert_events, wait_caught_up
+from tests.reports.helpers import Event, insert_events, pageview, wait_caught_up
 from tests.support.server import LiveServer, create_owner
 
 ENGINES = [("sqlite", "duckdb"), ("postgresql", "clickhouse")]
@@ -65,24 +65,6 @@ def store(server: LiveServer, owner: httpx.Client, rows: list[Event]) -> None:
     wait_caught_up(owner)
 
 
-def view(site_id: int, at: datetime, visitor: str, path: str, source: str | None = None) -> Event:
-    return Event(
-        site_id,
-        at,
-        visitor,
-        f"s-{visitor}",
-        "pageview",
-        path,
-        source,
-        None,
-        None,
-        None,
-        "Chrome",
-        "Linux",
-        "desktop",
-    )
-
-
 def report(owner: httpx.Client, site_id: int, kind: str, **params: Any) -> dict[str, Any]:
     response = owner.get(f"/api/sites/{site_id}/reports/{kind}", params={**WEEK, **params})
     assert response.status_code == 200, response.text
@@ -104,9 +86,9 @@ def test_a_sites_exported_figures_imported_into_another_site_give_the_same_figur
         noon = datetime.combine(D1 + timedelta(days=day), datetime.min.time(), UTC) + timedelta(hours=12)
         for n in range(day + 1):
             visitor = f"rt-{source}-{day}-{n}"
-            rows.append(view(source, noon + timedelta(minutes=n), visitor, "/"))
+            rows.append(pageview(source, noon + timedelta(minutes=n), visitor, "/"))
             if n % 2 == 0:
-                rows.append(view(source, noon + timedelta(minutes=n, seconds=30), visitor, "/pricing"))
+                rows.append(pageview(source, noon + timedelta(minutes=n, seconds=30), visitor, "/pricing"))
     store(console_server, owner, rows)
     exported = owner.get(f"/api/sites/{source}/reports/export/timeseries.csv", params=WEEK)
     assert exported.status_code == 200
@@ -245,9 +227,9 @@ def plausible_site(console_server: LiveServer, owner: httpx.Client) -> tuple[int
         console_server,
         owner,
         [
-            view(site_id, noon, f"c1-{site_id}", "/pricing"),
-            view(site_id, noon + timedelta(hours=1), f"c2-{site_id}", "/"),
-            view(site_id, noon + timedelta(hours=1, minutes=1), f"c2-{site_id}", "/pricing"),
+            pageview(site_id, noon, f"c1-{site_id}", "/pricing"),
+            pageview(site_id, noon + timedelta(hours=1), f"c2-{site_id}", "/"),
+            pageview(site_id, noon + timedelta(hours=1, minutes=1), f"c2-{site_id}", "/pricing"),
         ],
     )
     done = imported(owner, site_id, "plausible-export.zip", plausible_zip(plausible_files(D1, D2)))

@@ -105,6 +105,25 @@ def generate(site_id: int, now: datetime, visits: int, days: int, seed: int) -> 
     return out
 
 
+def pageview(site_id: int, at: datetime, visitor: str, path: str, source: str | None = None) -> Event:
+    """A desktop Chrome pageview of ``visitor``'s one visit (``s-{visitor}``)."""
+    return Event(
+        site_id,
+        at,
+        visitor,
+        f"s-{visitor}",
+        "pageview",
+        path,
+        source,
+        None,
+        None,
+        None,
+        "Chrome",
+        "Linux",
+        "desktop",
+    )
+
+
 def insert_events(db: Database, rows: Iterable[Event]) -> None:
     with db.begin() as conn:
         conn.execute(insert(events), [e.row() for e in rows])
