@@ -68,6 +68,26 @@ def test_time_in_a_hidden_tab_is_not_counted(page: Page, shop: Shop, site: Site,
     assert 1 <= second.props["seconds"] <= 2  # the 2 hidden seconds would make it 3 or more
 
 
+def test_leaving_a_page_sends_one_engagement_event_even_when_a_half_second_is_left_over(
+    page: Page, shop: Shop, site: Site, stored: Stored
+) -> None:
+    # The plugin's clock is the test's: 1.499 s visible when the page is left, and 10 ms more pass
+    # between the pagehide and the visibilitychange that follows it (as when a link is followed).
+    page.add_init_script(
+        "window.__now = 0; performance.now = () => window.__now;"
+        "addEventListener('visibilitychange', () => { window.__now += 10; }, true);"
+    )
+    shop.use(site.base_url, site.key, engagement="")
+    open_page(page, shop.url())
+    _loaded(page, "engagement")
+    page.evaluate("window.__now = 1499")
+    page.goto("about:blank")
+    [only] = named(stored, "engagement")
+    assert only.props == {"seconds": 1, "scroll": 100}
+    page.wait_for_timeout(1500)  # a second event would have had the time to arrive
+    assert [e.props for e in stored.all() if e.name == "engagement"] == [only.props]
+
+
 def test_web_vitals_are_sent_with_value_and_rating_when_the_page_is_hidden(
     page: Page, shop: Shop, site: Site, stored: Stored
 ) -> None:

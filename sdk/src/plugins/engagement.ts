@@ -45,6 +45,7 @@ const MAX_SECONDS = 86400;
     visibleMs = 0;
     depth = 0;
     sentDepth = -1;
+    shown = D.visibilityState == "visible";
     setTimeout(measure, 0);
   };
 
@@ -54,7 +55,9 @@ const MAX_SECONDS = 86400;
     shown = D.visibilityState == "visible";
     if (!shown) send(), host.flush_();
   });
-  listen(window, ["pagehide"], () => (send(), host.flush_()));
+  // The page is gone from view from here on: a visibilitychange that follows must not count the
+  // moments in between, or it could round a leftover half second up into a second event.
+  listen(window, ["pagehide"], () => (send(), (shown = false), host.flush_()));
   // A page restored from the back/forward cache is a new page view, as for pageviews.
   listen(window, ["pageshow"], (e: PageTransitionEvent) => e.persisted && restart());
   onRoute((left) => {

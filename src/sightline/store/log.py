@@ -65,6 +65,11 @@ class LogReader:
             try:
                 cursor.execute(sql)
                 rows = cursor.fetchall()
+            except Exception:
+                # The driver's own error bypasses SQLAlchemy, which would otherwise hand a dead
+                # connection back to its pool and log the failed reset with a traceback.
+                conn.invalidate()
+                raise
             finally:
                 cursor.close()
         if not rows:
