@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import httpx
 
+from tests.support.http import TLS
 from tests.support.server import LiveServer
 
 
@@ -24,7 +25,7 @@ def test_health_reports_each_service_with_its_status_and_latency(owner: httpx.Cl
 
 
 def test_health_needs_a_session_but_liveness_does_not(console_server: LiveServer) -> None:
-    with httpx.Client(base_url=console_server.base_url) as anonymous:
+    with httpx.Client(verify=TLS, base_url=console_server.base_url) as anonymous:
         assert anonymous.get("/api/health").status_code == 401
         live = anonymous.get("/healthz")
     assert live.status_code == 200
@@ -34,7 +35,7 @@ def test_health_needs_a_session_but_liveness_does_not(console_server: LiveServer
 def test_the_openapi_document_is_served_only_to_signed_in_owners(
     owner: httpx.Client, console_server: LiveServer
 ) -> None:
-    with httpx.Client(base_url=console_server.base_url) as anonymous:
+    with httpx.Client(verify=TLS, base_url=console_server.base_url) as anonymous:
         assert anonymous.get("/api/openapi.json").status_code == 401
     document = owner.get("/api/openapi.json").json()
     assert document["openapi"].startswith("3.")

@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, StartServer
+from tests.support.http import TLS
 from tests.support.server import LiveServer, create_owner
 
 
@@ -67,7 +68,7 @@ def test_the_cookie_is_secure_when_the_public_url_is_https(start_server: StartSe
     server = start_server(env={"SIGHTLINE_PUBLIC_URL": "https://analytics.example.com"})
     create_owner(server, OWNER_EMAIL, OWNER_PASSWORD)
     with httpx.Client(
-        base_url=server.base_url, headers={"Origin": "https://analytics.example.com"}
+        verify=TLS, base_url=server.base_url, headers={"Origin": "https://analytics.example.com"}
     ) as client:
         response = _login(client, OWNER_EMAIL, OWNER_PASSWORD)
         assert response.status_code == 200
@@ -92,7 +93,7 @@ def test_logout_ends_the_session_on_the_server_so_a_copied_cookie_stops_working(
             'sightline_session=""' in response.headers["set-cookie"]
             or "Max-Age=0" in response.headers["set-cookie"]
         )
-    with httpx.Client(base_url=console_server.base_url, cookies=copied) as thief:
+    with httpx.Client(verify=TLS, base_url=console_server.base_url, cookies=copied) as thief:
         assert thief.get("/api/me").status_code == 401
 
 
@@ -103,9 +104,9 @@ def test_each_login_issues_a_new_token_and_retires_the_one_it_replaces(console_s
         _login(client, OWNER_EMAIL, OWNER_PASSWORD)
         second = dict(client.cookies)
     assert first != second
-    with httpx.Client(base_url=console_server.base_url, cookies=first) as old:
+    with httpx.Client(verify=TLS, base_url=console_server.base_url, cookies=first) as old:
         assert old.get("/api/me").status_code == 401
-    with httpx.Client(base_url=console_server.base_url, cookies=second) as new:
+    with httpx.Client(verify=TLS, base_url=console_server.base_url, cookies=second) as new:
         assert new.get("/api/me").status_code == 200
 
 

@@ -19,6 +19,7 @@ import pytest
 from sightline.console.guard import JSON_METHODS, OPEN_ROUTES, STATE_CHANGING, UPLOAD_ROUTES
 from sightline.console.roles import ADMIN_READS, EVERYONE_MAY, is_key_route
 from tests.conftest import sign_in
+from tests.support.http import TLS
 from tests.support.routes import Route, console_routes
 from tests.support.server import LiveServer
 from tests.support.team import MEMBER_PASSWORD, token_of
@@ -65,7 +66,7 @@ def _origin_variants(origin: str) -> dict[str, dict[str, str]]:
 
 @pytest.fixture
 def anonymous(console_server: LiveServer) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=console_server.base_url, timeout=30) as client:
+    with httpx.Client(verify=TLS, base_url=console_server.base_url, timeout=30) as client:
         yield client
 
 
@@ -99,7 +100,9 @@ def test_a_state_changing_request_with_a_wrong_origin_gets_403(
 ) -> None:
     for name, origin in _origin_variants(console_server.origin).items():
         headers = {"Content-Type": "application/json", **origin}
-        with httpx.Client(base_url=console_server.base_url, cookies=owner.cookies, timeout=30) as client:
+        with httpx.Client(
+            verify=TLS, base_url=console_server.base_url, cookies=owner.cookies, timeout=30
+        ) as client:
             response = client.request(route.method, route.path, headers=headers, content=b"{}")
         assert response.status_code == 403, f"{name} Origin was let through"
         assert response.json()["error"]["code"] == "bad_origin"
@@ -121,6 +124,7 @@ def test_a_json_method_without_the_json_content_type_gets_415(
     ):
         headers = {} if content_type is None else {"Content-Type": content_type}
         with httpx.Client(
+            verify=TLS,
             base_url=console_server.base_url,
             cookies=owner.cookies,
             headers={"Origin": console_server.origin},
@@ -169,7 +173,9 @@ def test_an_upload_route_takes_a_file_not_json_in_the_same_order_of_checks(
 ) -> None:
     file = {"Origin": console_server.origin, "Content-Type": "text/csv"}
     assert anonymous.request(route.method, route.path, headers=file, content=b"x").status_code == 401
-    with httpx.Client(base_url=console_server.base_url, cookies=owner.cookies, timeout=30) as client:
+    with httpx.Client(
+        verify=TLS, base_url=console_server.base_url, cookies=owner.cookies, timeout=30
+    ) as client:
         no_origin = {"Content-Type": "text/csv"}
         assert client.request(route.method, route.path, headers=no_origin, content=b"x").status_code == 403
         for content_type in ("application/json", "text/plain", "multipart/form-data", None):
@@ -189,7 +195,9 @@ def test_the_checks_come_in_order_401_then_403_then_415_then_413(
 ) -> None:
     bad_everything = {"Origin": "http://evil.example", "Content-Type": "text/plain"}
     assert anonymous.post("/api/sites", headers=bad_everything, content=BIG).status_code == 401
-    with httpx.Client(base_url=console_server.base_url, cookies=owner.cookies, timeout=30) as client:
+    with httpx.Client(
+        verify=TLS, base_url=console_server.base_url, cookies=owner.cookies, timeout=30
+    ) as client:
         assert client.post("/api/sites", headers=bad_everything, content=BIG).status_code == 403
         good_origin = {**bad_everything, "Origin": console_server.origin}
         assert client.post("/api/sites", headers=good_origin, content=BIG).status_code == 415
@@ -259,7 +267,7 @@ def members(console_server: LiveServer) -> Iterator[dict[str, Any]]:
         made[role] = client
     key = made["owner"].post("/api/keys", json={"name": "matrix"}).json()["key"]
     made["key"] = httpx.Client(
-        base_url=console_server.base_url, headers={"Authorization": f"Bearer {key}"}, timeout=30
+        verify=TLS, base_url=console_server.base_url, headers={"Authorization": f"Bearer {key}"}, timeout=30
     )
     made["site"] = site
     yield made
@@ -291,7 +299,9 @@ def test_forbidden_comes_after_the_origin_type_and_size_checks(
     members: dict[str, Any], console_server: LiveServer
 ) -> None:
     viewer = members["viewer"]
-    with httpx.Client(base_url=console_server.base_url, cookies=viewer.cookies, timeout=30) as no_origin:
+    with httpx.Client(
+        verify=TLS, base_url=console_server.base_url, cookies=viewer.cookies, timeout=30
+    ) as no_origin:
         assert no_origin.post("/api/sites", json={}).status_code == 403
         assert no_origin.post("/api/sites", json={}).json()["error"]["code"] == "bad_origin"
     assert viewer.post("/api/sites", content=b"{}", headers={"Content-Type": "text/plain"}).status_code == 415

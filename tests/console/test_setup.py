@@ -7,6 +7,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 
 from tests.conftest import StartServer
+from tests.support.http import TLS
 from tests.support.server import create_owner
 
 
@@ -34,7 +35,7 @@ def test_first_start_prints_a_one_time_link_that_creates_the_owner_and_signs_in(
         assert again.status_code == 403
         assert again.json()["error"]["code"] == "invalid_setup_token"
         assert client.get(link).status_code == 404
-    with httpx.Client(base_url=server.base_url) as fresh:
+    with httpx.Client(verify=TLS, base_url=server.base_url) as fresh:
         login = fresh.post(
             "/api/login",
             json={"email": "me@example.com", "password": "a long enough password"},
@@ -74,7 +75,7 @@ def test_setup_refuses_a_wrong_token_and_a_weak_password(start_server: StartServ
 
 def test_setup_needs_the_console_origin_and_json(start_server: StartServer) -> None:
     server = start_server()
-    with httpx.Client(base_url=server.base_url) as client:
+    with httpx.Client(verify=TLS, base_url=server.base_url) as client:
         assert client.post("/setup", json={}, headers={"Origin": "http://evil.example"}).status_code == 403
         assert (
             client.post(

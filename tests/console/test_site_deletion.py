@@ -12,6 +12,7 @@ from sightline.storage import open_database
 from sightline.storage.schema import events, recordings, surveys
 from tests.conftest import StartServer
 from tests.reports.helpers import Event, insert_events
+from tests.support.http import TLS
 from tests.support.server import LiveServer, create_owner
 
 
@@ -115,7 +116,7 @@ def test_a_deleted_sites_key_no_longer_accepts_events(
     origin = f"https://{site['domain']}"
     visitor = {"Origin": origin, "Content-Type": "text/plain;charset=UTF-8"}
     assert owner.delete(f"/api/sites/{site['id']}").status_code == 204
-    with httpx.Client(base_url=console_server.base_url, timeout=30) as client:
+    with httpx.Client(verify=TLS, base_url=console_server.base_url, timeout=30) as client:
         config = client.get("/i/config", params={"key": str(site["key"])}, headers={"Origin": origin})
         assert config.status_code in (403, 404)
         sent = client.post(

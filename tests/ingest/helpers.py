@@ -17,6 +17,7 @@ from sqlalchemy import Row, select
 
 from sightline.storage import Database
 from sightline.storage.schema import events
+from tests.support.http import TLS
 from tests.support.server import LiveServer
 
 CHROME = (
@@ -88,7 +89,10 @@ class Visitor:
     def __init__(self, base_url: str, site: Site, user_agent: str = CHROME) -> None:
         self.site = site
         self.client = httpx.Client(
-            base_url=base_url, timeout=30, headers={"Origin": site.origin, "User-Agent": user_agent}
+            verify=TLS,
+            base_url=base_url,
+            timeout=30,
+            headers={"Origin": site.origin, "User-Agent": user_agent},
         )
 
     def __enter__(self) -> Visitor:

@@ -7,6 +7,7 @@ import pytest
 
 from sightline.autocapture.settings import DEFAULT_EXTENSIONS
 from tests.ingest.helpers import CHROME, Site, Visitor
+from tests.support.http import TLS
 from tests.support.server import LiveServer
 
 
@@ -40,7 +41,7 @@ def test_a_cookieless_sites_config_turns_recording_and_surveys_off(visitor: Visi
 
 
 def test_config_for_an_unknown_key_is_404(ingest_server: LiveServer, site: Site) -> None:
-    with httpx.Client(base_url=ingest_server.base_url, headers={"Origin": site.origin}) as client:
+    with httpx.Client(verify=TLS, base_url=ingest_server.base_url, headers={"Origin": site.origin}) as client:
         response = client.get("/i/config", params={"key": "unknown-key-123"})
         assert response.status_code == 404
         assert response.json()["error"]["code"] == "unknown_site"
@@ -53,7 +54,7 @@ def test_config_for_an_unknown_key_is_404(ingest_server: LiveServer, site: Site)
 def test_config_from_another_origin_is_403_and_readable_so_the_sdk_stops_asking(
     ingest_server: LiveServer, site: Site, origin: str
 ) -> None:
-    with httpx.Client(base_url=ingest_server.base_url) as client:
+    with httpx.Client(verify=TLS, base_url=ingest_server.base_url) as client:
         response = client.get("/i/config", params={"key": site.key}, headers={"Origin": origin})
     assert response.status_code == 403
     assert response.json()["error"]["code"] == "origin_not_allowed"
@@ -80,7 +81,7 @@ def test_a_preflight_from_a_site_s_origin_allows_json_posts(visitor: Visitor) ->
 
 
 def test_a_preflight_from_an_unknown_origin_is_refused(ingest_server: LiveServer, site: Site) -> None:
-    with httpx.Client(base_url=ingest_server.base_url) as client:
+    with httpx.Client(verify=TLS, base_url=ingest_server.base_url) as client:
         for origin in [
             "https://evil.example",
             f"http://localhost:{int(site.domain.split(':')[1]) + 50000 % 9}",
@@ -103,7 +104,7 @@ def test_a_new_site_is_known_to_preflights_at_once(
     ingest_server: LiveServer, ingest_owner: httpx.Client
 ) -> None:
     origin = "http://fresh.localhost:7777"
-    with httpx.Client(base_url=ingest_server.base_url, headers={"User-Agent": CHROME}) as client:
+    with httpx.Client(verify=TLS, base_url=ingest_server.base_url, headers={"User-Agent": CHROME}) as client:
         request = {"Origin": origin, "Access-Control-Request-Method": "POST"}
         assert client.options("/i/events", headers=request).status_code == 403
         Site.create(ingest_owner, "fresh.localhost:7777")
@@ -117,7 +118,7 @@ def test_sdk_paths_carry_no_console_headers(visitor: Visitor) -> None:
 
 
 def test_other_methods_are_405(ingest_server: LiveServer) -> None:
-    with httpx.Client(base_url=ingest_server.base_url) as client:
+    with httpx.Client(verify=TLS, base_url=ingest_server.base_url) as client:
         assert client.get("/i/events").status_code == 405
         assert client.delete("/i/config").status_code == 405
         assert client.get("/i/events").json()["error"]["code"] == "method_not_allowed"

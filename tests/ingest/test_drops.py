@@ -10,6 +10,7 @@ import pytest
 
 from sightline.storage import Database
 from tests.ingest.helpers import CHROME, Site, Visitor, batch, dropped, event, stored
+from tests.support.http import TLS
 from tests.support.server import LiveServer
 
 LIMIT = 64 * 1024
@@ -194,7 +195,7 @@ def test_a_batch_from_another_origin_is_refused_with_403_and_no_cors(
     headers = {"User-Agent": CHROME, "Content-Type": "text/plain"}
     if origin:
         headers["Origin"] = origin.format(host=host)
-    with httpx.Client(base_url=ingest_server.base_url) as client:
+    with httpx.Client(verify=TLS, base_url=ingest_server.base_url) as client:
         response = client.post("/i/events", content=orjson.dumps(batch(site)), headers=headers)
     refused(response, 403, "origin_not_allowed")
     assert "access-control-allow-origin" not in response.headers
@@ -205,7 +206,7 @@ def test_the_www_host_of_a_site_and_its_referer_fallback_are_its_origin(
     ingest_server: LiveServer, ingest_owner: httpx.Client, ingest_db: Database
 ) -> None:
     site = Site.create(ingest_owner, "shop.localhost:8443")
-    with httpx.Client(base_url=ingest_server.base_url, headers={"User-Agent": CHROME}) as client:
+    with httpx.Client(verify=TLS, base_url=ingest_server.base_url, headers={"User-Agent": CHROME}) as client:
         www = client.post(
             "/i/events",
             content=orjson.dumps(batch(site)),
@@ -230,7 +231,7 @@ def test_a_site_without_a_port_takes_only_default_ports(
     ingest_server: LiveServer, ingest_owner: httpx.Client
 ) -> None:
     site = Site.create(ingest_owner, "blog.example.com")
-    with httpx.Client(base_url=ingest_server.base_url, headers={"User-Agent": CHROME}) as client:
+    with httpx.Client(verify=TLS, base_url=ingest_server.base_url, headers={"User-Agent": CHROME}) as client:
         for origin, status in [
             ("https://blog.example.com", 202),
             ("http://www.blog.example.com", 202),
@@ -285,7 +286,7 @@ def test_a_bot_is_answered_like_a_browser_but_nothing_is_stored(
 ) -> None:
     before = dropped(ingest_owner)["bot"]
     body = batch(site, event(), event())
-    with httpx.Client(base_url=ingest_server.base_url, headers={"Origin": site.origin}) as client:
+    with httpx.Client(verify=TLS, base_url=ingest_server.base_url, headers={"Origin": site.origin}) as client:
         response = client.post("/i/events", content=orjson.dumps(body), headers={"User-Agent": user_agent})
     assert response.status_code == 202
     assert response.json() == {"accepted": 2, "batch_id": body["batch_id"]}

@@ -16,6 +16,7 @@ from sightline.storage import open_database
 from sightline.storage.schema import events
 from tests.conftest import StartServer
 from tests.ingest.helpers import CHROME, batch_id, event
+from tests.support.http import TLS
 
 CLIENTS = 6
 EVENTS_PER_BATCH = 5
@@ -36,7 +37,7 @@ def test_no_acknowledged_event_is_lost_when_the_server_is_killed_under_load(
 
     def client(number: int) -> None:
         headers = {"Origin": "http://localhost:9999", "User-Agent": CHROME, "Content-Type": "text/plain"}
-        with httpx.Client(base_url=server.base_url, headers=headers, timeout=10) as http:
+        with httpx.Client(verify=TLS, base_url=server.base_url, headers=headers, timeout=10) as http:
             while not stop.is_set():
                 bid = batch_id()
                 body = {
@@ -79,7 +80,9 @@ def test_no_acknowledged_event_is_lost_when_the_server_is_killed_under_load(
 
     # After the restart a retried batch that was stored before the kill is still stored once.
     with httpx.Client(
-        base_url=restarted.base_url, headers={"Origin": "http://localhost:9999", "User-Agent": CHROME}
+        verify=TLS,
+        base_url=restarted.base_url,
+        headers={"Origin": "http://localhost:9999", "User-Agent": CHROME},
     ) as http:
         retry = {
             "key": site["key"],

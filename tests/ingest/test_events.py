@@ -9,6 +9,7 @@ import httpx
 
 from sightline.storage import Database
 from tests.ingest.helpers import IPHONE, Site, Visitor, batch, batch_id, event, stored, wait_until
+from tests.support.http import TLS
 from tests.support.server import LiveServer
 
 
@@ -215,7 +216,7 @@ def test_refused_batches_leave_a_new_site_pending(ingest_server: LiveServer, sit
     with Visitor(ingest_server.base_url, site) as visitor:
         assert visitor.send(batch(site, event(name=""))).status_code == 422
     with httpx.Client(
-        base_url=ingest_server.base_url, headers={"Origin": "https://elsewhere.example"}
+        verify=TLS, base_url=ingest_server.base_url, headers={"Origin": "https://elsewhere.example"}
     ) as stranger:
         assert stranger.post("/i/events", json=batch(site)).status_code == 403
     assert site.record()["connection"]["state"] == "pending"

@@ -11,6 +11,7 @@ import pytest
 
 from tests.ingest.conftest import sdk_dir
 from tests.ingest.helpers import SCRIPT_TEXT
+from tests.support.http import TLS
 from tests.support.server import LiveServer
 
 
@@ -35,7 +36,7 @@ def test_the_script_is_javascript_cached_briefly_and_open_to_every_origin(ingest
 
 def test_the_script_is_gzipped_when_the_browser_accepts_it(ingest_server: LiveServer) -> None:
     with (
-        httpx.Client(base_url=ingest_server.base_url) as raw,
+        httpx.Client(verify=TLS, base_url=ingest_server.base_url) as raw,
         raw.stream("GET", "/analytics.js", headers={"Accept-Encoding": "gzip, deflate, br"}) as response,
     ):
         body = b"".join(response.iter_raw())

@@ -28,6 +28,7 @@ from sightline.storage import Database, open_database
 from sightline.storage.schema import events
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, StartServer, sign_in
 from tests.ingest.helpers import CHROME, batch_id, event, wait_until, writes_blocked
+from tests.support.http import TLS
 from tests.support.server import LiveServer
 
 EVENTS_PER_BATCH = 5
@@ -63,7 +64,7 @@ class Load:
             thread.join(timeout=30)
 
     def _client(self, number: int) -> None:
-        with httpx.Client(base_url=self.server.base_url, headers=HEADERS, timeout=30) as http:
+        with httpx.Client(verify=TLS, base_url=self.server.base_url, headers=HEADERS, timeout=30) as http:
             while not self._stop.is_set():
                 bid = batch_id()
                 evts = [event(f"c{number}", props={"i": i}) for i in range(EVENTS_PER_BATCH)]
@@ -172,7 +173,7 @@ def test_a_killed_writer_is_replaced_and_every_acknowledged_batch_is_stored_once
     assert_stored_once(db, site_id, load.acknowledged())
 
     # Sent again, each refused batch is stored once (even one committed just before the kill).
-    with httpx.Client(base_url=server.base_url, headers=HEADERS, timeout=30) as http:
+    with httpx.Client(verify=TLS, base_url=server.base_url, headers=HEADERS, timeout=30) as http:
         resent = [http.post("/i/events", content=a.body).status_code for a in refused]
     assert set(resent) == {202}
     assert_stored_once(db, site_id, [a.bid for a in load.answers if a.status in (202, 503)])
@@ -189,7 +190,7 @@ def test_batches_held_by_a_killed_writer_are_answered_503_and_stored_once_when_s
     ]
     with (
         closing(sign_in(server)) as owner,
-        httpx.Client(base_url=server.base_url, headers=HEADERS, timeout=30) as http,
+        httpx.Client(verify=TLS, base_url=server.base_url, headers=HEADERS, timeout=30) as http,
         ThreadPoolExecutor(len(bodies)) as pool,
     ):
         before = ingest_health(owner)

@@ -16,6 +16,7 @@ from sightline.mail.subscriptions import recipients
 from sightline.storage import open_database
 from sightline.storage.schema import sites
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, StartServer, sign_in
+from tests.support.http import TLS
 from tests.support.server import LiveServer, create_owner
 from tests.support.smtp import SmtpServer
 from tests.support.team import new_member
@@ -76,7 +77,7 @@ def test_a_digests_unsubscribe_link_stops_that_members_e_mails_without_signing_i
     assert f"Stop e-mails about Bakery: {link}" in plain.get_content()
     assert f'href="{link}"' in html.get_content()
 
-    with httpx.Client(timeout=30) as stranger:  # no session, no Origin: the link alone
+    with httpx.Client(verify=TLS, timeout=30) as stranger:  # no session, no Origin: the link alone
         page = stranger.get(link)
         assert page.status_code == 200
         assert "You are unsubscribed from Bakery" in page.text

@@ -11,6 +11,7 @@ import pytest
 from sightline.app import create_app
 from sightline.console.guard import session_token
 from sightline.settings import load
+from tests.support.http import TLS
 
 ORIGIN = "http://127.0.0.1:8000"
 
@@ -23,7 +24,7 @@ def test_a_body_that_is_not_utf8_or_nested_too_deeply_is_malformed_json(tmp_path
 
     async def post() -> httpx.Response:  # no lifespan: only the console's request path
         transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url=ORIGIN) as client:
+        async with httpx.AsyncClient(verify=TLS, transport=transport, base_url=ORIGIN) as client:
             headers = {"Origin": ORIGIN, "Content-Type": "application/json"}
             return await client.post("/api/login", content=body, headers=headers)
 

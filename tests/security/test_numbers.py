@@ -17,6 +17,7 @@ import pytest
 from sightline.numbers import ascii_int
 from tests.conftest import sign_in
 from tests.recordings.helpers import RecordingSite, recording_site
+from tests.support.http import TLS
 from tests.support.server import LiveServer, create_owner
 
 TRICKY = [
@@ -76,7 +77,7 @@ def test_look_alike_digits_in_any_number_never_answer_a_server_error(
     target: tuple[LiveServer, httpx.Client, RecordingSite], text: str
 ) -> None:
     server, owner, site = target
-    with httpx.Client(base_url=server.base_url, timeout=30) as raw:
+    with httpx.Client(verify=TLS, base_url=server.base_url, timeout=30) as raw:
         _send_everywhere(server, owner, site, raw, text)
 
 
@@ -143,7 +144,7 @@ def test_a_deeply_nested_unknown_field_is_malformed_json_not_a_server_error(
     target: tuple[LiveServer, httpx.Client, RecordingSite],
 ) -> None:
     server, _, site = target
-    with httpx.Client(base_url=server.base_url, timeout=30) as raw:
+    with httpx.Client(verify=TLS, base_url=server.base_url, timeout=30) as raw:
         body = b'{"x":' + b"[" * 1000
         response = raw.post(f"/i/events?key={site.key}", headers={"Origin": ORIGIN}, content=body)
     assert response.status_code == 400, response.text

@@ -208,7 +208,7 @@ PAUSE = 0.5  # at most 2 bombs a second per client: the attack pass sent 16 in 1
 bodies = [open(path, "rb").read() for path in paths]
 deadline = time.monotonic() + float(seconds)
 sent = 0
-with httpx.Client(timeout=30) as client:
+with httpx.Client(verify=TLS, timeout=30) as client:
     while time.monotonic() < deadline:
         rid = "bomb" + str(sent).rjust(20, "0")
         answer = client.post(f"{url}/i/recordings/{rid}/chunks", params={"key": key, "seq": "0"},

@@ -16,6 +16,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, sign_in
+from tests.support.http import TLS
 from tests.support.server import LiveServer, create_owner
 
 CAP = 100
@@ -103,7 +104,10 @@ def test_normal_requests_are_answered_while_slow_loris_connections_outnumber_the
 ) -> None:
     before = open_files(server)
     latencies: list[float] = []
-    with Dribblers(server, SLOW) as slow, httpx.Client(base_url=server.base_url, timeout=10) as client:
+    with (
+        Dribblers(server, SLOW) as slow,
+        httpx.Client(verify=TLS, base_url=server.base_url, timeout=10) as client,
+    ):
         deadline = time.monotonic() + 3 * HEADER_TIMEOUT
         most_files = 0
         while time.monotonic() < deadline:

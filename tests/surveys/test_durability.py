@@ -7,6 +7,7 @@ import uuid
 import httpx
 
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, StartServer, sign_in
+from tests.support.http import TLS
 from tests.support.server import create_owner
 from tests.surveys.helpers import create_site, create_survey, publish
 
@@ -23,7 +24,9 @@ def test_an_acknowledged_response_survives_a_killed_server(
     finally:
         owner.close()
     response_ids = [uuid.uuid4().hex for _ in range(5)]
-    with httpx.Client(base_url=server.base_url, headers={"Origin": "https://shop.example.com"}) as visitor:
+    with httpx.Client(
+        verify=TLS, base_url=server.base_url, headers={"Origin": "https://shop.example.com"}
+    ) as visitor:
         for response_id in response_ids:
             body = {
                 "key": site["key"],

@@ -12,6 +12,7 @@ import orjson
 import pytest
 
 from tests.conftest import sign_in
+from tests.support.http import TLS
 from tests.support.server import LiveServer
 from tests.surveys.helpers import create_site, create_survey, publish, survey_body
 
@@ -33,7 +34,9 @@ def published(console_server: LiveServer) -> dict[str, Any]:
 @pytest.fixture
 def visitor(console_server: LiveServer) -> Iterator[httpx.Client]:
     """A browser on the site's page: requests carry the site's Origin."""
-    with httpx.Client(base_url=console_server.base_url, headers={"Origin": ORIGIN}, timeout=30) as client:
+    with httpx.Client(
+        verify=TLS, base_url=console_server.base_url, headers={"Origin": ORIGIN}, timeout=30
+    ) as client:
         yield client
 
 
@@ -125,7 +128,7 @@ def test_another_sites_key_or_origin_gets_nothing(
     other_site = create_site(owner, "other.example.com")
     survey_id = published["survey"]["id"]
     with httpx.Client(
-        base_url=console_server.base_url, headers={"Origin": "https://other.example.com"}
+        verify=TLS, base_url=console_server.base_url, headers={"Origin": "https://other.example.com"}
     ) as other:
         wrong_key = other.get(f"/i/feedback/surveys/{survey_id}", params={"key": other_site["key"]})
         assert wrong_key.status_code == 404
@@ -229,7 +232,7 @@ def test_responses_to_another_sites_survey_or_from_another_origin_are_refused(
 ) -> None:
     other_site = create_site(owner, "elsewhere.example.com")
     with httpx.Client(
-        base_url=console_server.base_url, headers={"Origin": "https://elsewhere.example.com"}
+        verify=TLS, base_url=console_server.base_url, headers={"Origin": "https://elsewhere.example.com"}
     ) as c:
         assert post(c, answer_body(published, key=other_site["key"])).status_code == 404
         assert post(c, answer_body(published)).status_code == 403
@@ -265,7 +268,7 @@ def test_collection_switched_off_refuses_responses(owner: httpx.Client, console_
     survey = publish(owner, create_survey(owner, site["id"])["id"])
     owner.patch(f"/api/sites/{site['id']}", json={"collection_enabled": False})
     with httpx.Client(
-        base_url=console_server.base_url, headers={"Origin": "https://paused.example.com"}
+        verify=TLS, base_url=console_server.base_url, headers={"Origin": "https://paused.example.com"}
     ) as c:
         shown = c.get(f"/i/feedback/surveys/{survey['id']}", params={"key": site["key"]})
         assert shown.status_code == 403
@@ -302,7 +305,9 @@ def test_the_config_lists_the_published_surveys_that_open_by_themselves(
     auto = create_survey(owner, site["id"], auto_open={"delay_seconds": 3})
     assert auto["auto_open"] == {"delay_seconds": 3}
     assert manual["auto_open"] is None
-    with httpx.Client(base_url=console_server.base_url, headers={"Origin": origin}, timeout=30) as page:
+    with httpx.Client(
+        verify=TLS, base_url=console_server.base_url, headers={"Origin": origin}, timeout=30
+    ) as page:
         config = page.get("/i/config", params={"key": site["key"]}).json()
         assert config["surveys"] == []  # a draft does not open
         publish(owner, auto["id"])

@@ -16,6 +16,7 @@ from starlette.routing import Mount
 
 from sightline.web.assets import IMMUTABLE, StaticAssets, accepts_gzip
 from sightline.web.pages import CONSOLE
+from tests.support.http import TLS
 from tests.support.server import LiveServer
 
 GZIP = {"Accept-Encoding": "gzip, deflate, br, zstd"}
@@ -34,7 +35,7 @@ def fetch_raw(
 ) -> tuple[httpx.Response, bytes]:
     """The response and its bytes exactly as sent (httpx would otherwise decode them)."""
     with (
-        httpx.Client(base_url=server.base_url) as client,
+        httpx.Client(verify=TLS, base_url=server.base_url) as client,
         client.stream(method, path, headers=headers) as response,
     ):
         return response, b"".join(response.iter_raw())
@@ -136,7 +137,7 @@ def test_a_compressed_copy_older_than_its_file_is_not_served(tmp_path: Path) -> 
 
     async def fetch() -> httpx.Response:
         transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://console") as client:
+        async with httpx.AsyncClient(verify=TLS, transport=transport, base_url="http://console") as client:
             return await client.get("/static/app.js", headers=GZIP)
 
     response = asyncio.run(fetch())

@@ -8,6 +8,7 @@ import httpx
 from playwright.sync_api import expect
 
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD
+from tests.support.http import TLS
 from tests.web.conftest import PHONE, Console
 
 
@@ -59,13 +60,13 @@ def test_sign_out_returns_to_login_and_the_old_session_stops_working(console: Co
     expect(page.get_by_role("heading", level=1, name="Sites")).to_be_visible()
     cookies = {c["name"]: c["value"] for c in page.context.cookies()}
     assert cookies, "signing in set no cookie"
-    with httpx.Client(base_url=console.url, cookies=cookies) as copied:
+    with httpx.Client(verify=TLS, base_url=console.url, cookies=cookies) as copied:
         assert copied.get("/api/me").status_code == 200
 
     page.get_by_role("button", name="Sign out").click()
     expect(page).to_have_url(re.compile(r"/login\?signed_out=1$"))
     expect(page.get_by_role("status")).to_have_text("You are signed out.")
-    with httpx.Client(base_url=console.url, cookies=cookies) as copied:
+    with httpx.Client(verify=TLS, base_url=console.url, cookies=cookies) as copied:
         assert copied.get("/api/me").status_code == 401
     page.goto("/health")
     expect(page).to_have_url(re.compile(r"/login\?next=%2Fhealth$"))
