@@ -137,6 +137,27 @@ def test_each_value_of_a_big_breakdown_with_few_values_is_estimated_within_one_p
     assert [row["visitors"] for row in rows] == sorted((row["visitors"] for row in rows), reverse=True)
 
 
+def test_a_big_pages_table_ranks_by_exact_pageviews_and_estimates_each_shown_pages_visitors(
+    store: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(counting, "EXACT_BELOW", 1_000)
+    seen: list[str] = []
+    span = (START, START + timedelta(days=DAYS))
+    rows, more = queries.breakdown(
+        _run(store, seen), DUCKDB, SITE, span, Filters(), "page", "visitors", queries.Page(limit=10)
+    )
+    assert not more
+    [row] = rows
+    assert row["value"] == "/"
+    assert row["pageviews"] == 3 * (VISITORS + VISITORS // 3)  # ranked and shown exactly
+    ranking, counted = seen
+    assert "bitstring_agg" not in ranking  # the ranking is a plain count
+    assert "DISTINCT" not in ranking
+    assert "bitstring_agg" in counted  # visitors counted for the shown values only
+    exact = _exact(store, *span)
+    assert abs(row["visitors"] - exact) / exact < 0.01, (row["visitors"], exact)
+
+
 def test_a_breakdown_with_more_values_than_bitmaps_allow_counts_exactly() -> None:
     assert counting.per_value(DUCKDB, 10**7, counting.MAX_VALUES + 1) is counting.EXACT
     assert counting.per_value(DUCKDB, 10**7, counting.MAX_VALUES).sql != counting.EXACT.sql

@@ -47,12 +47,13 @@ def visitors(d: Dialect, events: int, groups: int = 1) -> Visitors:
     return _bitmap(d, 4 * max(1, events // max(1, groups)))
 
 
-def per_value(d: Dialect, rows: int, values: int) -> Visitors:
-    """Unique visitors of each of ``values`` values of a breakdown of ``rows`` visits. One value
-    may hold nearly all of them, so each bitmap has room for all the rows (up to 8 M bits)."""
+def per_value(d: Dialect, rows: int, values: int, room: int | None = None) -> Visitors:
+    """Unique visitors of each of ``values`` values of a breakdown of ``rows`` visits or events,
+    where one value holds at most ``room`` of them (default: all the rows): each bitmap has room
+    for that many (up to 8 M bits)."""
     if d.bitmap is None or rows < EXACT_BELOW or values > MAX_VALUES:
         return EXACT
-    return _bitmap(d, rows)
+    return _bitmap(d, room or rows)
 
 
 def _bitmap(d: Dialect, room: int) -> Visitors:

@@ -292,16 +292,32 @@ def _event_row(value: str, visitors: int, count_name: str, count: int) -> dict[s
 
 
 def _event_breakdown(run: Run, q: Query, dim: str, page: Page) -> list[dict[str, Any]]:
+    """Pages (by pageviews) or custom events (by count). The rows are ranked by a plain count, so
+    the page of rows is chosen first and unique visitors are counted for those values only: with
+    a bitmap each when they hold many events (``reports.counting``), exactly otherwise."""
     if dim == "page":
         column, where, count_name = "path", f"name = '{PAGEVIEW}'", "pageviews"
     else:
         column, where, count_name = "name", f"name NOT IN ('{PAGEVIEW}', {_MEASUREMENTS})", "events"
     condition = q.events(where) + _search(q, column, page)
-    query = (
-        f"SELECT {column} AS value, count(*) AS n, count(DISTINCT visitor) AS people FROM events "
-        f"WHERE {condition} GROUP BY {column} ORDER BY n DESC, value{_window(page)}"
+    ranked = run(
+        f"SELECT {column} AS value, count(*) AS n FROM events WHERE {condition} "
+        f"GROUP BY {column} ORDER BY n DESC, value{_window(page)}",
+        q.p.values,
     )
-    return [_event_row(value, int(people), count_name, int(n)) for value, n, people in run(query, q.p.values)]
+    if not ranked:
+        return []
+    counts = [int(n) for _, n in ranked]
+    unique = counting.per_value(q.d, sum(counts), len(counts), room=max(counts))
+    values = ", ".join(q.bind(value) for value, _ in ranked)
+    people = dict(
+        run(
+            f"SELECT {column}, {unique.sql} FROM events WHERE {condition} AND "
+            f"{column} IN ({values}) GROUP BY {column}",
+            q.p.values,
+        )
+    )
+    return [_event_row(value, unique.read(people.get(value)), count_name, int(n)) for value, n in ranked]
 
 
 def _prop_breakdown(run: Run, q: Query, name: str, page: Page) -> list[dict[str, Any]]:
