@@ -310,7 +310,7 @@ def _event_breakdown(run: Run, q: Query, dim: str, page: Page) -> list[dict[str,
     counts = [int(n) for _, n in ranked]
     unique = counting.per_value(q.d, sum(counts), len(counts), room=max(counts))
     values = ", ".join(q.bind(value) for value, _ in ranked)
-    people = dict(
+    people: dict[str, object] = dict(
         run(
             f"SELECT {column}, {unique.sql} FROM events WHERE {condition} AND "
             f"{column} IN ({values}) GROUP BY {column}",
