@@ -356,3 +356,50 @@ def test_a_custom_range_and_a_journeys_start_both_named_from_are_told_apart(seed
     missing = seeded.owner.get(f"/api/sites/{site}/reports/journeys")
     assert missing.status_code == 422
     assert missing.json()["error"]["field"] == "from"
+
+
+def test_a_visit_whose_first_event_arrives_last_counts_by_its_true_start_in_funnels_and_journeys(
+    server: LiveServer, seeded: Seeded
+) -> None:
+    """Funnels and journeys read events by the visit start they were fed with, which a later,
+    earlier event moves back: the visit that truly began before the range stays out of it."""
+    owner = seeded.owner
+    site = owner.post("/api/sites", json={"name": "late", "domain": "late.example.com"}).json()["id"]
+    dates, span = seeded.days("UTC", 2, 0)
+    a = span[0]
+    db = open_database(server.database_url or "", migrate=False)
+
+    def visit(who: str, times_paths: list[tuple[timedelta, str]]) -> list[Event]:
+        return [replace(helpers.pageview(site, a + at, who, path), site_id=site) for at, path in times_paths]
+
+    early = visit("early", [(timedelta(minutes=10), "/"), (timedelta(minutes=12), "/pricing")])
+    inside = visit("inside", [(timedelta(minutes=20), "/"), (timedelta(minutes=25), "/pricing")])
+    late = visit("early", [(timedelta(minutes=-5), "/")])  # the same visit's first pageview, fed last
+    try:
+        helpers.insert_events(db, early + inside)
+        helpers.wait_caught_up(owner)
+        helpers.insert_events(db, late)
+        helpers.wait_caught_up(owner)
+    finally:
+        db.dispose()
+    rows = early + inside + late
+    chosen = oracle.chosen_visits(rows, span, {}, {})
+    assert [v.session_id for v in chosen] == ["s-inside"]
+    steps = ["page:/", "page:/pricing"]
+    asked: list[tuple[str, str | int | float | bool | None]] = [("step", s) for s in steps]
+    funnel = owner.get(f"/api/sites/{site}/reports/funnel", params=asked + list(dates.items()))
+    assert funnel.status_code == 200, funnel.text
+    assert funnel.json()["steps"] == oracle.expected_funnel(chosen, steps)
+    assert funnel.json()["steps"][1]["visitors"] == 1
+    for start, direction in (("page:/", "next"), ("page:/pricing", "previous")):
+        params: list[tuple[str, str | int | float | bool | None]] = [
+            ("from", start),
+            ("direction", direction),
+            ("depth", "3"),
+            *dates.items(),
+        ]
+        journeys = owner.get(f"/api/sites/{site}/reports/journeys", params=params)
+        assert journeys.status_code == 200, journeys.text
+        got = {tuple(p["steps"]): p["visitors"] for p in journeys.json()["paths"]}
+        assert got == oracle.expected_journeys(chosen, start, direction, 3)
+        assert sum(got.values()) == 1

@@ -26,24 +26,29 @@ def journeys(
 ) -> list[dict[str, Any]]:
     q = Query(d, site_id, span, filters)
     label = f"CASE WHEN name = '{PAGEVIEW}' THEN concat('page:', path) ELSE concat('event:', name) END"
-    chosen = f"visit IN (SELECT visit FROM {d.visits} WHERE {q.selected()})"
-    hit = start.condition(d, q.bind)
-    steps = (
-        f"SELECT visit, visitor, {label} AS step, {hit} AS hit, "
-        f"row_number() OVER (PARTITION BY visit ORDER BY time, id) AS n "
-        f"FROM events WHERE site_id = {q.site} AND time >= {q.a} AND {chosen} "
-        f"AND visit IN (SELECT visit FROM events WHERE site_id = {q.site} AND time >= {q.a} AND {hit})"
+    chosen = f"SELECT visit FROM {d.visits} WHERE {q.selected()}"
+    # Only events of visits that may have started in the span: an event's ``visit_start`` (its
+    # visit's start when it was fed) is never earlier than the visit's start. The visits table
+    # decides which visits started in the span, on the visits that hit the start (few), not on
+    # every event. Each visit's first hit is its least (time, id); its path is the labels of the
+    # ``depth`` events nearest it on the chosen side, by a top-n aggregate (no window).
+    since = f"site_id = {q.site} AND time >= {q.a} AND visit_start >= {q.a}"
+    first = (
+        f"SELECT visit AS hv, min((time, id)) AS k0 FROM events WHERE {since} AND "
+        f"{start.condition(d, q.bind)} GROUP BY visit HAVING visit IN ({chosen})"
     )
-    sign = 1 if direction == "next" else -1
-    picks = ", ".join(
-        f"max(CASE WHEN (n - n0) * {sign} = {i} THEN step END) AS l{i}" for i in range(1, depth + 1)
+    nearest = d.first if direction == "next" else d.last
+    side = ">" if direction == "next" else "<"
+    picked = nearest.format(value=label, key="(time, id)", n=int(depth))
+    per_visit = (
+        f"SELECT visit, min(visitor) AS who, {picked} AS ls FROM events JOIN ({first}) AS h "
+        f"ON visit = hv WHERE {since} AND (time, id) {side} k0 GROUP BY visit"
     )
+    picks = ", ".join(f"{d.at('ls', str(i))} AS l{i}" for i in range(1, depth + 1))
+    names = ", ".join(f"l{i}" for i in range(1, depth + 1))
     query = (
-        f"WITH s AS ({steps}), a AS (SELECT visit AS av, min(n) AS n0 FROM s WHERE hit GROUP BY visit), "
-        f"p AS (SELECT visit, min(visitor) AS who, {picks} FROM s JOIN a ON s.visit = a.av "
-        f"WHERE (n - n0) * {sign} BETWEEN 1 AND {depth} GROUP BY visit) "
-        f"SELECT {', '.join(f'l{i}' for i in range(1, depth + 1))}, count(DISTINCT who) AS people FROM p "
-        f"GROUP BY {', '.join(f'l{i}' for i in range(1, depth + 1))} ORDER BY people DESC"
+        f"SELECT {names}, count(DISTINCT who) AS people FROM (SELECT who, {picks} FROM ({per_visit}) AS p) "
+        f"AS t GROUP BY {names} ORDER BY people DESC"
     )
     paths: list[dict[str, Any]] = []
     for *labels, people in run(query, q.p.values):

@@ -27,6 +27,10 @@ class Dialect:
     median: str  # the interpolated median of "{value}" (the mean of the two middle values when even)
     quantile: str  # the interpolated quantile "{level}" (0..1, a literal) of "{value}", as ``median``
     prop: str  # the text after "{prefix}" ("key\x1f") of the first element of "{props}" starting with it
+    # The "{value}"s of a group's "{n}" rows of least (``first``) or greatest (``last``) "{key}", as
+    # an array in that order (a top-n aggregate: no sort of the whole group, no window).
+    first: str
+    last: str
     # How many of the bits "{column} & {mask}" (mask = 2^k - 1) a group sets: linear counting's
     # input for unique visitors of big spans (``reports.counting``); None: count exactly.
     bitmap: str | None = None
@@ -66,6 +70,8 @@ DUCKDB = Dialect(
     quantile="quantile_cont({value}, {level})",
     prop="substr(list_extract(list_filter({props}, lambda x: starts_with(x, {prefix})), 1), "
     "length({prefix}) + 1)",
+    first="arg_min({value}, {key}, {n})",
+    last="arg_max({value}, {key}, {n})",
     bitmap="bit_count(bitstring_agg(({column} & {mask})::INTEGER, 0, {mask}))",
 )
 CLICKHOUSE = Dialect(
@@ -84,6 +90,8 @@ CLICKHOUSE = Dialect(
     quantile="quantileExactInclusive({level})({value})",
     prop="substring(arrayElement(arrayFilter(x -> startsWith(x, {prefix}), {props}), 1), "
     "length({prefix}) + 1)",
+    first="arrayMap(x -> x.2, arraySlice(arraySort(groupArray(({key}, {value}))), 1, {n}))",
+    last="arrayMap(x -> x.2, arraySlice(arrayReverseSort(groupArray(({key}, {value}))), 1, {n}))",
 )
 
 
