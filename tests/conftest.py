@@ -146,7 +146,9 @@ def console_server(
     url = database_url_for(request, request.param, directory)
     server = LiveServer(directory / "data", url, env={"SIGHTLINE_ALLOW_PRIVATE_ADDRESSES": "true"})
     server.start()
-    create_owner(server, OWNER_EMAIL, OWNER_PASSWORD)
+    session = create_owner(server, OWNER_EMAIL, OWNER_PASSWORD)
+    if session is not None:
+        _SESSIONS[server.base_url] = session  # the first ``signed_in`` needs no Argon2 sign-in
     yield server
     server.stop()
 

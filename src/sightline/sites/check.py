@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 from urllib.parse import urljoin, urlsplit
 
-import httpx
-
 from sightline.sites.domains import host_of, is_development
 
 MAX_BYTES = 512 * 1024
@@ -187,6 +185,8 @@ class ConnectionChecker:
         if ":" in host:
             host_header = f"[{host}]" if port == default_port else f"[{host}]:{port}"
         headers = {"Host": host_header, "User-Agent": USER_AGENT, "Accept": "text/html,*/*;q=0.5"}
+        import httpx  # loaded by the first check, not by every server start (a quarter second)
+
         try:
             with (
                 httpx.Client(
