@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from sightline.reports import autocapture, queries
+from sightline.reports import autocapture, queries, tables
 from sightline.storage import Database
 from sightline.store.engines import Engine
 from sightline.store.feed import Feeder
@@ -258,7 +258,7 @@ def test_the_custom_events_table_leaves_out_measurements_that_have_reports_of_th
     fed: Any, engine: Engine
 ) -> None:
     site, rows = fed
-    found, _ = queries.breakdown(
+    found, _ = tables.breakdown(
         engine.query, engine.dialect, site, SPAN, queries.Filters(), "event", "events", queries.Page(100)
     )
     shown = {r["value"]: r["events"] for r in found}

@@ -9,7 +9,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from sightline.reports import counting, queries
+from sightline.reports import counting, queries, tables
 from sightline.reports.filters import Filters
 from sightline.store import schema
 from sightline.store.dialects import CLICKHOUSE, DUCKDB
@@ -122,7 +122,7 @@ def test_each_value_of_a_big_breakdown_with_few_values_is_estimated_within_one_p
     monkeypatch.setattr(counting, "EXACT_BELOW", 1_000)
     seen: list[str] = []
     span = (START, START + timedelta(days=DAYS))
-    rows, more = queries.breakdown(
+    rows, more = tables.breakdown(
         _run(store, seen), DUCKDB, SITE, span, Filters(), "browser", "visitors", queries.Page(limit=10)
     )
     assert any("bitstring_agg" in sql for sql in seen)
@@ -143,7 +143,7 @@ def test_a_big_pages_table_ranks_by_exact_pageviews_and_estimates_each_shown_pag
     monkeypatch.setattr(counting, "EXACT_BELOW", 1_000)
     seen: list[str] = []
     span = (START, START + timedelta(days=DAYS))
-    rows, more = queries.breakdown(
+    rows, more = tables.breakdown(
         _run(store, seen), DUCKDB, SITE, span, Filters(), "page", "visitors", queries.Page(limit=10)
     )
     assert not more

@@ -208,7 +208,7 @@ def test_the_log_keeps_events_for_the_retention_after_they_reached_the_store(
 
 
 def test_countries_are_a_breakdown_with_unknown_places_shown_as_none(db: Database, engine: Engine) -> None:
-    from sightline.reports import queries
+    from sightline.reports import queries, tables
 
     site, rows = _seed(db, visits=60)
     places = ["DE", "US", None]
@@ -221,13 +221,13 @@ def test_countries_are_a_breakdown_with_unknown_places_shown_as_none(db: Databas
             )
     Feeder(db, engine).catch_up()
     span = (NOW - timedelta(days=4), NOW + timedelta(hours=1))
-    found, _ = queries.breakdown(
+    found, _ = tables.breakdown(
         engine.query, engine.dialect, site, span, queries.Filters(), "country", "visits", queries.Page(10)
     )
     visits = helpers.visits_of(rows)
     expected = Counter(places[n % 3] or "(none)" for n, _ in enumerate(visits))
     assert {r["value"]: r["visits"] for r in found} == dict(expected)
-    regions, _ = queries.breakdown(
+    regions, _ = tables.breakdown(
         engine.query, engine.dialect, site, span, queries.Filters(), "region", "visits", queries.Page(10)
     )
     assert [(r["value"], r["visits"]) for r in regions] == [("Bavaria", expected["DE"])]

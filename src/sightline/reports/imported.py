@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo
 
 from sightline.imports import figures as imported_figures
 from sightline.imports.figures import Days, ImportedFigures
-from sightline.reports import queries
+from sightline.reports import queries, tables
 from sightline.reports.filters import Filters
 from sightline.reports.period import Period, local_midnight
 from sightline.store.dialects import Dialect
@@ -110,7 +110,7 @@ class History:
         end = page.offset + page.limit
 
         def collected(rows: int, values: tuple[str, ...] = ()) -> list[dict[str, Any]]:
-            found, _ = queries.breakdown(
+            found, _ = tables.breakdown(
                 run,
                 d,
                 self.site_id,

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sightline.autocapture.events import MEASUREMENTS
 from sightline.reports import counting, rules
 from sightline.reports.filters import CONTAINS, IS, IS_NOT, VISIT_FILTERS, Filter
 from sightline.reports.filters import Filters as Filters  # re-exported: callers import it from here
@@ -44,8 +43,6 @@ VISIT_COLUMNS = {
     "exit": "exit",
 }
 VIEWED = f"name = '{PAGEVIEW}'"
-_MEASUREMENTS = ", ".join(f"'{name}'" for name in MEASUREMENTS)  # not in the custom events table
-OPTIONAL = {"utm_source", "utm_medium", "utm_campaign", "region", "city"}  # rows only when known
 
 
 class Query:
@@ -127,7 +124,7 @@ class Query:
         return " AND ".join([f"site_id = {self.site}", f"time >= {self.a}", chosen, *extra])
 
 
-def _figures(row: Sequence[Any]) -> dict[str, int]:
+def figures_of(row: Sequence[Any]) -> dict[str, int]:
     return {**{name: int(x or 0) for name, x in zip(FIGURES, row, strict=True)}, "events": 0}
 
 
@@ -136,7 +133,7 @@ def totals(run: Run, d: Dialect, site_id: int, span: Span, filters: Filters) -> 
     # Without filters, visitors come from the span's events below: not counted twice.
     sums = ", ".join(q.sums(visitors=bool(filters)))
     rows = run(f"SELECT {sums} FROM {d.visits} WHERE {q.selected()}", q.p.values)
-    figures = _figures(rows[0])
+    figures = figures_of(rows[0])
     if not filters:  # visitors and pageviews of the events in the span
         q = Query(d, site_id, span, filters)
         unique = counting.visitors(d, _events_in(run, d, site_id, span))
@@ -179,11 +176,11 @@ def series(
     whole = (spans[0][0], spans[-1][1])
     q = Query(d, site_id, whole, filters)
     at = bucket(q, spans, "start")
-    points = [_figures((0, 0, 0, 0, 0)) for _ in spans]
+    points = [figures_of((0, 0, 0, 0, 0)) for _ in spans]
     sums = ", ".join(q.sums(visitors=bool(filters)))  # without filters: from the events below
     query = f"SELECT {at} AS i, {sums} FROM {d.visits} WHERE {q.selected()} GROUP BY i"
     for i, *row in run(query, q.p.values):
-        points[int(i) - 1] = _figures(row)
+        points[int(i) - 1] = figures_of(row)
     if not filters:  # visitors and pageviews of the events in each span
         for point in points:
             point["visitors"] = point["pageviews"] = 0
@@ -208,128 +205,6 @@ class Page:
     offset: int = 0
     search: str | None = None
     values: tuple[str, ...] = ()
-
-
-def breakdown(
-    run: Run,
-    d: Dialect,
-    site_id: int,
-    span: Span,
-    filters: Filters,
-    dim: str,
-    order: str,
-    page: Page,
-    name: str | None = None,
-) -> tuple[list[dict[str, Any]], bool]:
-    q = Query(d, site_id, span, filters)
-    if dim in VISIT_COLUMNS:
-        rows = _visit_breakdown(run, q, dim, order, page)
-    elif dim == "prop":
-        rows = _prop_breakdown(run, q, name or "", page)
-    else:
-        rows = _event_breakdown(run, q, dim, page)
-    return rows[: page.limit], len(rows) > page.limit
-
-
-def _search(q: Query, column: str, page: Page) -> str:
-    out = ""
-    if page.search:
-        out += f" AND {q.d.search.format(column=column, value=q.bind(page.search))}"
-    if page.values:
-        out += f" AND {q.d.contains(q.bind(list(page.values)), column)}"
-    return out
-
-
-def _window(page: Page) -> str:
-    return f" LIMIT {int(page.limit) + 1} OFFSET {int(page.offset)}"
-
-
-def _visit_breakdown(run: Run, q: Query, dim: str, order: str, page: Page) -> list[dict[str, Any]]:
-    column = VISIT_COLUMNS[dim]
-    if order not in FIGURES:
-        raise ValueError(f"unknown order {order!r}")
-    condition = q.selected()
-    if dim in OPTIONAL:
-        condition += f" AND {column} != ''"
-    elif dim in ("entry", "exit"):
-        condition += f" AND {column} IS NOT NULL"
-    condition += _search(q, column, page)
-    unique = _visitors_per_value(run, q, column, condition)
-    sums = [unique.sql, *q.sums()[1:]]
-    names = ", ".join(f"n_{n}" for n in FIGURES)  # not the columns' own names (ClickHouse)
-    query = (
-        f"SELECT value, {names} FROM (SELECT {column} AS value, "
-        + ", ".join(f"{s} AS n_{n}" for s, n in zip(sums, FIGURES, strict=True))
-        + f" FROM {q.d.visits} WHERE {condition} GROUP BY {column}) AS t "
-        f"ORDER BY n_{order} DESC, value{_window(page)}"
-    )
-    out = []
-    for value, *figures in run(query, q.p.values):
-        row = _figures(figures)
-        row["visitors"] = unique.read(figures[0])
-        if dim == "exit":
-            row["bounces"] = row["duration"] = 0
-        out.append({"value": value, **row})
-    return out
-
-
-def _visitors_per_value(run: Run, q: Query, column: str, condition: str) -> counting.Visitors:
-    """How a visit breakdown counts each value's visitors: by bitmap when the visits are many and
-    the values few (browsers, devices, sources), else exactly (``reports.counting``)."""
-    if q.d.bitmap is None:
-        return counting.EXACT
-    rows, values = run(
-        f"SELECT count(*), count(DISTINCT {column}) FROM {q.d.visits} WHERE {condition}", q.p.values
-    )[0]
-    return counting.per_value(q.d, int(rows or 0), int(values or 0))
-
-
-def _event_row(value: str, visitors: int, count_name: str, count: int) -> dict[str, Any]:
-    row = {"value": value, "visitors": visitors, "visits": 0, "pageviews": 0, "events": 0}
-    row.update(bounces=0, duration=0)
-    row[count_name] = int(count)
-    return row
-
-
-def _event_breakdown(run: Run, q: Query, dim: str, page: Page) -> list[dict[str, Any]]:
-    """Pages (by pageviews) or custom events (by count). The rows are ranked by a plain count, so
-    the page of rows is chosen first and unique visitors are counted for those values only: with
-    a bitmap each when they hold many events (``reports.counting``), exactly otherwise."""
-    if dim == "page":
-        column, where, count_name = "path", f"name = '{PAGEVIEW}'", "pageviews"
-    else:
-        column, where, count_name = "name", f"name NOT IN ('{PAGEVIEW}', {_MEASUREMENTS})", "events"
-    condition = q.events(where) + _search(q, column, page)
-    ranked = run(
-        f"SELECT {column} AS value, count(*) AS n FROM events WHERE {condition} "
-        f"GROUP BY {column} ORDER BY n DESC, value{_window(page)}",
-        q.p.values,
-    )
-    if not ranked:
-        return []
-    counts = [int(n) for _, n in ranked]
-    unique = counting.per_value(q.d, sum(counts), len(counts), room=max(counts))
-    values = ", ".join(q.bind(value) for value, _ in ranked)
-    people: dict[str, object] = dict(
-        run(
-            f"SELECT {column}, {unique.sql} FROM events WHERE {condition} AND "
-            f"{column} IN ({values}) GROUP BY {column}",
-            q.p.values,
-        )
-    )
-    return [_event_row(value, unique.read(people.get(value)), count_name, int(n)) for value, n in ranked]
-
-
-def _prop_breakdown(run: Run, q: Query, name: str, page: Page) -> list[dict[str, Any]]:
-    """Props of one custom event: ``value`` is ``key\\x1fvalue``."""
-    condition = q.events(f"name = {q.bind(name)}")
-    search = _search(q, "kv", page)
-    query = (
-        f"SELECT kv, count(*) AS n, count(DISTINCT visitor) AS people FROM "
-        f"(SELECT {q.d.explode('props')} AS kv, visitor FROM events WHERE {condition}) AS t "
-        f"WHERE 1 = 1{search} GROUP BY kv ORDER BY n DESC, kv{_window(page)}"
-    )
-    return [_event_row(kv, int(people), "events", int(n)) for kv, n, people in run(query, q.p.values)]
 
 
 def realtime(run: Run, d: Dialect, site_id: int, since: datetime, until: datetime) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from sqlalchemy import Connection
 from sightline.errors import ApiError
 from sightline.goals.service import rows_of
 from sightline.imports.figures import ImportedFigures
-from sightline.reports import autocapture, goals, heatmaps, queries
+from sightline.reports import autocapture, goals, heatmaps, queries, tables
 from sightline.reports.filters import Filters, Goal
 from sightline.reports.imported import History
 from sightline.reports.params import DIMENSIONS, Query
@@ -161,7 +161,7 @@ class Report:
                 self.run, self.d, span, days, dimension.dim, dimension.order, page
             )
         else:
-            rows, more = queries.breakdown(
+            rows, more = tables.breakdown(
                 self.run,
                 self.d,
                 self.site_id,

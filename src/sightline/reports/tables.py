@@ -1,0 +1,191 @@
+"""The report's tables (breakdowns): one row per value of a dimension, ranked, a page at a time.
+
+Every table is ranked by one figure and shows ``Page.limit`` rows. Unique visitors are the
+costly figure, so they are counted only for the values a page shows (``reports.counting`` picks
+exact counts or a bitmap each). A table ranked by visitors is ranked without counting every
+value's visitors: a value never has more visitors than visits, so once the page's candidates are
+counted, only values with at least as many visits as the page's last visitors can still enter it,
+and those are counted next, until none is left (exact ranking, as a full count would give it).
+ClickHouse counts distinct values fast and ranks in one query.
+"""
+
+# ruff: noqa: S608  (SQL made of fixed fragments; every value is a bound parameter)
+from __future__ import annotations
+
+from typing import Any
+
+from sightline.autocapture.events import MEASUREMENTS
+from sightline.reports import counting
+from sightline.reports.queries import FIGURES, VISIT_COLUMNS, Filters, Page, Query, Run, Span, figures_of
+from sightline.store.dialects import Dialect
+from sightline.store.schema import PAGEVIEW
+
+_MEASUREMENTS = ", ".join(f"'{name}'" for name in MEASUREMENTS)  # not in the custom events table
+OPTIONAL = {"utm_source", "utm_medium", "utm_campaign", "region", "city"}  # rows only when known
+FETCH = 200  # values read per ranking round of a table ranked by visitors (at least 4 pages' worth)
+
+
+def breakdown(
+    run: Run,
+    d: Dialect,
+    site_id: int,
+    span: Span,
+    filters: Filters,
+    dim: str,
+    order: str,
+    page: Page,
+    name: str | None = None,
+) -> tuple[list[dict[str, Any]], bool]:
+    q = Query(d, site_id, span, filters)
+    if dim in VISIT_COLUMNS:
+        rows = _visit_breakdown(run, q, dim, order, page)
+    elif dim == "prop":
+        rows = _prop_breakdown(run, q, name or "", page)
+    else:
+        rows = _event_breakdown(run, q, dim, page)
+    return rows[: page.limit], len(rows) > page.limit
+
+
+def _search(q: Query, column: str, page: Page) -> str:
+    out = ""
+    if page.search:
+        out += f" AND {q.d.search.format(column=column, value=q.bind(page.search))}"
+    if page.values:
+        out += f" AND {q.d.contains(q.bind(list(page.values)), column)}"
+    return out
+
+
+def _window(page: Page) -> str:
+    return f" LIMIT {int(page.limit) + 1} OFFSET {int(page.offset)}"
+
+
+def _visit_breakdown(run: Run, q: Query, dim: str, order: str, page: Page) -> list[dict[str, Any]]:
+    column = VISIT_COLUMNS[dim]
+    if order not in FIGURES:
+        raise ValueError(f"unknown order {order!r}")
+    condition = q.selected()
+    if dim in OPTIONAL:
+        condition += f" AND {column} != ''"
+    elif dim in ("entry", "exit"):
+        condition += f" AND {column} IS NOT NULL"
+    condition += _search(q, column, page)
+    if q.d.bitmap is None:  # ClickHouse: every value's visitors in the one query
+        ranked = _visit_rows(run, q, column, condition, order, _window(page), visitors=True)
+        counted = {value: row["visitors"] for value, row in ranked}
+    elif order == "visitors":
+        ranked, counted = _by_visitors(run, q, column, condition, page)
+    else:
+        ranked = _visit_rows(run, q, column, condition, order, _window(page))
+        counted = _visitors_of(run, q, column, condition, ranked)
+    out = []
+    for value, row in ranked:
+        row["visitors"] = counted[value]
+        if dim == "exit":
+            row["bounces"] = row["duration"] = 0
+        out.append({"value": value, **row})
+    return out
+
+
+def _visit_rows(
+    run: Run, q: Query, column: str, condition: str, order: str, window: str, visitors: bool = False
+) -> list[tuple[Any, dict[str, int]]]:
+    """Each value's figures (visitors 0 unless ``visitors``), ranked by ``order``, then value."""
+    names = ", ".join(f"n_{n}" for n in FIGURES)  # not the columns' own names (ClickHouse)
+    sums = ", ".join(f"{s} AS n_{n}" for s, n in zip(q.sums(visitors), FIGURES, strict=True))
+    query = (
+        f"SELECT value, {names} FROM (SELECT {column} AS value, {sums} FROM {q.d.visits} "
+        f"WHERE {condition} GROUP BY {column}) AS t ORDER BY n_{order} DESC, value{window}"
+    )
+    return [(value, figures_of(figures)) for value, *figures in run(query, q.p.values)]
+
+
+def _visitors_of(
+    run: Run, q: Query, column: str, condition: str, rows: list[tuple[Any, dict[str, int]]]
+) -> dict[Any, int]:
+    """The unique visitors of the visits of each of these values."""
+    if not rows:
+        return {}
+    visits = [row["visits"] for _, row in rows]
+    unique = counting.per_value(q.d, sum(visits), len(visits), room=max(visits))
+    bound = len(q.p.values)
+    values = ", ".join(q.bind(value) for value, _ in rows)
+    found = run(
+        f"SELECT {column}, {unique.sql} FROM {q.d.visits} WHERE {condition} AND {column} IN ({values}) "
+        f"GROUP BY {column}",
+        q.p.values,
+    )
+    for name in list(q.p.values)[bound:]:  # this query's values only: the next queries reuse ``q``
+        del q.p.values[name]
+    return {value: unique.read(n) for value, n in found}
+
+
+def _by_visitors(
+    run: Run, q: Query, column: str, condition: str, page: Page
+) -> tuple[list[tuple[Any, dict[str, int]]], dict[Any, int]]:
+    """The page of values ranked by visitors, counting the visitors of as few values as it can."""
+    wanted = int(page.offset) + int(page.limit) + 1
+    fetch = max(FETCH, 4 * wanted)
+    rows = _visit_rows(run, q, column, condition, "visits", f" LIMIT {fetch}")
+    complete = len(rows) < fetch  # every value is in ``rows``
+    counted = _visitors_of(run, q, column, condition, rows[:wanted])
+    while True:
+        best = sorted(counted.items(), key=lambda item: (-item[1], item[0]))[:wanted]
+        floor = best[-1][1] if len(best) == wanted else 0
+        if not complete and rows[-1][1]["visits"] >= floor:  # unread values could still enter
+            rows = _visit_rows(run, q, column, condition, "visits", "")
+            complete = True
+        more = [(value, row) for value, row in rows if row["visits"] >= floor and value not in counted]
+        if not more:
+            break
+        counted.update(_visitors_of(run, q, column, condition, more))
+    figures = dict(rows)
+    page_of = best[int(page.offset) :]
+    return [(value, figures[value]) for value, _ in page_of], counted
+
+
+def _event_row(value: str, visitors: int, count_name: str, count: int) -> dict[str, Any]:
+    row = {"value": value, "visitors": visitors, "visits": 0, "pageviews": 0, "events": 0}
+    row.update(bounces=0, duration=0)
+    row[count_name] = int(count)
+    return row
+
+
+def _event_breakdown(run: Run, q: Query, dim: str, page: Page) -> list[dict[str, Any]]:
+    """Pages (by pageviews) or custom events (by count). The rows are ranked by a plain count, so
+    the page of rows is chosen first and unique visitors are counted for those values only: with
+    a bitmap each when they hold many events (``reports.counting``), exactly otherwise."""
+    if dim == "page":
+        column, where, count_name = "path", f"name = '{PAGEVIEW}'", "pageviews"
+    else:
+        column, where, count_name = "name", f"name NOT IN ('{PAGEVIEW}', {_MEASUREMENTS})", "events"
+    condition = q.events(where) + _search(q, column, page)
+    ranked = run(
+        f"SELECT {column} AS value, count(*) AS n FROM events WHERE {condition} "
+        f"GROUP BY {column} ORDER BY n DESC, value{_window(page)}",
+        q.p.values,
+    )
+    if not ranked:
+        return []
+    counts = [int(n) for _, n in ranked]
+    unique = counting.per_value(q.d, sum(counts), len(counts), room=max(counts))
+    values = ", ".join(q.bind(value) for value, _ in ranked)
+    people: dict[str, object] = dict(
+        run(
+            f"SELECT {column}, {unique.sql} FROM events WHERE {condition} AND "
+            f"{column} IN ({values}) GROUP BY {column}",
+            q.p.values,
+        )
+    )
+    return [_event_row(value, unique.read(people.get(value)), count_name, int(n)) for value, n in ranked]
+
+
+def _prop_breakdown(run: Run, q: Query, name: str, page: Page) -> list[dict[str, Any]]:
+    """Props of one custom event: ``value`` is ``key\\x1fvalue``."""
+    condition = q.events(f"name = {q.bind(name)}")
+    search = _search(q, "kv", page)
+    query = (
+        f"SELECT kv, count(*) AS n, count(DISTINCT visitor) AS people FROM "
+        f"(SELECT {q.d.explode('props')} AS kv, visitor FROM events WHERE {condition}) AS t "
+        f"WHERE 1 = 1{search} GROUP BY kv ORDER BY n DESC, kv{_window(page)}"
+    )
+    return [_event_row(kv, int(people), "events", int(n)) for kv, n, people in run(query, q.p.values)]
