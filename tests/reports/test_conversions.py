@@ -403,3 +403,46 @@ def test_a_visit_whose_first_event_arrives_last_counts_by_its_true_start_in_funn
         got = {tuple(p["steps"]): p["visitors"] for p in journeys.json()["paths"]}
         assert got == oracle.expected_journeys(chosen, start, direction, 3)
         assert sum(got.values()) == 1
+
+
+@pytest.mark.parametrize("filters", [{}, {"page": "~doc"}])
+def test_the_goals_panel_counts_a_hundred_goals_against_the_raw_events(
+    server: LiveServer, seeded: Seeded, filters: dict[str, str]
+) -> None:
+    """More goals than one 62-bit mask holds: the goals past the 62nd, a prop goal and a revenue
+    goal among them, count as the first ones do."""
+    owner = seeded.owner
+    domain = f"many{len(filters)}.example.com"
+    site = owner.post("/api/sites", json={"name": "many", "domain": domain}).json()["id"]
+    goals: dict[int, dict[str, Any]] = {}
+    for copy in range(15):
+        for goal in GOALS:
+            if len(goals) == 100:
+                break
+            made = {**goal, "name": f"{goal['name']} {copy}"}
+            created = owner.post(f"/api/sites/{site}/goals", json=made)
+            assert created.status_code == 201, created.text
+            goals[created.json()["id"]] = made
+    rows = with_purchases(helpers.generate(site, NOW - timedelta(minutes=20), 120, 10, seed=77), 77)
+    db = open_database(server.database_url or "", migrate=False)
+    try:
+        helpers.insert_events(db, rows)
+    finally:
+        db.dispose()
+    helpers.wait_caught_up(owner)
+    dates, span = seeded.days("UTC", 8, 0)
+    response = owner.get(
+        f"/api/sites/{site}/reports/breakdown",
+        params={"dimension": "goals", "limit": "100", **dates, **filters},
+    )
+    assert response.status_code == 200, response.text
+    got = {row["goal_id"]: row for row in response.json()["rows"]}
+    expected = oracle.expected_goals(rows, span, goals, filters)
+    assert got == expected
+    assert len(got) == 100
+    last = {
+        name: max(i for i, g in goals.items() if g["name"].startswith(name))
+        for name in ("Pro signup", "Purchase")
+    }
+    assert got[last["Pro signup"]]["visitors"] > 0
+    assert got[last["Purchase"]]["revenue"]["total"] > 0

@@ -1,9 +1,12 @@
 """The Goals panel: every goal of a site in one query on the store, however many goals it has.
 
-One scan of the period's events (with filters: every event of the selected visits), grouped by
-visitor, counts per goal its converting visitors (unique), its conversions (matching events) and
-the sum and count of its revenue amounts, beside the period's unique visitors (the conversion
-rate's denominator).
+Each event gets a mask: one bit per goal it converts on. A goal on pages (and an event goal
+without a prop) depends only on the event's name and path, so it is evaluated once per distinct
+path of the period's pageviews (a few hundred) and joined back, instead of once per event; prop
+goals are tested on the event itself. Then, from the masked events: per mask, the events
+(conversions) and the revenue amounts; per visitor, the OR of their masks (the goals they
+converted on: unique visitors, exact) and the period's unique visitors (the conversion rate's
+denominator). With filters: every event of the selected visits.
 """
 
 # ruff: noqa: S608  (SQL made of fixed fragments; every value is a bound parameter)
@@ -16,6 +19,71 @@ from sightline.reports import rules
 from sightline.reports.filters import Filters, Goal
 from sightline.reports.queries import Page, Query, Run, Span
 from sightline.store.dialects import Dialect
+from sightline.store.schema import PAGEVIEW
+
+BITS = 62  # goals per mask column (a signed 64-bit integer in both engines)
+
+
+def _mask(parts: Sequence[tuple[int, str]]) -> str:
+    """The sum of ``bit`` for each ``(bit, condition)`` an event meets (0 when none)."""
+    if not parts:
+        return "0"
+    return " + ".join(f"(CASE WHEN {condition} THEN {bit} ELSE 0 END)" for bit, condition in parts)
+
+
+def _sql(q: Query, goals: Sequence[Goal]) -> str:
+    d = q.d
+    columns = (len(goals) + BITS - 1) // BITS
+    static: list[list[tuple[int, str]]] = [[] for _ in range(columns)]  # by name and path
+    dynamic: list[list[tuple[int, str]]] = [[] for _ in range(columns)]  # by the event's props
+    amounts: list[str] = []
+    for i, goal in enumerate(goals):
+        condition = rules.goal_condition(d, q.bind, goal)
+        column, bit = divmod(i, BITS)
+        (dynamic if goal.prop_key is not None else static)[column].append((1 << bit, condition))
+        if goal.revenue_prop is not None:
+            amount = rules.prop_number(d, q.bind, goal.revenue_prop)
+            amounts.append(f"CASE WHEN {condition} THEN {amount} END AS a{len(amounts)}")
+    # Every pageview path from the span's start on (a superset of the paths the events below
+    # read, whatever the filters) with its goals' bits; other events are tested inline.
+    paths = (
+        f"SELECT DISTINCT name, path FROM events WHERE site_id = {q.site} AND time >= {q.a} "
+        f"AND name = '{PAGEVIEW}'"
+    )
+    looked_up = ", ".join(f"{_mask(static[c])} AS pm{c}" for c in range(columns))
+    masks = [
+        f"CASE WHEN name = '{PAGEVIEW}' THEN coalesce(pm{c}, 0) ELSE {_mask(static[c])} END"
+        + (f" + {_mask(dynamic[c])}" if dynamic[c] else "")
+        + f" AS m{c}"
+        for c in range(columns)
+    ]
+    ctes = (
+        f"pm AS (SELECT path AS pm_path, {looked_up} FROM ({paths}) AS pp), "
+        f"e AS (SELECT visitor, {', '.join(masks + amounts)} FROM events LEFT JOIN pm ON path = pm_path "
+        f"WHERE {q.events()})"
+    )
+    ms = ", ".join(f"m{c}" for c in range(columns))
+
+    def has(i: int, prefix: str) -> str:
+        column, bit = divmod(i, BITS)
+        return f"{d.div(f'{prefix}{column}', str(1 << bit))} % 2 = 1"
+
+    # One row of events: per goal its conversions, then each revenue goal's sum and count.
+    sums = "".join(f", sum(a{k}) AS r{k}, count(a{k}) AS k{k}" for k in range(len(amounts)))
+    per_mask = f"SELECT {ms}, count(*) AS n{sums} FROM e GROUP BY {ms}"
+    events_row = ["0"] + [f"sum(CASE WHEN {has(i, 'm')} THEN n ELSE 0 END)" for i in range(len(goals))]
+    events_row += [f"sum(r{k}), sum(k{k})" for k in range(len(amounts))]
+    # One row of visitors: the period's, then per goal those who converted.
+    ors = ", ".join(f"{d.bit_or.format(value=f'm{c}')} AS v{c}" for c in range(columns))
+    per_visitor = f"SELECT {ors} FROM e GROUP BY visitor"
+    visitors_row = ["count(*)"] + [
+        f"sum(CASE WHEN {has(i, 'v')} THEN 1 ELSE 0 END)" for i in range(len(goals))
+    ]
+    visitors_row += ["NULL, NULL" for _ in amounts]
+    return (
+        f"WITH {ctes} SELECT 0 AS part, {', '.join(events_row)} FROM ({per_mask}) AS g "
+        f"UNION ALL SELECT 1 AS part, {', '.join(visitors_row)} FROM ({per_visitor}) AS v"
+    )
 
 
 def breakdown(
@@ -27,33 +95,13 @@ def breakdown(
     if not chosen:
         return [], False
     q = Query(d, site_id, span, filters)
-    # One pass over the period's events, grouped by visitor: each goal's condition is evaluated
-    # once per event (h{i}, with its amount a{i}); per visitor, whether they converted on it, how
-    # often, and their revenue; then the sums over visitors, and the visitors themselves (the
-    # conversion rate's denominator). One hash table of visitors instead of one per goal.
-    inner = ["visitor"]
-    per_visitor = ["visitor"]
-    columns = ["count(*)"]
-    for i, goal in enumerate(chosen):
-        inner.append(f"{rules.goal_condition(d, q.bind, goal)} AS h{i}")
-        per_visitor.append(f"max(CASE WHEN h{i} THEN 1 ELSE 0 END) AS c{i}")
-        per_visitor.append(f"sum(CASE WHEN h{i} THEN 1 ELSE 0 END) AS n{i}")
-        columns += [f"sum(c{i})", f"sum(n{i})"]
-        if goal.revenue_prop is not None:
-            inner.append(f"{rules.prop_number(d, q.bind, goal.revenue_prop)} AS a{i}")
-            per_visitor.append(f"sum(CASE WHEN h{i} THEN a{i} END) AS r{i}")
-            per_visitor.append(f"count(CASE WHEN h{i} THEN a{i} END) AS k{i}")
-            columns += [f"sum(r{i})", f"sum(k{i})"]
-    query = (
-        f"SELECT {', '.join(columns)} FROM (SELECT {', '.join(per_visitor)} FROM "
-        f"(SELECT {', '.join(inner)} FROM events WHERE {q.events()}) AS e GROUP BY visitor) AS v"
-    )
-    row = run(query, q.p.values)[0]
-    visitors = int(row[0] or 0)
-    figures = iter(row[1:])
+    rows = {int(row[0]): row[1:] for row in run(_sql(q, chosen), q.p.values)}
+    events, people = rows[0], rows[1]
+    visitors = int(people[0] or 0)
+    revenues = iter(events[1 + len(chosen) :])
     out: list[dict[str, Any]] = []
-    for goal in chosen:
-        converted, conversions = int(next(figures) or 0), int(next(figures) or 0)
+    for i, goal in enumerate(chosen):
+        converted, conversions = int(people[1 + i] or 0), int(events[1 + i] or 0)
         item: dict[str, Any] = {
             "goal_id": goal.id,
             "value": goal.name,
@@ -62,7 +110,7 @@ def breakdown(
             "conversion_rate": round(converted / visitors, 4) if visitors else 0.0,
         }
         if goal.revenue_prop is not None:
-            total, counted = float(next(figures) or 0), int(next(figures) or 0)
+            total, counted = float(next(revenues) or 0), int(next(revenues) or 0)
             item["revenue"] = {
                 "total": round(total, 2),
                 "average": round(total / counted, 2) if counted else 0.0,
