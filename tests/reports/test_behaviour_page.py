@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -217,9 +218,15 @@ def test_the_dashboard_lists_404s_with_their_referrers_links_engagement_and_web_
     expect(link).to_have_attribute("target", "_top")
 
     frustrated = tab.locator("section", has=tab.get_by_role("heading", name="Frustrated clicks"))
-    expect(frustrated.locator('table[data-dimension="rage_clicks"] tbody th').first).to_contain_text(" on /")
-    frustrated.get_by_role("button", name="Dead clicks").click()
-    expect(frustrated.locator('table[data-dimension="dead_clicks"] tbody th').first).to_contain_text(" on /")
+    for kind in ("rage", "dead"):
+        if kind == "dead":
+            frustrated.get_by_role("button", name="Dead clicks").click()
+        row = frustrated.locator(f'table[data-dimension="{kind}_clicks"] tbody th').first
+        expect(row).to_contain_text(" on /")
+        # The row opens the heatmap of the page the element is on.
+        page = row.inner_text().rsplit(" on ", 1)[1]
+        href = rf"^/sites/{site}/heatmap\?range=7d&path={re.escape(quote(page, safe=''))}$"
+        expect(row.locator("a")).to_have_attribute("href", re.compile(href))
 
     engagement = tab.locator('table[data-dimension="engagement"]')
     expect(engagement.locator("thead")).to_contain_text("Time on page")

@@ -6,7 +6,7 @@ import { useEffect, useState } from "preact/hooks";
 
 import { messageOf } from "../api";
 import { count } from "../format";
-import { queryParams, reports, type FilterName, type Figures, type ReportQuery, type WebVitals } from "./api";
+import { queryParams, reports, type FilterName, type Figures, type ReportQuery, type Row, type WebVitals } from "./api";
 import { BreakdownPanel, ratingText, vitalText, type Drill } from "./Breakdown";
 
 interface Props {
@@ -64,6 +64,10 @@ export function heatmapHref(siteId: number, query: ReportQuery, path: string): s
 
 export function BehaviourPanels({ siteId, query, onFilter, totals, tick, shared }: Props) {
   const settings = shared ? "" : ` Turn it on in the site's settings (Autocapture).`;
+  // A rage or dead click opens its page's heatmap, where the element is (not on a shared dashboard).
+  const frustrated = shared
+    ? {}
+    : { link: (row: Row) => heatmapHref(siteId, query, row.page ?? "/"), linkTitle: "Show on the heatmap:" };
   const common = { siteId, query, onFilter, totals, tick };
   return (
     <>
@@ -121,7 +125,7 @@ export function BehaviourPanels({ siteId, query, onFilter, totals, tick, shared 
             label: "Pages",
             columns: HEAT,
             // A shared dashboard has no session for the recordings the heatmap is drawn on.
-            link: shared ? undefined : (path) => heatmapHref(siteId, query, path),
+            link: shared ? undefined : (row) => heatmapHref(siteId, query, row.value),
             linkTitle: "Show the heatmap of",
           },
         ]}
@@ -132,8 +136,8 @@ export function BehaviourPanels({ siteId, query, onFilter, totals, tick, shared 
         title="Frustrated clicks"
         empty={`No rage or dead clicks in this period.${shared ? "" : " Heatmaps find them: turn them on in the site's settings (Autocapture)."}`}
         tabs={[
-          { dimension: "rage_clicks", label: "Rage clicks", columns: FRUSTRATED },
-          { dimension: "dead_clicks", label: "Dead clicks", columns: FRUSTRATED },
+          { dimension: "rage_clicks", label: "Rage clicks", columns: FRUSTRATED, ...frustrated },
+          { dimension: "dead_clicks", label: "Dead clicks", columns: FRUSTRATED, ...frustrated },
         ]}
       />
       <BreakdownPanel

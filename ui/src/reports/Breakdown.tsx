@@ -18,7 +18,7 @@ export interface Tab {
   /** A click on a row shows this table of the row's value instead (a "Filter" button then filters). */
   drill?: Drill;
   /** A row's value opens this page (a full page load: the heatmap's address has its own CSP). */
-  link?: (value: string) => string;
+  link?: (row: Row) => string;
   /** What the link does, for its title ("Show the heatmap of"). */
   linkTitle?: string;
 }
@@ -260,7 +260,7 @@ interface TableProps {
   filter?: FilterName;
   /** A click on a row shows its drill table (`onEvent`); a "Filter" button beside it filters. */
   drill?: boolean;
-  link?: (value: string) => string;
+  link?: (row: Row) => string;
   linkTitle?: string;
   onFilter: (name: FilterName, value: string) => void;
   onEvent: (value: string) => void;
@@ -304,7 +304,7 @@ export function BreakdownTable({ rows, columns, dimension, caption, heading, tot
               <th scope="row" class="report-value">
                 <span class="report-bar" style={{ width: `${(bar * 100).toFixed(1)}%` }} aria-hidden="true" />
                 {link ? (
-                  <a href={link(row.value)} target="_top" title={`${linkTitle ?? "Open"} ${shown}`}>
+                  <a href={link(row)} target="_top" title={`${linkTitle ?? "Open"} ${shown}`}>
                     {shown}
                   </a>
                 ) : clickable ? (
