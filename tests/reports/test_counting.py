@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import duckdb
 import pytest
@@ -14,6 +13,7 @@ from sightline.reports.filters import Filters
 from sightline.store import schema
 from sightline.store.dialects import CLICKHOUSE, DUCKDB
 from sightline.store.feed import key_of, micros
+from tests.reports.logged import logged_run
 
 SITE = 1
 START = datetime(2026, 11, 1, tzinfo=UTC)
@@ -59,14 +59,6 @@ def store() -> Iterator[duckdb.DuckDBPyConnection]:
     con.close()
 
 
-def _run(con: duckdb.DuckDBPyConnection, seen: list[str]) -> queries.Run:
-    def run(sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
-        seen.append(sql)
-        return con.cursor().execute(sql, params).fetchall()
-
-    return run
-
-
 def _exact(con: duckdb.DuckDBPyConnection, a: datetime, b: datetime) -> int:
     row = con.execute(
         "SELECT count(DISTINCT visitor) FROM events WHERE time >= $a AND time < $b",
@@ -82,7 +74,7 @@ def test_a_span_with_more_events_than_the_threshold_is_estimated_within_a_tenth_
     monkeypatch.setattr(counting, "EXACT_BELOW", 1_000)
     seen: list[str] = []
     span = (START, START + timedelta(days=DAYS))
-    figures = queries.totals(_run(store, seen), DUCKDB, SITE, span, Filters())
+    figures = queries.totals(logged_run(store, seen), DUCKDB, SITE, span, Filters())
     exact = _exact(store, *span)
     assert exact == VISITORS
     assert any("bitstring_agg" in sql for sql in seen)
@@ -96,7 +88,7 @@ def test_each_day_of_a_big_time_series_is_estimated_within_one_percent(
     monkeypatch.setattr(counting, "EXACT_BELOW", 1_000)
     seen: list[str] = []
     days = [(START + timedelta(days=i), START + timedelta(days=i + 1)) for i in range(DAYS)]
-    points = queries.series(_run(store, seen), DUCKDB, SITE, days, Filters())
+    points = queries.series(logged_run(store, seen), DUCKDB, SITE, days, Filters())
     assert any("bitstring_agg" in sql for sql in seen)
     for (a, b), point in zip(days, points, strict=True):
         exact = _exact(store, a, b)
@@ -110,7 +102,7 @@ def test_below_the_threshold_and_on_clickhouse_visitors_are_counted_exactly(
     seen: list[str] = []
     span = (START, START + timedelta(days=DAYS))
     assert counting.EXACT_BELOW > 120_000  # the store's events
-    figures = queries.totals(_run(store, seen), DUCKDB, SITE, span, Filters())
+    figures = queries.totals(logged_run(store, seen), DUCKDB, SITE, span, Filters())
     assert figures["visitors"] == VISITORS
     assert not any("bitstring_agg" in sql for sql in seen)
     assert counting.visitors(CLICKHOUSE, 10**9).sql == "count(DISTINCT visitor)"
@@ -123,7 +115,7 @@ def test_each_value_of_a_big_breakdown_with_few_values_is_estimated_within_one_p
     seen: list[str] = []
     span = (START, START + timedelta(days=DAYS))
     rows, more = tables.breakdown(
-        _run(store, seen), DUCKDB, SITE, span, Filters(), "browser", "visitors", queries.Page(limit=10)
+        logged_run(store, seen), DUCKDB, SITE, span, Filters(), "browser", "visitors", queries.Page(limit=10)
     )
     assert any("bitstring_agg" in sql for sql in seen)
     assert not more
@@ -144,7 +136,7 @@ def test_a_big_pages_table_ranks_by_exact_pageviews_and_estimates_each_shown_pag
     seen: list[str] = []
     span = (START, START + timedelta(days=DAYS))
     rows, more = tables.breakdown(
-        _run(store, seen), DUCKDB, SITE, span, Filters(), "page", "visitors", queries.Page(limit=10)
+        logged_run(store, seen), DUCKDB, SITE, span, Filters(), "page", "visitors", queries.Page(limit=10)
     )
     assert not more
     [row] = rows

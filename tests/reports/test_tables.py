@@ -5,7 +5,6 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import duckdb
 import pytest
@@ -15,6 +14,7 @@ from sightline.reports.filters import Filters
 from sightline.store import schema
 from sightline.store.dialects import DUCKDB
 from sightline.store.feed import micros
+from tests.reports.logged import logged_run
 
 SITE = 1
 START = datetime(2026, 11, 1, tzinfo=UTC)
@@ -46,14 +46,6 @@ def store() -> Iterator[duckdb.DuckDBPyConnection]:
     con.close()
 
 
-def _run(con: duckdb.DuckDBPyConnection, seen: list[str]) -> queries.Run:
-    def run(sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
-        seen.append(sql)
-        return con.cursor().execute(sql, params).fetchall()
-
-    return run
-
-
 @pytest.mark.parametrize("fetch", [8, tables.FETCH])
 @pytest.mark.parametrize(("offset", "limit"), [(0, 1), (0, 10), (7, 10), (0, 100), (290, 20)])
 def test_a_table_ranked_by_visitors_shows_the_rows_a_full_count_would(
@@ -61,9 +53,9 @@ def test_a_table_ranked_by_visitors_shows_the_rows_a_full_count_would(
 ) -> None:
     monkeypatch.setattr(tables, "FETCH", fetch)
     seen: list[str] = []
-    rows, more = tables.breakdown(
-        _run(store, seen), DUCKDB, SITE, SPAN, Filters(), "source", "visitors", queries.Page(limit, offset)
-    )
+    run = logged_run(store, seen)
+    page = queries.Page(limit, offset)
+    rows, more = tables.breakdown(run, DUCKDB, SITE, SPAN, Filters(), "source", "visitors", page)
     full = store.execute(
         "SELECT source, count(DISTINCT visitor) AS v, count(*) FROM visits "
         "GROUP BY source ORDER BY v DESC, source"
@@ -76,7 +68,8 @@ def test_a_short_table_ranked_by_visitors_counts_the_visitors_of_only_some_value
     store: duckdb.DuckDBPyConnection,
 ) -> None:
     seen: list[str] = []
-    tables.breakdown(_run(store, seen), DUCKDB, SITE, SPAN, Filters(), "source", "visitors", queries.Page(5))
+    run = logged_run(store, seen)
+    tables.breakdown(run, DUCKDB, SITE, SPAN, Filters(), "source", "visitors", queries.Page(5))
     counted = [sql for sql in seen if "DISTINCT" in sql]
     assert counted, seen
     assert all(" IN (" in sql for sql in counted)  # never every value's visitors at once
