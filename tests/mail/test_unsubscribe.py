@@ -63,7 +63,8 @@ def test_a_digests_unsubscribe_link_stops_that_members_e_mails_without_signing_i
     viewer_email = viewer.get("/api/me").json()["email"]
     assert receiving(server, site_id) == [OWNER_EMAIL, viewer_email]
 
-    assert owner.post(f"/api/sites/{site_id}/email-reports/send", json={"kind": "weekly"}).status_code == 200
+    sent = owner.post(f"/api/sites/{site_id}/email-reports/send", json={"kind": "weekly"})
+    assert sent.status_code == 200, sent.text
     message = smtp.wait_for(1)[-1]
     header = str(message["List-Unsubscribe"])
     found = re.fullmatch(r"<(http://[^>]+/unsubscribe/[A-Za-z0-9_-]{40,})>", header)
@@ -78,11 +79,19 @@ def test_a_digests_unsubscribe_link_stops_that_members_e_mails_without_signing_i
     assert f'href="{link}"' in html.get_content()
 
     with httpx.Client(verify=TLS, timeout=30) as stranger:  # no session, no Origin: the link alone
+        # Opening the link (as a mail provider's link scanner does) only asks.
         page = stranger.get(link)
         assert page.status_code == 200
-        assert "You are unsubscribed from Bakery" in page.text
+        assert "Stop e-mails about Bakery?" in page.text
         assert OWNER_EMAIL in page.text
+        assert f'<form method="post" action="{link.removeprefix(server.origin)}"' in page.text
+        assert receiving(server, site_id) == [OWNER_EMAIL, viewer_email]
+        # Its button unsubscribes (a plain form post, no Origin check: the token is the authority).
+        page = stranger.post(link)
+        assert page.status_code == 200
+        assert "You are unsubscribed from Bakery" in page.text
         assert receiving(server, site_id) == [viewer_email]
+        assert "already unsubscribed" in stranger.get(link).text
         assert OWNER_EMAIL in receiving(server, other_id), "another site's e-mails stay on"
         assert owner.get(f"/api/sites/{site_id}/email-reports/subscription").json()["enabled"] is False
 

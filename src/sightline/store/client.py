@@ -38,6 +38,7 @@ from sightline.store.launch import Options, main
 log = logging.getLogger("sightline.store")
 BEHIND_SECONDS = 60.0  # a store further behind the log than this is "degraded"
 START_TIMEOUT = 120.0
+FIRST_WAIT = 10.0  # seconds a report asked just after the server started waits for the store
 
 
 class StoreUnavailableError(ApiError):
@@ -67,6 +68,7 @@ class Store:
         )
         self._process: multiprocessing.process.BaseProcess | None = None
         self._ready = False  # the process said it listens
+        self._settled = threading.Event()  # the first start ended, ready or not
         self._local = threading.local()
         self._generation = 0
         self.problem: str | None = None
@@ -79,6 +81,12 @@ class Store:
 
     def start(self) -> None:
         """Starts the store process and waits until it answers (or says why it cannot)."""
+        try:
+            self._start()
+        finally:
+            self._settled.set()
+
+    def _start(self) -> None:
         context = multiprocessing.get_context("spawn")
         receiver, sender = context.Pipe(duplex=False)
         Path(self.options.address).unlink(missing_ok=True)
@@ -191,6 +199,10 @@ class Store:
         return value
 
     def query(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+        """One report query. Asked while the server is still starting the store, it waits up to
+        ``FIRST_WAIT`` seconds for it rather than answering 503 (health does not wait)."""
+        if not self._settled.is_set():
+            self._settled.wait(FIRST_WAIT)
         rows: list[tuple[Any, ...]] = self.ask(("query", sql, params))
         return rows
 

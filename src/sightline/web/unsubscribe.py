@@ -1,10 +1,12 @@
-"""The one-click way out of a site's e-mails, without signing in: ``/unsubscribe/{token}``.
+"""The way out of a site's e-mails, without signing in: ``/unsubscribe/{token}``.
 
-Opening the link (``GET``), or a mail client's one-click request (``POST`` with
-``List-Unsubscribe=One-Click``, RFC 8058), turns the member's e-mails about that site off at once;
-the page says so and offers to undo it (``POST /unsubscribe/{token}/undo``). In the console the
-member turns them on again under the site's Settings, E-mail reports. The token is the link's only
-authority (no cookie, no Origin): a random secret per member and site; an unknown one is 404.
+Opening the link (``GET``) changes nothing: it asks, with one button, whether to stop the e-mails
+(link scanners of mail providers open every link of a message, and must not unsubscribe anyone).
+The button, or a mail client's one-click request (``POST`` with ``List-Unsubscribe=One-Click``,
+RFC 8058), turns the member's e-mails about that site off at once; the page says so and offers to
+undo it (``POST /unsubscribe/{token}/undo``). In the console the member turns them on again under
+the site's Settings, E-mail reports. The token is the link's only authority (no cookie, no
+Origin): a random secret per member and site; an unknown one is 404.
 """
 
 from __future__ import annotations
@@ -23,11 +25,12 @@ HINT = (
 )
 
 
-def _page(request: Request, token: str, *, enabled: bool) -> HTMLResponse:
+def _page(request: Request, token: str, *, enabled: bool | None) -> HTMLResponse:
+    """Sets the member's e-mails about the site on or off (``None``: only asks) and says so."""
     ctx: Context = request.app.state.ctx
     with ctx.db.begin() as conn:
         found = subscriptions.by_token(conn, token)
-        if found is not None:
+        if found is not None and enabled is not None:
             subscriptions.set_enabled(conn, int(found.site_id), int(found.user_id), enabled)
     if found is None:
         return render(
@@ -43,7 +46,15 @@ def _page(request: Request, token: str, *, enabled: bool) -> HTMLResponse:
             hint="",
         )
     name, email = str(found.site_name), str(found.email)
-    if enabled:
+    if enabled is None and not found.enabled:
+        heading = f"You are already unsubscribed from {name}"
+        message = f"{email} receives no digests or traffic notices about {name}."
+        button, action = "Receive them again", f"/unsubscribe/{token}/undo"
+    elif enabled is None:
+        heading = f"Stop e-mails about {name}?"
+        message = f"{email} will no longer receive the digests and traffic notices about {name}."
+        button, action = "Unsubscribe", f"/unsubscribe/{token}"
+    elif enabled:
         heading = f"You receive e-mails about {name} again"
         message = f"{email} receives the weekly and monthly digests and traffic notices about {name}."
         button, action = "Unsubscribe again", f"/unsubscribe/{token}"
@@ -65,7 +76,7 @@ def _page(request: Request, token: str, *, enabled: bool) -> HTMLResponse:
 
 @router.get("/unsubscribe/{token}")
 def unsubscribe_link(request: Request, token: str) -> HTMLResponse:
-    return _page(request, token, enabled=False)
+    return _page(request, token, enabled=None)
 
 
 @router.post("/unsubscribe/{token}")

@@ -1,0 +1,57 @@
+"""The server's side of the analytics store: a report asked while the store process is still
+starting waits for it instead of failing; health never waits."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from sightline import settings as registry
+from sightline.storage import open_database
+from sightline.store import client
+from sightline.store.client import Store, StoreUnavailableError
+
+
+def _store(tmp_path: Path) -> Store:
+    settings = registry.load({"data_dir": str(tmp_path)}, environ={})
+    return Store(settings, open_database(f"sqlite:///{tmp_path / 'sightline.db'}"))
+
+
+def test_a_report_asked_while_the_store_starts_waits_for_it_and_is_answered(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    answers: list[object] = []
+
+    def ask() -> None:
+        try:
+            answers.append(store.query("SELECT 42", {}))
+        except StoreUnavailableError as error:
+            answers.append(error)
+
+    asking = threading.Thread(target=ask)
+    asking.start()  # before the store process is started, as a request in a server's first second
+    time.sleep(0.3)
+    try:
+        store.start()
+        asking.join(30)
+        assert answers == [[(42,)]]
+    finally:
+        store.stop()
+
+
+def test_health_does_not_wait_for_a_starting_store_and_a_failed_start_answers_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _store(tmp_path)
+    started = time.monotonic()
+    report = store.probe()
+    assert time.monotonic() - started < client.FIRST_WAIT / 2
+    assert report.status != "ok"
+    monkeypatch.setattr(store, "_start", lambda: store._fail("the store process did not start in time"))
+    store.start()
+    started = time.monotonic()
+    with pytest.raises(StoreUnavailableError, match="did not start in time"):
+        store.query("SELECT 1", {})
+    assert time.monotonic() - started < 1
