@@ -446,3 +446,48 @@ def test_the_goals_panel_counts_a_hundred_goals_against_the_raw_events(
     }
     assert got[last["Pro signup"]]["visitors"] > 0
     assert got[last["Purchase"]]["revenue"]["total"] > 0
+
+
+def test_a_visit_crossing_the_ranges_end_whose_first_event_arrives_last_counts_in_its_range(
+    server: LiveServer, seeded: Seeded
+) -> None:
+    """A visit that began before midnight at the range's end, whose pageviews after midnight were
+    fed before the one before it: it started in the range, so its steps after midnight count."""
+    owner = seeded.owner
+    site = owner.post("/api/sites", json={"name": "late end", "domain": "late-end.example.com"}).json()["id"]
+    dates, span = seeded.days("UTC", 4, 2)
+    b = span[1]
+    db = open_database(server.database_url or "", migrate=False)
+
+    def visit(who: str, times_paths: list[tuple[timedelta, str]]) -> list[Event]:
+        return [replace(helpers.pageview(site, b + at, who, path), site_id=site) for at, path in times_paths]
+
+    after = visit("crossing", [(timedelta(minutes=10), "/pricing"), (timedelta(minutes=12), "/docs")])
+    before = visit("crossing", [(timedelta(minutes=-5), "/")])  # the visit's first pageview, fed last
+    outside = visit("outside", [(timedelta(minutes=20), "/pricing"), (timedelta(minutes=25), "/docs")])
+    try:
+        helpers.insert_events(db, after + outside)
+        helpers.wait_caught_up(owner)
+        helpers.insert_events(db, before)
+        helpers.wait_caught_up(owner)
+    finally:
+        db.dispose()
+    rows = after + before + outside
+    chosen = oracle.chosen_visits(rows, span, {}, {})
+    assert [v.session_id for v in chosen] == ["s-crossing"]
+    steps = ["page:/pricing", "page:/docs"]
+    asked: list[tuple[str, str | int | float | bool | None]] = [("step", s) for s in steps]
+    funnel = owner.get(f"/api/sites/{site}/reports/funnel", params=asked + list(dates.items()))
+    assert funnel.status_code == 200, funnel.text
+    assert funnel.json()["steps"] == oracle.expected_funnel(chosen, steps)
+    assert funnel.json()["steps"][1]["visitors"] == 1
+    params: list[tuple[str, str | int | float | bool | None]] = [
+        ("from", "page:/pricing"),
+        ("direction", "previous"),
+        ("depth", "3"),
+        *dates.items(),
+    ]
+    journeys = owner.get(f"/api/sites/{site}/reports/journeys", params=params)
+    assert journeys.status_code == 200, journeys.text
+    got = {tuple(p["steps"]): p["visitors"] for p in journeys.json()["paths"]}
+    assert got == oracle.expected_journeys(chosen, "page:/pricing", "previous", 3) == {("page:/",): 1}
