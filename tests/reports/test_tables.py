@@ -74,3 +74,18 @@ def test_a_short_table_ranked_by_visitors_counts_the_visitors_of_only_some_value
     assert counted, seen
     assert all(" IN (" in sql for sql in counted)  # never every value's visitors at once
     assert sum(sql.count("$") for sql in counted) < 300  # far fewer values bound than the 300 sources
+
+
+def test_a_table_that_many_values_could_still_enter_counts_every_value_in_one_query(
+    store: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tables, "FETCH", 8)
+    seen: list[str] = []
+    run = logged_run(store, seen)
+    rows, _ = tables.breakdown(run, DUCKDB, SITE, SPAN, Filters(), "source", "visitors", queries.Page(10))
+    assert any("DISTINCT" in sql and " IN (" not in sql for sql in seen), seen
+    full = store.execute(
+        "SELECT source, count(DISTINCT visitor) AS v FROM visits "
+        "GROUP BY source ORDER BY v DESC, source LIMIT 10"
+    ).fetchall()
+    assert [(r["value"], r["visitors"]) for r in rows] == full

@@ -6,7 +6,9 @@ exact counts or a bitmap each). A table ranked by visitors is ranked without cou
 value's visitors: a value never has more visitors than visits, so once the page's candidates are
 counted, only values with at least as many visits as the page's last visitors can still enter it,
 and those are counted next, until none is left (exact ranking, as a full count would give it).
-ClickHouse counts distinct values fast and ranks in one query.
+When more values than ``FETCH`` could still enter (many values with few visits each), every
+value's visitors are counted in one query instead. ClickHouse counts distinct values fast and
+always ranks in one query.
 """
 
 # ruff: noqa: S608  (SQL made of fixed fragments; every value is a bound parameter)
@@ -22,7 +24,7 @@ from sightline.store.schema import PAGEVIEW
 
 _MEASUREMENTS = ", ".join(f"'{name}'" for name in MEASUREMENTS)  # not in the custom events table
 OPTIONAL = {"utm_source", "utm_medium", "utm_campaign", "region", "city"}  # rows only when known
-FETCH = 200  # values read per ranking round of a table ranked by visitors (at least 4 pages' worth)
+FETCH = 200  # values read to rank a table by visitors (at least 4 pages' worth); more: one query
 
 
 def breakdown(
@@ -72,8 +74,11 @@ def _visit_breakdown(run: Run, q: Query, dim: str, order: str, page: Page) -> li
     if q.d.bitmap is None:  # ClickHouse: every value's visitors in the one query
         ranked = _visit_rows(run, q, column, condition, order, _window(page), visitors=True)
         counted = {value: row["visitors"] for value, row in ranked}
-    elif order == "visitors":
-        ranked, counted = _by_visitors(run, q, column, condition, page)
+    elif order == "visitors" and (found := _by_visitors(run, q, column, condition, page)) is not None:
+        ranked, counted = found
+    elif order == "visitors":  # too many values could reach the page: every value counted at once
+        ranked = _visit_rows(run, q, column, condition, order, _window(page), visitors=True)
+        counted = {value: row["visitors"] for value, row in ranked}
     else:
         ranked = _visit_rows(run, q, column, condition, order, _window(page))
         counted = _visitors_of(run, q, column, condition, ranked)
@@ -121,8 +126,10 @@ def _visitors_of(
 
 def _by_visitors(
     run: Run, q: Query, column: str, condition: str, page: Page
-) -> tuple[list[tuple[Any, dict[str, int]]], dict[Any, int]]:
-    """The page of values ranked by visitors, counting the visitors of as few values as it can."""
+) -> tuple[list[tuple[Any, dict[str, int]]], dict[Any, int]] | None:
+    """The page of values ranked by visitors, counting the visitors of as few values as it can;
+    None when more values than ``FETCH`` could still reach the page (many values with few visits
+    each), where counting every value at once costs less."""
     wanted = int(page.offset) + int(page.limit) + 1
     fetch = max(FETCH, 4 * wanted)
     rows = _visit_rows(run, q, column, condition, "visits", f" LIMIT {fetch}")
@@ -132,8 +139,7 @@ def _by_visitors(
         best = sorted(counted.items(), key=lambda item: (-item[1], item[0]))[:wanted]
         floor = best[-1][1] if len(best) == wanted else 0
         if not complete and rows[-1][1]["visits"] >= floor:  # unread values could still enter
-            rows = _visit_rows(run, q, column, condition, "visits", "")
-            complete = True
+            return None
         more = [(value, row) for value, row in rows if row["visits"] >= floor and value not in counted]
         if not more:
             break
