@@ -237,6 +237,8 @@ FUNNELS = [
     ["page:/", "page:/pricing", "event:signup", "event:purchase"],
     ["page:/", "page:/"],
     ["page:/blog/*", "page:/**", "event:download"],
+    ["page:/pricing", "page:/"],  # the usual order reversed
+    ["page:/", "event:nobody-sends-this", "page:/pricing"],  # steps no visit reaches
 ]
 
 
@@ -250,7 +252,7 @@ def test_funnels_count_steps_in_order_within_a_visit_as_the_raw_events_say(
     body = seeded.get(zone, "funnel", step=steps, **dates, **filters)
     chosen = oracle.chosen_visits(seeded.rows[zone], span, filters, {})
     assert body["steps"] == oracle.expected_funnel(chosen, steps)
-    assert body["steps"][1]["visitors"] > 0
+    assert body["steps"][1]["visitors"] > 0 or "event:nobody-sends-this" in steps
 
 
 def test_a_funnel_splits_by_a_dimension_and_each_value_matches_the_raw_events(seeded: Seeded) -> None:

@@ -74,11 +74,19 @@ def _sql(q: Query, steps: Sequence[Step], column: str | None) -> str:
     medians = ["NULL"] + [
         d.median.format(value=f"(t{k} - p{k}) / 1000000.0") for k in range(2, len(steps) + 1)
     ]
+    # Per step the whole funnel (``whole`` 1) and, with a dimension, each of its values (0): both
+    # from the same visits of each step, which the engine finds once.
     parts = [
-        f"SELECT {k} AS step, d{k} AS dim, count(DISTINCT w{k}) AS people, {medians[k - 1]} AS seconds "
-        f"FROM s{k} GROUP BY d{k}"
+        f"SELECT 1 AS whole, {k} AS step, '' AS dim, count(DISTINCT w{k}) AS people, "
+        f"{medians[k - 1]} AS seconds FROM s{k}"
         for k in range(1, len(steps) + 1)
     ]
+    if column:
+        parts += [
+            f"SELECT 0 AS whole, {k} AS step, d{k} AS dim, count(DISTINCT w{k}) AS people, "
+            f"{medians[k - 1]} AS seconds FROM s{k} GROUP BY d{k}"
+            for k in range(1, len(steps) + 1)
+        ]
     return "WITH " + ", ".join(ctes) + " " + " UNION ALL ".join(parts)
 
 
@@ -114,15 +122,16 @@ def funnel(
     """The funnel's steps, and with ``column`` (a visit attribute) the funnel of each of its top
     values (by visitors at step 1)."""
     q = Query(d, site_id, span, filters)
-    rows = run(_sql(q, steps, None), q.p.values)
     whole: dict[int, tuple[int, float | None]] = {}
-    for k, _, n, s in rows:  # one row per step (no breakdown: one value)
-        whole[int(k)] = (int(n), s)
+    per: dict[str, dict[int, tuple[int, float | None]]] = {}
+    for total, k, value, n, s in run(_sql(q, steps, column), q.p.values):
+        if not int(n):  # a step no visit reached (its median is no number on ClickHouse)
+            continue
+        if int(total):
+            whole[int(k)] = (int(n), s)
+        else:
+            per.setdefault(str(value) or "(none)", {})[int(k)] = (int(n), s)
     if column is None:
         return _steps(steps, whole), None
-    q = Query(d, site_id, span, filters)
-    per: dict[str, dict[int, tuple[int, float | None]]] = {}
-    for k, value, n, s in run(_sql(q, steps, column), q.p.values):
-        per.setdefault(str(value) or "(none)", {})[int(k)] = (int(n), s)
     top = sorted(per, key=lambda v: (-per[v].get(1, (0, None))[0], v))[:BREAKDOWN_ROWS]
     return _steps(steps, whole), [{"value": v, "steps": _steps(steps, per[v])} for v in top]
