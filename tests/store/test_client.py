@@ -48,7 +48,9 @@ def test_health_does_not_wait_for_a_starting_store_and_a_failed_start_answers_at
     started = time.monotonic()
     report = store.probe()
     assert time.monotonic() - started < client.FIRST_WAIT / 2
-    assert report.status != "ok"
+    assert report.status == "down"
+    assert report.figures["problem"] == "The analytics store is starting."
+    assert "Wait a few seconds" in str(report.figures["fix"])
     monkeypatch.setattr(store, "_start", lambda: store._fail("the store process did not start in time"))
     store.start()
     started = time.monotonic()

@@ -85,7 +85,10 @@ def _stale_dashboard(console: Console, page: Page, site_id: int) -> None:
     page.goto(f"/sites/{site_id}/reports")
     banner = page.locator(".stale")
     expect(banner).to_contain_text("The reports cannot be updated right now", timeout=30_000)
-    expect(banner).to_contain_text("What to do: Check that the ClickHouse server in --events-url is running")
+    # Right after the start the banner may say the store is starting; it asks health again every 30 s.
+    expect(banner).to_contain_text(
+        "What to do: Check that the ClickHouse server in --events-url is running", timeout=45_000
+    )
     console.shoot(page, "reports-store-down")
     banner.get_by_role("link", name="Open Health").click()
     overall = page.get_by_role("region", name="Overall")

@@ -38,6 +38,7 @@ from sightline.store.launch import Options, main
 log = logging.getLogger("sightline.store")
 BEHIND_SECONDS = 60.0  # a store further behind the log than this is "degraded"
 START_TIMEOUT = 120.0
+STARTING = "The analytics store is starting."
 FIRST_WAIT = 10.0  # seconds a report asked just after the server started waits for the store
 
 
@@ -237,6 +238,8 @@ class Store:
         except (StoreUnavailableError, RuntimeError):
             status = None
         problem, since = self.problem, self.failing_since
+        if status is None and problem is None and not self._settled.is_set():
+            problem = STARTING
         if status is not None and status.get("problem"):
             problem, since = status["problem"], status["failing_since"]
         watermark = int(status["watermark"]) if status else 0
@@ -258,6 +261,8 @@ class Store:
 
 
 def _fix(problem: str, engine: str) -> str:
+    if problem == STARTING:
+        return "Wait a few seconds: the server has just started, and reports answer once the store is ready."
     text = problem.lower()
     if "another node feeds" in text:
         return (
