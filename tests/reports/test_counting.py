@@ -162,3 +162,21 @@ def test_a_saturated_bitmap_reads_as_a_floor_not_an_infinite_estimate() -> None:
     assert unique.read(size) == size
     assert unique.read(0) == 0
     assert unique.read(size // 2) == round(size * 0.6931471805599453)
+
+
+@pytest.mark.parametrize("dimension", ["page", "browser"])
+def test_a_table_under_a_filter_on_events_is_one_query_that_counts_exactly(
+    store: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch, dimension: str
+) -> None:
+    monkeypatch.setattr(counting, "EXACT_BELOW", 1_000)
+    seen: list[str] = []
+    span = (START, START + timedelta(days=DAYS))
+    run = logged_run(store, seen)
+    chosen = Filters(page="/")
+    rows, _ = tables.breakdown(run, DUCKDB, SITE, span, chosen, dimension, "visitors", queries.Page())
+    assert len(seen) == 1  # the filter's semi-join over the events runs once
+    assert "bitstring_agg" not in seen[0]
+    column = "path" if dimension == "page" else "browser"
+    table = "events" if dimension == "page" else "visits"
+    exact = store.execute(f"SELECT {column}, count(DISTINCT visitor) FROM {table} GROUP BY 1").fetchall()
+    assert {row["value"]: row["visitors"] for row in rows} == dict(exact)

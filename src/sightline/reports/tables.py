@@ -7,8 +7,10 @@ value's visitors: a value never has more visitors than visits, so once the page'
 counted, only values with at least as many visits as the page's last visitors can still enter it,
 and those are counted next, until none is left (exact ranking, as a full count would give it).
 When more values than ``FETCH`` could still enter (many values with few visits each), every
-value's visitors are counted in one query instead. ClickHouse counts distinct values fast and
-always ranks in one query.
+value's visitors are counted in one query instead. So is every table under a filter that selects
+visits by their events (page, event, goal, prop): that selection is a semi-join over the span's
+events, the costliest part, which a second query would repeat. ClickHouse counts distinct values
+fast and always ranks in one query.
 """
 
 # ruff: noqa: S608  (SQL made of fixed fragments; every value is a bound parameter)
@@ -18,6 +20,7 @@ from typing import Any
 
 from sightline.autocapture.events import MEASUREMENTS
 from sightline.reports import counting
+from sightline.reports.filters import VISIT_FILTERS
 from sightline.reports.queries import FIGURES, VISIT_COLUMNS, Filters, Page, Query, Run, Span, figures_of
 from sightline.store.dialects import Dialect
 from sightline.store.schema import PAGEVIEW
@@ -71,7 +74,7 @@ def _visit_breakdown(run: Run, q: Query, dim: str, order: str, page: Page) -> li
     elif dim in ("entry", "exit"):
         condition += f" AND {column} IS NOT NULL"
     condition += _search(q, column, page)
-    if q.d.bitmap is None:  # ClickHouse: every value's visitors in the one query
+    if q.d.bitmap is None or _selects_by_events(q):  # one query: ClickHouse, or a costly selection
         ranked = _visit_rows(run, q, column, condition, order, _window(page), visitors=True)
         counted = {value: row["visitors"] for value, row in ranked}
     elif order == "visitors" and (found := _by_visitors(run, q, column, condition, page)) is not None:
@@ -89,6 +92,12 @@ def _visit_breakdown(run: Run, q: Query, dim: str, order: str, page: Page) -> li
             row["bounces"] = row["duration"] = 0
         out.append({"value": value, **row})
     return out
+
+
+def _selects_by_events(q: Query) -> bool:
+    """Whether a filter selects visits by their events (page, event, goal, prop): a semi-join over
+    the span's events that every query of the table would repeat, so the table is one query."""
+    return any(rule.name not in VISIT_FILTERS for rule in q.filters.rules)
 
 
 def _visit_rows(
@@ -165,6 +174,13 @@ def _event_breakdown(run: Run, q: Query, dim: str, page: Page) -> list[dict[str,
     else:
         column, where, count_name = "name", f"name NOT IN ('{PAGEVIEW}', {_MEASUREMENTS})", "events"
     condition = q.events(where) + _search(q, column, page)
+    if q.d.bitmap is None or _selects_by_events(q):  # one pass: the selection is the costly part
+        query = (
+            f"SELECT {column} AS value, count(*) AS n, count(DISTINCT visitor) AS people FROM events "
+            f"WHERE {condition} GROUP BY {column} ORDER BY n DESC, value{_window(page)}"
+        )
+        found = run(query, q.p.values)
+        return [_event_row(value, int(people), count_name, int(n)) for value, n, people in found]
     ranked = run(
         f"SELECT {column} AS value, count(*) AS n FROM events WHERE {condition} "
         f"GROUP BY {column} ORDER BY n DESC, value{_window(page)}",
