@@ -180,3 +180,47 @@ def test_a_table_under_a_filter_on_events_is_one_query_that_counts_exactly(
     table = "events" if dimension == "page" else "visits"
     exact = store.execute(f"SELECT {column}, count(DISTINCT visitor) FROM {table} GROUP BY 1").fetchall()
     assert {row["value"]: row["visitors"] for row in rows} == dict(exact)
+
+
+def test_the_estimate_counts_visitors_whose_visit_began_before_the_span(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The estimate reads the visits that started in the span and the span's events of visits that
+    started before it: a visitor seen only in the span's first minutes, on a visit begun the night
+    before, is counted, and one seen only before the span is not."""
+    monkeypatch.setattr(counting, "EXACT_BELOW", 1_000)
+    con = duckdb.connect()
+    for statement in schema.DUCKDB:
+        con.execute(statement)
+    midnight, minute = micros(START), 60_000_000
+    rows = []  # (visitor, visit start, event times)
+    for i in range(2_000):  # began at 23:50; one event before midnight, one after
+        rows.append((i, midnight - 10 * minute, [midnight - 10 * minute, midnight + 5 * minute]))
+    for i in range(2_000, 3_000):  # inside the span
+        rows.append((i, midnight + 60 * minute, [midnight + 60 * minute, midnight + 61 * minute]))
+    for i in range(3_000, 4_000):  # before the span only
+        rows.append((i, midnight - 60 * minute, [midnight - 60 * minute]))
+    events, visits = [], []
+    for who, began, times in rows:
+        visitor = key_of(SITE, f"crossing-{who}")
+        events += [(visitor, time, began) for time in times]
+        visits.append((visitor, began, times[-1], len(times)))
+    con.execute(
+        "INSERT INTO events SELECT $site, t, row_number() OVER (), v, v, 'pageview', '/', [], began, "
+        "'(none)', '', '', '', 'Chrome', 'Linux', 'desktop', '(none)', '', '' "
+        "FROM (SELECT unnest($v) AS v, unnest($t) AS t, unnest($b) AS began)",
+        {"site": SITE, "v": [e[0] for e in events], "t": [e[1] for e in events], "b": [e[2] for e in events]},
+    )
+    con.execute(
+        "INSERT INTO visits SELECT $site, v, v, b, b, last, n, 0, '/', b, '/', last, '(none)', '', '', '', "
+        "'Chrome', 'Linux', 'desktop', '(none)', '', '', 0 "
+        "FROM (SELECT unnest($v) AS v, unnest($b) AS b, unnest($last) AS last, unnest($n) AS n)",
+        {"site": SITE, **{k: [v[i] for v in visits] for i, k in enumerate(("v", "b", "last", "n"))}},
+    )
+    seen: list[str] = []
+    span = (START, START + timedelta(days=1))
+    figures = queries.totals(logged_run(con, seen), DUCKDB, SITE, span, Filters())
+    assert any("bitstring_agg" in sql for sql in seen)
+    assert figures["visits"] == 1_000  # visits that started in the span
+    assert figures["pageviews"] == 2_000 + 2_000  # the span's events
+    assert abs(figures["visitors"] - 3_000) / 3_000 < 0.01, figures["visitors"]

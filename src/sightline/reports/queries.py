@@ -11,6 +11,7 @@ pageviews count the events inside the span; with filters, the selected visits wh
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -135,29 +136,41 @@ def totals(run: Run, d: Dialect, site_id: int, span: Span, filters: Filters) -> 
     rows = run(f"SELECT {sums} FROM {d.visits} WHERE {q.selected()}", q.p.values)
     figures = figures_of(rows[0])
     if not filters:  # visitors and pageviews of the events in the span
-        q = Query(d, site_id, span, filters)
-        unique = counting.visitors(d, _events_in(run, d, site_id, span))
-        visitors, pageviews = run(
-            f"SELECT {unique.sql}, sum(CASE WHEN name = '{PAGEVIEW}' THEN 1 ELSE 0 END) "
-            f"FROM events WHERE {q.events()}",
-            q.p.values,
-        )[0]
-        figures.update(visitors=unique.read(visitors), pageviews=int(pageviews or 0))
+        figures.update(_visitors_in(run, d, site_id, span, figures))
     return figures
 
 
-def _events_in(run: Run, d: Dialect, site_id: int, span: Span) -> int:
-    """How many events the span holds (what sizes the visitor count), when the engine may estimate."""
-    if d.bitmap is None:
-        return 0
+def _visitors_in(run: Run, d: Dialect, site_id: int, span: Span, visits: dict[str, int]) -> dict[str, int]:
+    """Unique visitors and pageviews of the span's events (``visits``: the figures of the visits
+    that started in it, whose pageviews size the count). Counted exactly, the events are read; estimated (a
+    big span), the visitors of the visits that started in the span and of the span's events whose
+    visit started before it (fed with ``visit_start``): the same visitors in a third of the rows,
+    except a visit whose earlier events reached the server after its later ones across the span's
+    start, whose visitor may be missed (docs/reports.md)."""
     q = Query(d, site_id, span, Filters())
-    return int(run(f"SELECT count(*) FROM events WHERE {q.events()}", q.p.values)[0][0] or 0)
+    unique = counting.visitors(d, visits["pageviews"])
+    viewed = f"sum(CASE WHEN name = '{PAGEVIEW}' THEN 1 ELSE 0 END)"
+    if unique is counting.EXACT:
+        sql = f"SELECT {unique.sql}, {viewed} FROM events WHERE {q.events()}"
+    else:
+        who = (
+            f"SELECT visitor FROM {d.visits} WHERE {q.selected()} "
+            f"UNION ALL SELECT visitor FROM events WHERE {q.events()} AND visit_start < {q.a}"
+        )
+        views = f"SELECT {viewed} FROM events WHERE {q.events()}"
+        sql = f"SELECT (SELECT {unique.sql} FROM ({who}) AS w), ({views})"
+    visitors, pageviews = run(sql, q.p.values)[0]
+    return {"visitors": unique.read(visitors), "pageviews": int(pageviews or 0)}
 
 
 def bucket(q: Query, spans: Sequence[Span], column: str) -> str:
-    """The 1-based index of the span ``column`` falls in: a lookup in a list of quanta (the spans'
-    edges are whole multiples of a step: an hour, or a half or quarter of one)."""
+    """The 1-based index of the span ``column`` falls in: a division when the spans are of one
+    length, else a lookup in a list of quanta (the spans' edges are whole multiples of a step: an
+    hour, or a half or quarter of one). Only for values inside the spans."""
     edges = [micros(a) for a, _ in spans] + [micros(spans[-1][1])]
+    lengths = {b - a for a, b in itertools.pairwise(edges)}
+    if len(lengths) == 1:  # spans of one length (no clock change inside): a division
+        return f"{q.d.div(f'{column} - {q.a}', q.bind(lengths.pop()))} + 1"
     step = 0
     for edge in edges:
         step = math.gcd(step, edge - edges[0])
@@ -182,9 +195,10 @@ def series(
     for i, *row in run(query, q.p.values):
         points[int(i) - 1] = figures_of(row)
     if not filters:  # visitors and pageviews of the events in each span
+        viewed = sum(point["pageviews"] for point in points)  # of the visits: the events' size
         for point in points:
             point["visitors"] = point["pageviews"] = 0
-        unique = counting.visitors(d, _events_in(run, d, site_id, whole), len(spans))
+        unique = counting.visitors(d, viewed, len(spans))
         q = Query(d, site_id, whole, filters)
         at = bucket(q, spans, "time")
         query = (
