@@ -31,6 +31,7 @@ log = logging.getLogger("sightline.store")
 FILE_NAME = "store.duckdb"
 TABLES = ("store_meta", "store_state", "events", "visits")  # every table of the embedded store
 WATERMARK = "watermark"
+ORDERED = "ordered_until"  # store.ordering: rows before this time are in site order
 
 
 class StoreBusyError(RuntimeError):
@@ -173,6 +174,45 @@ class Embedded:
 
     def pending_range(self) -> tuple[int, int] | None:
         return None  # a DuckDB batch is one transaction: nothing is ever half written
+
+    def ordered_until(self) -> int:
+        """Where the rows in site order end (``store.ordering``): 0 before the first rewrite."""
+        rows = self.query("SELECT value FROM store_state WHERE name = $name", {"name": ORDERED})
+        return int(rows[0][0]) if rows else 0
+
+    def rewrite_in_order(self, low: int, high: int) -> int:
+        """Writes the events of ``[low, high)`` and the visits born in it again, sorted by site and
+        time, and moves ``ordered_until`` to ``high``, in one transaction; returns the events."""
+        span = {"low": low, "high": high}
+        with self._write:
+            cursor = self._con.cursor()
+            try:
+                cursor.execute("BEGIN TRANSACTION")
+                try:
+                    for table, column, key in (("events", "time", "id"), ("visits", "born", "visit")):
+                        where = f"{column} >= $low AND {column} < $high"
+                        cursor.execute(
+                            f"CREATE TEMP TABLE sorted_{table} AS SELECT * FROM {table} WHERE {where} "  # noqa: S608
+                            f"ORDER BY site_id, {column}, {key}",
+                            span,
+                        )
+                        cursor.execute(f"DELETE FROM {table} WHERE {where}", span)  # noqa: S608
+                        cursor.execute(f"INSERT INTO {table} SELECT * FROM sorted_{table}")  # noqa: S608
+                    found = cursor.execute("SELECT count(*) FROM sorted_events").fetchone()
+                    for table in ("events", "visits"):
+                        cursor.execute(f"DROP TABLE sorted_{table}")
+                    cursor.execute(
+                        "INSERT INTO store_state VALUES ($name, $value) "
+                        "ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+                        {"name": ORDERED, "value": high},
+                    )
+                except BaseException:
+                    cursor.execute("ROLLBACK")
+                    raise
+                cursor.execute("COMMIT")
+            finally:
+                cursor.close()
+        return int(found[0]) if found else 0
 
     def visits_of(self, keys: Sequence[int], born_after: int) -> pa.Table:
         """The rows of these visits (born after ``born_after``), as the feeder merges them."""

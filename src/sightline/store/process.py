@@ -27,6 +27,7 @@ from sightline.store import snapshot
 from sightline.store.engines import Embedded, Engine, StoreBusyError, open_engine
 from sightline.store.feed import Feeder
 from sightline.store.launch import Options
+from sightline.store.ordering import Ordering
 from sightline.store.upkeep import Upkeep
 
 log = logging.getLogger("sightline.store")
@@ -106,6 +107,7 @@ def main(options: Options, ready: Connection) -> None:
     status = Status(engine)
     feeder = Feeder(db, engine, options.batch)
     upkeep = Upkeep(db, engine, feeder, options.log_retention_days)
+    ordering = Ordering(engine) if isinstance(engine, Embedded) else None
     # A backlog for the server's worker threads that connect at once (the default is 1).
     listener = Listener(options.address, family="AF_UNIX", backlog=128, authkey=options.authkey)
     threading.Thread(target=_accept, args=(listener, engine, status), daemon=True).start()
@@ -125,6 +127,8 @@ def main(options: Options, ready: Connection) -> None:
             status.role = "feeder"
             fed = feeder.step()
             upkeep.run()
+            if ordering is not None and fed < options.batch:  # not while catching up
+                ordering.run()
             status.failing_since = status.problem = None
         except Exception as error:
             fed = 0
