@@ -19,6 +19,7 @@ import httpx
 
 from bench.bench_export import free_port, start_server
 from bench.bench_reports import EMAIL, PASSWORD, p95, prepare, time_requests, wait_for_store
+from bench.store_data import settle
 
 GOALS_MS = 150.0
 REPORT_MS = 500.0
@@ -84,6 +85,7 @@ def main() -> int:
     try:
         site_id = prepare(data_dir, count)
         port = free_port()
+        settle(data_dir)  # the steady state: settled spans in site order
         process = start_server(data_dir, port, timeout=60)
         origin = f"http://127.0.0.1:{port}"
         with httpx.Client(base_url=origin, headers={"Origin": origin}, timeout=120) as client:

@@ -29,6 +29,7 @@ from sqlalchemy import func, select
 
 from bench.bench_export import free_port, start_server
 from bench.reports_data import insert as insert_events
+from bench.store_data import settle
 from sightline.accounts.users import create_user
 from sightline.sites import service as sites_service
 from sightline.storage import open_database
@@ -209,6 +210,7 @@ def main() -> int:
     try:
         site_id = prepare(data_dir, count)
         port = free_port()
+        settle(data_dir)  # the steady state: settled spans in site order
         process = start_server(data_dir, port, timeout=60)
         origin = f"http://127.0.0.1:{port}"
         with httpx.Client(base_url=origin, headers={"Origin": origin}, timeout=120) as client:

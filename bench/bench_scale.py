@@ -22,7 +22,7 @@ import httpx
 
 from bench.bench_export import free_port, start_server
 from bench.bench_reports import EMAIL, PASSWORD, dashboard
-from bench.store_data import generate
+from bench.store_data import generate, settle
 from sightline.accounts.users import create_user
 from sightline.sites import service as sites_service
 from sightline.storage import open_database
@@ -81,6 +81,7 @@ def main() -> int:
     try:
         site_id = prepare(data_dir, count, site_count)
         port = free_port()
+        settle(data_dir)  # the steady state: settled spans in site order
         process = start_server(data_dir, port, timeout=120)
         origin = f"http://127.0.0.1:{port}"
         with httpx.Client(base_url=origin, headers={"Origin": origin}, timeout=300) as client:
