@@ -121,3 +121,24 @@ def test_a_rewrite_that_fails_leaves_every_row_and_the_mark_where_they_were(
     assert sorted(store.query("SELECT * FROM events", {})) == before
     assert store.query("SELECT count(*) FROM visits", {})[0][0] == 3_000
     assert store.ordered_until() == 0
+
+
+def test_a_failed_rewrite_is_logged_and_tried_again_a_minute_later_without_stopping_the_feed(
+    store: Embedded, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    _fill(store, NOW - 10 * HOUR, 10, 300)
+    job = Ordering(store, chunk=1_000)
+    calls = []
+
+    def failing(low: int, high: int) -> int:
+        calls.append((low, high))
+        raise RuntimeError("the disk is full")
+
+    monkeypatch.setattr(store, "rewrite_in_order", failing)
+    assert job.run(NOW) == 0
+    assert job.run(NOW) == 0  # not again at once
+    assert len(calls) == 1
+    assert "could not be put in site order (the disk is full)" in caplog.text
+    monkeypatch.undo()
+    job._next = 0.0  # a minute later
+    assert job.run(NOW) >= 1_000

@@ -45,7 +45,12 @@ class Ordering:
         if span is None:
             self._next = time.monotonic() + IDLE
             return 0
-        moved = self.engine.rewrite_in_order(*span)
+        try:
+            moved = self.engine.rewrite_in_order(*span)
+        except Exception as error:  # reports stay right in any order: feeding goes on
+            self._next = time.monotonic() + IDLE
+            log.warning("the store's events could not be put in site order (%s); again in a minute", error)
+            return 0
         self.rewritten += moved
         log.info("the store's events from %d to %d are in site order (%d events)", *span, moved)
         return moved
