@@ -15,8 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sightline.reports import rules
+from sightline.reports import goal_bitmaps, rules
 from sightline.reports.filters import Filters, Goal
+from sightline.reports.goal_bitmaps import Figures
 from sightline.reports.queries import Page, Query, Run, Span
 from sightline.store.dialects import Dialect
 from sightline.store.schema import PAGEVIEW
@@ -86,6 +87,25 @@ def _sql(q: Query, goals: Sequence[Goal]) -> str:
     )
 
 
+def _figures(run: Run, q: Query, goals: Sequence[Goal]) -> Figures:
+    """Every goal's figures from the one query above (exact)."""
+    rows = {int(row[0]): row[1:] for row in run(_sql(q, goals), q.p.values)}
+    events, people = rows[0], rows[1]
+    revenues = iter(events[1 + len(goals) :])
+    revenue: list[tuple[float, int] | None] = []
+    for goal in goals:
+        if goal.revenue_prop is None:
+            revenue.append(None)
+        else:
+            revenue.append((float(next(revenues) or 0), int(next(revenues) or 0)))
+    return Figures(
+        [int(people[1 + i] or 0) for i in range(len(goals))],
+        [int(events[1 + i] or 0) for i in range(len(goals))],
+        revenue,
+        int(people[0] or 0),
+    )
+
+
 def breakdown(
     run: Run, d: Dialect, site_id: int, span: Span, filters: Filters, goals: Sequence[Goal], page: Page
 ) -> tuple[list[dict[str, Any]], bool]:
@@ -94,23 +114,23 @@ def breakdown(
     chosen = [g for g in goals if not page.search or page.search.lower() in g.name.lower()]
     if not chosen:
         return [], False
-    q = Query(d, site_id, span, filters)
-    rows = {int(row[0]): row[1:] for row in run(_sql(q, chosen), q.p.values)}
-    events, people = rows[0], rows[1]
-    visitors = int(people[0] or 0)
-    revenues = iter(events[1 + len(chosen) :])
+    if d.bitmap is None:
+        found = _figures(run, Query(d, site_id, span, filters), chosen)
+    else:
+        found = goal_bitmaps.figures(run, d, site_id, span, filters, chosen)
     out: list[dict[str, Any]] = []
     for i, goal in enumerate(chosen):
-        converted, conversions = int(people[1 + i] or 0), int(events[1 + i] or 0)
+        converted = found.visitors[i]
         item: dict[str, Any] = {
             "goal_id": goal.id,
             "value": goal.name,
             "visitors": converted,
-            "conversions": conversions,
-            "conversion_rate": round(converted / visitors, 4) if visitors else 0.0,
+            "conversions": found.conversions[i],
+            "conversion_rate": round(converted / found.everyone, 4) if found.everyone else 0.0,
         }
-        if goal.revenue_prop is not None:
-            total, counted = float(next(revenues) or 0), int(next(revenues) or 0)
+        revenue = found.revenue[i]
+        if revenue is not None:
+            total, counted = revenue
             item["revenue"] = {
                 "total": round(total, 2),
                 "average": round(total / counted, 2) if counted else 0.0,

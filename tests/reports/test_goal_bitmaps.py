@@ -1,0 +1,177 @@
+"""The Goals panel on DuckDB (``reports.goal_bitmaps``), straight on a store built from generated
+events, against the oracle over the same raw events: exact below the size threshold, unique
+visitors within 1 % by bitmaps above it (the threshold lowered here), conversions and revenue
+exact either way, and the rate's denominator the dashboard summary's own figure."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import duckdb
+import pytest
+
+from sightline.reports import counting, goal_bitmaps, goals, queries
+from sightline.reports.filters import IS_NOT, Filter, Filters, Goal
+from sightline.store import schema
+from sightline.store.dialects import DUCKDB
+from sightline.store.feed import key_of, micros, props_of
+from tests.reports import helpers, oracle
+from tests.reports.helpers import Event
+from tests.reports.logged import logged_run
+from tests.reports.test_conversions import GOALS, with_purchases
+
+SITE = 1
+NOW = datetime(2026, 11, 20, 12, tzinfo=UTC)
+SPAN = (NOW - timedelta(days=20), NOW - timedelta(days=2))
+# GOALS, plus a goal on a prop of pageviews and a glob that matches every page.
+MORE: list[dict[str, Any]] = [
+    {"name": "Pro pageview", "kind": "event", "event": "pageview", "prop": {"key": "plan", "value": "pro"}},
+    {"name": "Any page", "kind": "page", "match": "glob", "path": "/**"},
+]
+
+
+def _goal(goal_id: int, g: dict[str, Any]) -> Goal:
+    prop, revenue = g.get("prop") or {}, g.get("revenue") or {}
+    return Goal(
+        goal_id,
+        g["name"],
+        g["kind"],
+        g.get("match"),
+        g.get("path"),
+        g.get("event"),
+        prop.get("key"),
+        prop.get("value"),
+        revenue.get("prop"),
+        revenue.get("currency"),
+    )
+
+
+RULES = {i + 1: g for i, g in enumerate(GOALS + MORE)}
+CHOSEN = [_goal(i, g) for i, g in RULES.items()]
+
+
+def _rows() -> list[Event]:
+    rows = with_purchases(helpers.generate(SITE, NOW, 9_000, 24, seed=5), 5)
+    # Some pageviews carry a plan, for the pageview prop goal.
+    return [
+        replace(e, props={"plan": "pro"}) if e.name == "pageview" and i % 7 == 0 else e
+        for i, e in enumerate(rows)
+    ]
+
+
+@pytest.fixture(scope="module")
+def store() -> Iterator[tuple[duckdb.DuckDBPyConnection, list[Event]]]:
+    rows = _rows()
+    con = duckdb.connect(config={"threads": 2})
+    for statement in schema.DUCKDB:
+        con.execute(statement)
+    starts: dict[str, datetime] = {}
+    for e in rows:
+        starts[e.session_id] = min(starts.get(e.session_id, e.time), e.time)
+    columns: dict[str, list[Any]] = {
+        "time": [micros(e.time) for e in rows],
+        "visitor": [key_of(SITE, e.visitor_id) for e in rows],
+        "visit": [key_of(SITE, e.session_id) for e in rows],
+        "name": [e.name for e in rows],
+        "path": [e.path for e in rows],
+        "props": [props_of(json.dumps(e.props)) if e.props else [] for e in rows],
+        "start": [micros(starts[e.session_id]) for e in rows],
+        "source": [e.referrer_source or "(none)" for e in rows],
+        "browser": [e.browser for e in rows],
+    }
+    con.execute(
+        "INSERT INTO events SELECT 1, unnest($time), row_number() OVER (), unnest($visitor), unnest($visit), "
+        "unnest($name), unnest($path), unnest($props), unnest($start), unnest($source), '', '', '', "
+        "unnest($browser), 'Linux', 'desktop', '(none)', '', ''",
+        columns,
+    )
+    con.execute(
+        "INSERT INTO visits SELECT site_id, visit, min(visitor), min(time), min(time), max(time), "
+        "sum(CASE WHEN name = 'pageview' THEN 1 ELSE 0 END), "
+        "sum(CASE WHEN name = 'pageview' THEN 0 ELSE 1 END), "
+        "NULL, NULL, NULL, NULL, arg_min(source, time), '', '', '', min(browser), min(os), min(device), "
+        "'(none)', '', '', max(id) FROM events GROUP BY site_id, visit"
+    )
+    yield con, rows
+    con.close()
+
+
+def _panel(con: duckdb.DuckDBPyConnection, filters: Filters, seen: list[str]) -> dict[int, dict[str, Any]]:
+    run = logged_run(con, seen)
+    found, more = goals.breakdown(run, DUCKDB, SITE, SPAN, filters, CHOSEN, queries.Page(limit=100))
+    assert not more
+    return {row["goal_id"]: row for row in found}
+
+
+def test_below_the_threshold_every_goal_is_counted_exactly(
+    store: tuple[duckdb.DuckDBPyConnection, list[Event]],
+) -> None:
+    con, rows = store
+    seen: list[str] = []
+    got = _panel(con, Filters(), seen)
+    assert got == oracle.expected_goals(rows, SPAN, RULES, {})
+    assert seen
+    assert not any("bitstring_agg" in sql for sql in seen)
+    assert all(row["visitors"] > 0 for i, row in got.items() if RULES[i]["name"] != "Never")
+
+
+def test_a_filtered_panel_below_the_threshold_counts_the_selected_visits_exactly(
+    store: tuple[duckdb.DuckDBPyConnection, list[Event]],
+) -> None:
+    con, rows = store
+    filters = Filters(rules=(Filter("browser", "is", "Chrome"),))
+    got = _panel(con, filters, [])
+    assert got == oracle.expected_goals(rows, SPAN, RULES, {"browser": "Chrome"})
+
+
+@pytest.mark.parametrize("filtered", [False, True], ids=["unfiltered", "filtered"])
+def test_above_the_threshold_visitors_are_estimated_within_one_percent_and_the_rest_is_exact(
+    store: tuple[duckdb.DuckDBPyConnection, list[Event]], monkeypatch: pytest.MonkeyPatch, filtered: bool
+) -> None:
+    con, rows = store
+    monkeypatch.setattr(counting, "EXACT_BELOW", 1_000)
+    filters = Filters(rules=(Filter("browser", IS_NOT, "Safari"),)) if filtered else Filters()
+    seen: list[str] = []
+    got = _panel(con, filters, seen)
+    assert any("bitstring_agg" in sql and "::BLOB" in sql for sql in seen)
+    expected = oracle.expected_goals(rows, SPAN, RULES, {"browser": "!Safari"} if filtered else {})
+    for goal_id, want in expected.items():
+        have = got[goal_id]
+        assert {k: v for k, v in have.items() if k not in ("visitors", "conversion_rate")} == {
+            k: v for k, v in want.items() if k not in ("visitors", "conversion_rate")
+        }
+        assert abs(have["visitors"] - want["visitors"]) <= 0.01 * want["visitors"], (have, want)
+        assert abs(have["conversion_rate"] - want["conversion_rate"]) <= 0.01 * want["conversion_rate"] + 1e-4
+    assert expected[9]["visitors"] > 1_000  # the bitmaps count thousands of visitors
+    assert got[7]["visitors"] == 0  # "Never"
+
+
+def test_the_rates_denominator_is_the_dashboard_summarys_visitors(
+    store: tuple[duckdb.DuckDBPyConnection, list[Event]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    con, _ = store
+    monkeypatch.setattr(counting, "EXACT_BELOW", 1_000)
+    run = logged_run(con, [])
+    summary = queries.totals(run, DUCKDB, SITE, SPAN, Filters())["visitors"]
+    found = goal_bitmaps.figures(run, DUCKDB, SITE, SPAN, Filters(), CHOSEN)
+    assert found.everyone == summary
+    assert found.visitors[CHOSEN.index(next(g for g in CHOSEN if g.name == "Any page"))] <= summary * 1.01
+
+
+def test_too_many_goal_classes_for_the_bitmaps_are_counted_exactly(
+    store: tuple[duckdb.DuckDBPyConnection, list[Event]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    con, rows = store
+    monkeypatch.setattr(counting, "EXACT_BELOW", 1_000)
+    monkeypatch.setattr(goal_bitmaps, "MAX_TOTAL", 1 << 18)
+    seen: list[str] = []
+    got = _panel(con, Filters(), seen)
+    assert not any("::BLOB" in sql for sql in seen)
+    want = oracle.expected_goals(rows, SPAN, RULES, {})
+    assert {i: {k: v for k, v in r.items() if k != "conversion_rate"} for i, r in got.items()} == {
+        i: {k: v for k, v in r.items() if k != "conversion_rate"} for i, r in want.items()
+    }
