@@ -183,11 +183,12 @@ def figures(
     if not total:
         return Figures([0] * len(goals), conversions, revenue, 0)
     of_goal = [[s for mask, s in classes.items() if mask >> i & 1] for i in range(len(goals))]
+    people = everyone(run, d, site_id, span, filters)
+    # No goal has more visitors than conversions, nor than the period: that sizes the bitmaps.
+    most = min(max(conversions), people)
     reach = Query(d, site_id, span, filters)  # its own parameters: the tally's rules are not bound
-    visitors = _visitors(
-        run, reach, _branches(reach, goals, amounts=False), keys, of_goal, total, max(conversions)
-    )
-    return Figures(visitors, conversions, revenue, everyone(run, d, site_id, span, filters))
+    visitors = _visitors(run, reach, _branches(reach, goals, amounts=False), keys, of_goal, total, most)
+    return Figures(visitors, conversions, revenue, people)
 
 
 def _visitors(
@@ -202,7 +203,7 @@ def _visitors(
     """Each goal's unique visitors, from the reach pass (``keys``' classes: -1 for events that
     convert on no goal)."""
     count = 1 + max((s for rows in keys for *_, s in rows), default=-1)
-    size = 1 << min(MAX_BITS, max(MIN_BITS, (max(1, most // 4) - 1).bit_length()))
+    size = 1 << min(MAX_BITS, max(MIN_BITS, (max(1, most // 2) - 1).bit_length()))
     if total < counting.EXACT_BELOW or (count + 1) * size > MAX_TOTAL:
         exact = [
             f"count(DISTINCT visitor) FILTER (WHERE s IN ({', '.join(map(str, s))}))" for s in of_goal if s
