@@ -142,3 +142,13 @@ def test_a_failed_rewrite_is_logged_and_tried_again_a_minute_later_without_stopp
     monkeypatch.undo()
     job._next = 0.0  # a minute later
     assert job.run(NOW) >= 1_000
+
+
+def test_a_span_of_one_site_is_left_as_it_is_and_only_the_mark_moves(store: Embedded) -> None:
+    _fill(store, NOW - 10 * HOUR, 10, 300)
+    store.execute("DELETE FROM events WHERE site_id != 1")
+    store.execute("DELETE FROM visits WHERE site_id != 1")
+    blocks = store.query("PRAGMA database_size", {})[0][3]
+    assert store.rewrite_in_order(NOW - 10 * HOUR, NOW - 2 * HOUR) == 0
+    assert store.ordered_until() == NOW - 2 * HOUR
+    assert store.query("PRAGMA database_size", {})[0][3] == blocks  # nothing written again

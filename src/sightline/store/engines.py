@@ -182,25 +182,15 @@ class Embedded:
 
     def rewrite_in_order(self, low: int, high: int) -> int:
         """Writes the events of ``[low, high)`` and the visits born in it again, sorted by site and
-        time, and moves ``ordered_until`` to ``high``, in one transaction; returns the events."""
+        time, and moves ``ordered_until`` to ``high``, in one transaction; returns the events
+        written. A span of one site is in order already: only the mark moves."""
         span = {"low": low, "high": high}
         with self._write:
             cursor = self._con.cursor()
             try:
                 cursor.execute("BEGIN TRANSACTION")
                 try:
-                    for table, column, key in (("events", "time", "id"), ("visits", "born", "visit")):
-                        where = f"{column} >= $low AND {column} < $high"
-                        cursor.execute(
-                            f"CREATE TEMP TABLE sorted_{table} AS SELECT * FROM {table} WHERE {where} "  # noqa: S608
-                            f"ORDER BY site_id, {column}, {key}",
-                            span,
-                        )
-                        cursor.execute(f"DELETE FROM {table} WHERE {where}", span)  # noqa: S608
-                        cursor.execute(f"INSERT INTO {table} SELECT * FROM sorted_{table}")  # noqa: S608
-                    found = cursor.execute("SELECT count(*) FROM sorted_events").fetchone()
-                    for table in ("events", "visits"):
-                        cursor.execute(f"DROP TABLE sorted_{table}")
+                    moved = self._sort_span(cursor, span)
                     cursor.execute(
                         "INSERT INTO store_state VALUES ($name, $value) "
                         "ON CONFLICT (name) DO UPDATE SET value = excluded.value",
@@ -212,7 +202,27 @@ class Embedded:
                 cursor.execute("COMMIT")
             finally:
                 cursor.close()
-        return int(found[0]) if found else 0
+        return moved
+
+    @staticmethod
+    def _sort_span(cursor: duckdb.DuckDBPyConnection, span: dict[str, int]) -> int:
+        """The span's events and visits written again in site order (none for one site)."""
+        sites = cursor.execute(
+            "SELECT count(DISTINCT site_id) FROM events WHERE time >= $low AND time < $high", span
+        ).fetchone()
+        if not sites or int(sites[0]) < 2:
+            return 0
+        moved = 0
+        for table, column, key in (("events", "time", "id"), ("visits", "born", "visit")):
+            where = f"{column} >= $low AND {column} < $high"
+            sorted_rows = f"SELECT * FROM {table} WHERE {where} ORDER BY site_id, {column}, {key}"  # noqa: S608
+            cursor.execute(f"CREATE TEMP TABLE sorted_{table} AS {sorted_rows}", span)
+            cursor.execute(f"DELETE FROM {table} WHERE {where}", span)  # noqa: S608
+            cursor.execute(f"INSERT INTO {table} SELECT * FROM sorted_{table}")  # noqa: S608
+            found = cursor.execute(f"SELECT count(*) FROM sorted_{table}").fetchone()  # noqa: S608
+            moved = moved or (int(found[0]) if found else 0)  # the events' count
+            cursor.execute(f"DROP TABLE sorted_{table}")
+        return moved
 
     def visits_of(self, keys: Sequence[int], born_after: int) -> pa.Table:
         """The rows of these visits (born after ``born_after``), as the feeder merges them."""
