@@ -14,7 +14,7 @@ from typing import Any
 
 from sightline.reports.filters import Filters
 from sightline.reports.queries import Query, Run, Span
-from sightline.reports.steps import Step
+from sightline.reports.steps import Step, since, started
 from sightline.store.dialects import Dialect
 from sightline.store.schema import PAGEVIEW
 
@@ -26,29 +26,32 @@ def journeys(
 ) -> list[dict[str, Any]]:
     q = Query(d, site_id, span, filters)
     label = f"CASE WHEN name = '{PAGEVIEW}' THEN concat('page:', path) ELSE concat('event:', name) END"
-    chosen = f"SELECT visit FROM {d.visits} WHERE {q.selected()}"
-    # Only events of visits that may have started in the span: an event's ``visit_start`` (its
-    # visit's start when it was fed) is never earlier than the visit's start. The visits table
-    # decides which visits started in the span, on the visits that hit the start (few), not on
-    # every event. Each visit's first hit is its least (time, id); its path is the labels of the
-    # ``depth`` events nearest it on the chosen side, by a top-n aggregate (no window).
-    since = f"site_id = {q.site} AND time >= {q.a} AND visit_start >= {q.a}"
+    key = d.sequence  # (time, id) as one value
+    # Each visit's first hit of the start: its least (time, id), its visitor, and whether the visit
+    # started in the span (``started``: decided on these few columns, mostly without the visits
+    # table). Only then the events of those visits on the chosen side of it, with their labels: the
+    # ``depth`` nearest, by a top-n aggregate (no window, no sort of the visit's events).
     first = (
-        f"SELECT visit AS hv, min((time, id)) AS k0 FROM events WHERE {since} AND "
-        f"{start.condition(d, q.bind)} GROUP BY visit HAVING visit IN ({chosen})"
+        f"SELECT * FROM (SELECT visit AS hv, min(visitor) AS who, min({key}) AS k0, "
+        f"min(visit_start) AS b0 FROM events WHERE {since(q)} AND {start.condition(d, q.bind)} "
+        f"GROUP BY visit) AS f WHERE {started(q, 'hv', 'b0')}"
     )
     nearest = d.first if direction == "next" else d.last
     side = ">" if direction == "next" else "<"
-    picked = nearest.format(value=label, key="(time, id)", n=int(depth))
+    picked = nearest.format(value=label, key=key, n=int(depth))
     per_visit = (
-        f"SELECT visit, min(visitor) AS who, {picked} AS ls FROM events JOIN ({first}) AS h "
-        f"ON visit = hv WHERE {since} AND (time, id) {side} k0 GROUP BY visit"
+        f"SELECT hv, min(who) AS person, {picked} AS ls FROM events JOIN ({first}) AS h "
+        f"ON visit = hv WHERE {since(q)} AND {key} {side} k0 GROUP BY hv"
     )
     picks = ", ".join(f"{d.at('ls', str(i))} AS l{i}" for i in range(1, depth + 1))
     names = ", ".join(f"l{i}" for i in range(1, depth + 1))
+    # The top paths are chosen by the engine: tens of thousands of paths made Python objects and
+    # sorted cost more than the query. A missing step (the visit ended) sorts first, as a shorter
+    # list does.
+    order = ", ".join(f"l{i} NULLS FIRST" for i in range(1, depth + 1))
     query = (
-        f"SELECT {names}, count(DISTINCT who) AS people FROM (SELECT who, {picks} FROM ({per_visit}) AS p) "
-        f"AS t GROUP BY {names} ORDER BY people DESC"
+        f"SELECT {names}, count(DISTINCT person) AS people FROM (SELECT person, {picks} "
+        f"FROM ({per_visit}) AS p) AS t GROUP BY {names} ORDER BY people DESC, {order} LIMIT {LIMIT}"
     )
     paths: list[dict[str, Any]] = []
     for *labels, people in run(query, q.p.values):

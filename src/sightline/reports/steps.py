@@ -1,11 +1,15 @@
 """Steps of funnels and journeys: ``page:/path`` (a path; ``*`` and ``**`` make it a glob, as goal
-rules) or ``event:name`` (a custom event), parsed from the API and turned into conditions."""
+rules) or ``event:name`` (a custom event), parsed from the API and turned into conditions; and
+which visits of the events they read started in the span (``started``)."""
+
+# ruff: noqa: S608  (SQL made of fixed fragments; every value is a bound parameter)
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from sightline.errors import ApiError
+from sightline.reports.queries import Query
 from sightline.reports.rules import Bind, page_condition
 from sightline.store.dialects import Dialect
 from sightline.store.schema import PAGEVIEW
@@ -27,6 +31,35 @@ class Step:
         if self.kind == "page":
             return f"({page_condition(d, bind, 'glob' if '*' in self.value else 'exact', self.value)})"
         return f"(name = {bind(self.value)} AND name != '{PAGEVIEW}')"
+
+
+def since(q: Query) -> str:
+    """The events funnels and journeys read: those of visits that may have started in the span. An
+    event's ``visit_start`` (its visit's start when it was fed) is never earlier than the visit's
+    start, so ``visit_start >= a`` drops no event of a visit started in the span."""
+    return f"site_id = {q.site} AND time >= {q.a} AND visit_start >= {q.a}"
+
+
+def started(q: Query, visit: str, fed: str) -> str:
+    """Whether the visit ``visit``, the least ``visit_start`` of whose events read (``since``) is
+    ``fed``, is one the filters select. With filters, a lookup in the selected visits. Without,
+    only the visits that cross the span's edges need the visits table (a few), which is cheaper
+    than looking up every visit: a visit whose events were fed with a start in the span started in
+    it unless it began before (it crosses the span's start), and one whose events read were all fed
+    with a start after the span began in it only if it crosses the span's end (an earlier event fed
+    later moved its start back).
+    """
+    d = q.d
+    if q.filters:
+        return f"{visit} IN (SELECT visit FROM {d.visits} WHERE {q.selected()})"
+    crossing_start = (
+        f"SELECT visit FROM {d.visits} WHERE site_id = {q.site} AND start < {q.a} AND last >= {q.a}"
+    )
+    crossing_end = (
+        f"SELECT visit FROM {d.visits} WHERE site_id = {q.site} AND start >= {q.a} AND start < {q.b} "
+        f"AND last >= {q.b}"
+    )
+    return f"{visit} NOT IN ({crossing_start}) AND ({fed} < {q.b} OR {visit} IN ({crossing_end}))"
 
 
 def parse_step(field: str, raw: str) -> Step:
