@@ -176,8 +176,9 @@ def figures(
         for i in range(len(goals)):
             if mask >> i & 1:
                 conversions[i] += n
-        s = classes.setdefault(mask, len(classes)) if mask else -1
-        keys[0 if name == PAGEVIEW else 1].append((path if name == PAGEVIEW else name, *flags, s))
+        if mask:  # only events that convert on some goal are read again
+            s = classes.setdefault(mask, len(classes))
+            keys[0 if name == PAGEVIEW else 1].append((path if name == PAGEVIEW else name, *flags, s))
     earned = iter(sums)
     revenue = [None if g.revenue_prop is None else (lambda r: (r[0], int(r[1])))(next(earned)) for g in goals]
     if not total:
@@ -200,21 +201,20 @@ def _visitors(
     total: int,
     most: int,
 ) -> list[int]:
-    """Each goal's unique visitors, from the reach pass (``keys``' classes: -1 for events that
-    convert on no goal)."""
+    """Each goal's unique visitors, from the reach pass over the events of ``keys``' classes."""
     count = 1 + max((s for rows in keys for *_, s in rows), default=-1)
+    if not count:  # no event converts on any goal
+        return [0] * len(of_goal)
     size = 1 << min(MAX_BITS, max(MIN_BITS, (max(1, most // 2) - 1).bit_length()))
-    if total < counting.EXACT_BELOW or (count + 1) * size > MAX_TOTAL:
+    if total < counting.EXACT_BELOW or count * size > MAX_TOTAL:
         exact = [
             f"count(DISTINCT visitor) FILTER (WHERE s IN ({', '.join(map(str, s))}))" for s in of_goal if s
         ]
-        if not exact:
-            return [0] * len(of_goal)
         found = iter(run(_reach(q, branches, keys, ", ".join(exact)), q.p.values)[0])
         return [int(next(found) or 0) if s else 0 for s in of_goal]
-    # Each class's bitmap starts at its offset (the join brings it); events without a goal go last.
-    offsets = [[(*key, (s if s >= 0 else count) * size) for *key, s in rows] for rows in keys]
-    bitmap = f"bitstring_agg(s + (visitor & {size - 1})::INTEGER, 0, {(count + 1) * size - 1})::BLOB"
+    # Each class's bitmap starts at its offset, which the join brings.
+    offsets = [[(*key, s * size) for *key, s in rows] for rows in keys]
+    bitmap = f"bitstring_agg(s + (visitor & {size - 1})::INTEGER, 0, {count * size - 1})::BLOB"
     data = bytes(run(_reach(q, branches, offsets, bitmap), q.p.values)[0][0])
     width = size // 8
     visitors = []
