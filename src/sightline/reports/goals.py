@@ -1,4 +1,6 @@
-"""The Goals panel: every goal of a site in one query on the store, however many goals it has.
+"""The Goals panel: every goal of a site at once, however many goals it has. Unfiltered on DuckDB,
+``goal_bitmaps`` counts them (a tally per path, then one bitmap per class of goals). On ClickHouse,
+and under filters (whose selection of visits is best read once), one exact query:
 
 Each event gets a mask: one bit per goal it converts on. A goal on pages (and an event goal
 without a prop) depends only on the event's name and path, so it is evaluated once per distinct
@@ -114,7 +116,7 @@ def breakdown(
     chosen = [g for g in goals if not page.search or page.search.lower() in g.name.lower()]
     if not chosen:
         return [], False
-    if d.bitmap is None:
+    if d.bitmap is None or filters:  # ClickHouse, or a selection of visits best read once: exact
         found = _figures(run, Query(d, site_id, span, filters), chosen)
     else:
         found = goal_bitmaps.figures(run, d, site_id, span, filters, chosen)
