@@ -13,6 +13,7 @@ import pytest
 from playwright.sync_api import expect
 
 from sightline.storage import Database, open_database
+from tests.support import sharing
 from tests.support.objectstore import ObjectStore
 from tests.support.postgres import PostgresServer
 from tests.support.server import LiveServer, create_owner
@@ -141,16 +142,71 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def console_server(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LiveServer]:
-    """One running server per module and database engine, with an owner account."""
-    directory = tmp_path_factory.mktemp(f"server-{request.param}")
-    url = database_url_for(request, request.param, directory)
-    server = LiveServer(directory / "data", url, env={"SIGHTLINE_ALLOW_PRIVATE_ADDRESSES": "true"})
-    server.start()
-    session = create_owner(server, OWNER_EMAIL, OWNER_PASSWORD)
-    if session is not None:
-        _SESSIONS[server.base_url] = session  # the first ``signed_in`` needs no Argon2 sign-in
+    """One running server per module and database engine, with an owner account; a module listed
+    in ``tests.support.sharing`` gets its package's shared server of that engine instead."""
+
+    def start() -> LiveServer:
+        directory = tmp_path_factory.mktemp(f"server-{request.param}")
+        url = database_url_for(request, request.param, directory)
+        server = LiveServer(directory / "data", url, env={"SIGHTLINE_ALLOW_PRIVATE_ADDRESSES": "true"})
+        server.start()
+        session = create_owner(server, OWNER_EMAIL, OWNER_PASSWORD)
+        if session is not None:
+            _SESSIONS[server.base_url] = session  # the first ``signed_in`` needs no Argon2 sign-in
+        return server
+
+    if sharing.group_of(request.node.nodeid) is not None:
+        request.getfixturevalue("shared_servers")
+        yield sharing.server(f"console-{request.param}", start, delete_sites)
+        return
+    server = start()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def shared_servers(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Stops the shared servers still running at the end; set up after PostgreSQL, so before it
+    is stopped (``pytest_runtest_teardown`` stops them earlier, after their last module)."""
+    request.getfixturevalue("postgres")
+    yield
+    sharing.stop_all()
+
+
+def delete_sites(server: LiveServer) -> None:
+    """Deletes every site of the owner of ``server``: what an earlier module of a shared server left."""
+    client = signed_in(server)
+    try:
+        listed = client.get("/api/sites")
+        assert listed.status_code == 200, listed.text
+        for site in listed.json()["sites"]:
+            deleted = client.delete(f"/api/sites/{site['id']}")
+            assert deleted.status_code == 204, deleted.text
+    finally:
+        client.close()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """After the last test of a run of modules sharing servers (its module's fixtures torn down),
+    the shared servers stop: none idles while other modules run."""
+    yield
+    if nextitem is None or sharing.group_of(nextitem.nodeid) is None:
+        sharing.stop_all()
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """Under ``--dist loadscope``, a package's modules that share servers are one unit of work, run
+    one after the other on one worker (``tests.support.sharing``); every other module is its own."""
+    if config.getoption("dist", None) != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
+
+    class SharedServerScheduling(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            return sharing.group_of(nodeid) or super()._split_scope(nodeid)
+
+    return SharedServerScheduling(config, log)
 
 
 def sign_in(server: LiveServer, email: str = OWNER_EMAIL, password: str = OWNER_PASSWORD) -> httpx.Client:

@@ -3,6 +3,7 @@ no memory beyond a stated bound, are answered with clear refusals, and leave ing
 
 from __future__ import annotations
 
+import functools
 import gzip
 import subprocess
 import sys
@@ -49,35 +50,38 @@ def gzip_of(prefix: bytes, middle: bytes, count: int, suffix: bytes) -> bytes:
     return b"".join(out)
 
 
-# name -> (body, the answers it may get)
-BOMBS: dict[str, tuple[bytes, set[tuple[int, str]]]] = {
-    # the attack pass's upload: 16 KiB of gzip, 16 MiB of empty objects in one event's data
-    "16 MiB of empty objects": (
-        gzip_of(HEAD + b"[", b"{},", 16 * MIB // 3, b"{}]}]}"),
-        {(413, "chunk_too_large")},
-    ),
-    "256 MiB of empty objects": (
-        gzip_of(HEAD + b"[", b"{},", 256 * MIB // 3, b"{}]}]}"),
-        {(413, "chunk_too_large")},
-    ),
-    "7 MiB of empty objects, within the limit": (
-        gzip_of(HEAD + b"[", b"{},", 7 * MIB // 3, b"{}]}]}"),
-        {(202, "")},
-    ),
-    "100,000 levels of nesting": (
-        gzip_of(HEAD, b"[", 100_000, b"]" * 100_000 + b"}]}"),
-        {(422, "chunk_too_deep")},
-    ),
-    "300,000 tiny events": (
-        gzip_of(
-            b'{"session_id":"s","visitor_id":"v","events":[',
-            b'{"type":3,"timestamp":1},',
-            300_000,
-            b'{"type":3,"timestamp":1}]}',
+@functools.cache
+def bombs() -> dict[str, tuple[bytes, set[tuple[int, str]]]]:
+    """name -> (body, the answers it may get), built at first use: compressing them takes two seconds
+    of CPU, which at import every test worker would spend while collecting the suite."""
+    return {
+        # the attack pass's upload: 16 KiB of gzip, 16 MiB of empty objects in one event's data
+        "16 MiB of empty objects": (
+            gzip_of(HEAD + b"[", b"{},", 16 * MIB // 3, b"{}]}]}"),
+            {(413, "chunk_too_large")},
         ),
-        {(422, "invalid_field")},
-    ),
-}
+        "256 MiB of empty objects": (
+            gzip_of(HEAD + b"[", b"{},", 256 * MIB // 3, b"{}]}]}"),
+            {(413, "chunk_too_large")},
+        ),
+        "7 MiB of empty objects, within the limit": (
+            gzip_of(HEAD + b"[", b"{},", 7 * MIB // 3, b"{}]}]}"),
+            {(202, "")},
+        ),
+        "100,000 levels of nesting": (
+            gzip_of(HEAD, b"[", 100_000, b"]" * 100_000 + b"}]}"),
+            {(422, "chunk_too_deep")},
+        ),
+        "300,000 tiny events": (
+            gzip_of(
+                b'{"session_id":"s","visitor_id":"v","events":[',
+                b'{"type":3,"timestamp":1},',
+                300_000,
+                b'{"type":3,"timestamp":1}]}',
+            ),
+            {(422, "invalid_field")},
+        ),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -148,10 +152,10 @@ def a_recording_stores(server: LiveServer, owner: httpx.Client, site: RecordingS
 
 
 def test_the_bombs_are_built_as_described() -> None:
-    body, _ = BOMBS["16 MiB of empty objects"]
+    body, _ = bombs()["16 MiB of empty objects"]
     assert len(body) < 20 * 1024
     assert len(gzip.decompress(body)) > 16 * MIB
-    assert len(BOMBS["256 MiB of empty objects"][0]) < chunks.MAX_BODY
+    assert len(bombs()["256 MiB of empty objects"][0]) < chunks.MAX_BODY
 
 
 def test_recording_bombs_are_refused_or_stored_without_growing_the_servers_memory(
@@ -162,11 +166,11 @@ def test_recording_bombs_are_refused_or_stored_without_growing_the_servers_memor
     assert server.process is not None
     decoder = decoder_pid(owner)
     before = status_kib(server.process.pid, "VmRSS") * 1024
-    uploads = [name for name in BOMBS for _ in range(8)]
+    uploads = [name for name in bombs() for _ in range(8)]
     answers: Counter[tuple[str, tuple[int, str]]] = Counter()
 
     def upload(name: str) -> None:
-        response = post_chunk(server, site, new_recording_id(), 0, BOMBS[name][0])
+        response = post_chunk(server, site, new_recording_id(), 0, bombs()[name][0])
         answers[name, answer_of(response)] += 1
 
     with PeakRss(server.process.pid) as peak, ThreadPoolExecutor(8) as pool:
@@ -176,7 +180,7 @@ def test_recording_bombs_are_refused_or_stored_without_growing_the_servers_memor
         f"decoder peak {status_kib(decoder, 'VmHWM') / 1024:.0f} MiB; answers {dict(answers)}"
     )
     for (name, got), _count in answers.items():
-        assert got in BOMBS[name][1], (name, got)
+        assert got in bombs()[name][1], (name, got)
     assert sum(answers.values()) == len(uploads)
     assert peak.peak - before < SERVER_GROWTH_BOUND
     assert status_kib(decoder, "VmHWM") * 1024 < DECODER_BOUND
@@ -226,7 +230,7 @@ def flood(server: LiveServer, site: RecordingSite, seconds: float, directory: Pa
     paths = []
     for n, name in enumerate(["16 MiB of empty objects", "300,000 tiny events"]):
         path = directory / f"bomb{n}.gz"
-        path.write_bytes(BOMBS[name][0])
+        path.write_bytes(bombs()[name][0])
         paths.append(str(path))
     command = [sys.executable, "-c", FLOOD, server.base_url, site.key, site.origin, str(seconds), *paths]
     return subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
