@@ -155,9 +155,16 @@ def console_server(
             _SESSIONS[server.base_url] = session  # the first ``signed_in`` needs no Argon2 sign-in
         return server
 
+    yield from served(request, f"console-{request.param}", start)
+
+
+def served(request: pytest.FixtureRequest, key: str, start: Callable[[], LiveServer]) -> Iterator[LiveServer]:
+    """The body of a module's server fixture: the server ``start`` makes, stopped after the module;
+    for a module listed in ``tests.support.sharing``, the shared server ``key`` (one per kind of
+    server and engine) instead."""
     if sharing.group_of(request.node.nodeid) is not None:
         request.getfixturevalue("shared_servers")
-        yield sharing.server(f"console-{request.param}", start, delete_sites)
+        yield sharing.server(key, start)
         return
     server = start()
     yield server
@@ -171,19 +178,6 @@ def shared_servers(request: pytest.FixtureRequest) -> Iterator[None]:
     request.getfixturevalue("postgres")
     yield
     sharing.stop_all()
-
-
-def delete_sites(server: LiveServer) -> None:
-    """Deletes every site of the owner of ``server``: what an earlier module of a shared server left."""
-    client = signed_in(server)
-    try:
-        listed = client.get("/api/sites")
-        assert listed.status_code == 200, listed.text
-        for site in listed.json()["sites"]:
-            deleted = client.delete(f"/api/sites/{site['id']}")
-            assert deleted.status_code == 204, deleted.text
-    finally:
-        client.close()
 
 
 @pytest.hookimpl(wrapper=True)

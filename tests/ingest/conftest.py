@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from sightline.storage import Database, open_database
-from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, sign_in
+from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, served, sign_in
 from tests.ingest.helpers import SCRIPT_TEXT, Site, Visitor
 from tests.support.postgres import PostgresServer
 from tests.support.server import LiveServer, create_owner
@@ -22,23 +22,27 @@ _ports = itertools.count(20000)
 def ingest_server(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LiveServer]:
-    """One server per module and engine; its SDK directory holds a known analytics.js."""
-    directory = tmp_path_factory.mktemp(f"ingest-{request.param}")
-    sdk = directory / "sdk"
-    sdk.mkdir()
-    (sdk / "analytics.js").write_text(SCRIPT_TEXT, "utf-8")
-    (sdk / "analytics-recording.js").write_text("/* recording */\n" * 50, "utf-8")
-    if request.param == "postgresql":
-        pg: PostgresServer = request.getfixturevalue("postgres")
-        url = pg.create_database()
-    else:
-        url = f"sqlite:///{directory / 'sightline.db'}"
-    env = {"SIGHTLINE_SDK_DIR": str(sdk), "SIGHTLINE_INGEST_QUEUE_EVENTS": "200"}
-    server = LiveServer(directory / "data", url, env=env)
-    server.start()
-    create_owner(server, OWNER_EMAIL, OWNER_PASSWORD)
-    yield server
-    server.stop()
+    """One server per module and engine (shared by the modules listed in ``tests.support.sharing``);
+    its SDK directory holds a known analytics.js."""
+
+    def start() -> LiveServer:
+        directory = tmp_path_factory.mktemp(f"ingest-{request.param}")
+        sdk = directory / "sdk"
+        sdk.mkdir()
+        (sdk / "analytics.js").write_text(SCRIPT_TEXT, "utf-8")
+        (sdk / "analytics-recording.js").write_text("/* recording */\n" * 50, "utf-8")
+        if request.param == "postgresql":
+            pg: PostgresServer = request.getfixturevalue("postgres")
+            url = pg.create_database()
+        else:
+            url = f"sqlite:///{directory / 'sightline.db'}"
+        env = {"SIGHTLINE_SDK_DIR": str(sdk), "SIGHTLINE_INGEST_QUEUE_EVENTS": "200"}
+        server = LiveServer(directory / "data", url, env=env)
+        server.start()
+        create_owner(server, OWNER_EMAIL, OWNER_PASSWORD)
+        return server
+
+    yield from served(request, f"ingest-{request.param}", start)
 
 
 @pytest.fixture(scope="module")
