@@ -162,7 +162,7 @@ def served(request: pytest.FixtureRequest, key: str, start: Callable[[], LiveSer
     """The body of a module's server fixture: the server ``start`` makes, stopped after the module;
     for a module listed in ``tests.support.sharing``, the shared server ``key`` (one per kind of
     server and engine) instead."""
-    if sharing.group_of(request.node.nodeid) is not None:
+    if sharing.shares(request.node.nodeid):
         request.getfixturevalue("shared_servers")
         yield sharing.server(key, start)
         return
@@ -185,20 +185,21 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
     """After the last test of a run of modules sharing servers (its module's fixtures torn down),
     the shared servers stop: none idles while other modules run."""
     yield
-    if nextitem is None or sharing.group_of(nextitem.nodeid) is None:
+    if nextitem is None or not sharing.shares(nextitem.nodeid):
         sharing.stop_all()
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
     """Under ``--dist loadscope``, a package's modules that share servers are one unit of work, run
-    one after the other on one worker (``tests.support.sharing``); every other module is its own."""
+    one after the other on one worker, and so are the parts of the SDK package, which shares a
+    server of its own (``tests.support.sharing``); every other module is its own."""
     if config.getoption("dist", None) != "loadscope":
         return None
     from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
 
     class SharedServerScheduling(LoadScopeScheduling):  # type: ignore[misc]
         def _split_scope(self, nodeid: str) -> str:
-            return sharing.group_of(nodeid) or super()._split_scope(nodeid)
+            return sharing.unit_of(nodeid) or super()._split_scope(nodeid)
 
     return SharedServerScheduling(config, log)
 

@@ -53,12 +53,36 @@ SHARING = frozenset(
 _servers: dict[str, LiveServer] = {}
 
 
-def group_of(nodeid: str) -> str | None:
-    """The unit of work of a sharing module's test (its package), None for any other test."""
+# The SDK modules share their package's own server (``sdk_server`` in tests/sdk/conftest.py), which
+# stays up only while the next test is of the package too: with each module a unit of its own, xdist
+# ran other modules in between and the server started again for nearly every module. Its modules go
+# in two units of about equal time (a new module not named here is a unit of its own).
+PACKAGE_UNITS = {
+    "tests/sdk/test_capture_measures.py": "tests/sdk, part 1",
+    "tests/sdk/test_consent.py": "tests/sdk, part 1",
+    "tests/sdk/test_cookieless.py": "tests/sdk, part 1",
+    "tests/sdk/test_methods.py": "tests/sdk, part 1",
+    "tests/sdk/test_pageviews.py": "tests/sdk, part 1",
+    "tests/sdk/test_size.py": "tests/sdk, part 1",
+    "tests/sdk/test_capture_links.py": "tests/sdk, part 2",
+    "tests/sdk/test_delivery.py": "tests/sdk, part 2",
+    "tests/sdk/test_privacy.py": "tests/sdk, part 2",
+    "tests/sdk/test_validation.py": "tests/sdk, part 2",
+}
+
+
+def shares(nodeid: str) -> bool:
+    """Whether the test (or module) of ``nodeid`` is of a module listed in ``SHARING``."""
+    return nodeid.split("::", 1)[0] in SHARING
+
+
+def unit_of(nodeid: str) -> str | None:
+    """The unit of work of the test under ``--dist loadscope`` when it is not its module: a
+    package's sharing modules together, or the part of a package that shares its own server."""
     module = nodeid.split("::", 1)[0]
-    if module not in SHARING:
-        return None
-    return f"shared servers of {PurePosixPath(module).parent}"
+    if module in SHARING:
+        return f"shared servers of {PurePosixPath(module).parent}"
+    return PACKAGE_UNITS.get(module)
 
 
 def server(key: str, start: Callable[[], LiveServer]) -> LiveServer:
