@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -185,23 +186,9 @@ class Embedded:
         time, and moves ``ordered_until`` to ``high``, in one transaction; returns the events
         written. A span of one site is in order already: only the mark moves."""
         span = {"low": low, "high": high}
-        with self._write:
-            cursor = self._con.cursor()
-            try:
-                cursor.execute("BEGIN TRANSACTION")
-                try:
-                    moved = self._sort_span(cursor, span)
-                    cursor.execute(
-                        "INSERT INTO store_state VALUES ($name, $value) "
-                        "ON CONFLICT (name) DO UPDATE SET value = excluded.value",
-                        {"name": ORDERED, "value": high},
-                    )
-                except BaseException:
-                    cursor.execute("ROLLBACK")
-                    raise
-                cursor.execute("COMMIT")
-            finally:
-                cursor.close()
+        with self._transaction() as cursor:
+            moved = self._sort_span(cursor, span)
+            _set_state(cursor, ORDERED, high)
         return moved
 
     @staticmethod
@@ -240,31 +227,32 @@ class Embedded:
         """Events with ids in (after, last], the visits they touched and the watermark, at once."""
         event_rows = events  # noqa: F841 (read by DuckDB by its name)
         visit_rows = visits  # noqa: F841
+        with self._transaction() as cursor:
+            moved = cursor.execute(
+                "SELECT coalesce(max(value), 0) FROM store_state WHERE name = $name", {"name": WATERMARK}
+            ).fetchone()
+            if moved is None or int(moved[0]) != after:
+                raise RuntimeError("the watermark moved under this batch; it is rolled back")
+            cursor.execute("INSERT INTO events SELECT * FROM event_rows")
+            if visits.num_rows:
+                born = pc.min(visits["born"]).as_py()
+                cursor.execute(
+                    "DELETE FROM visits WHERE born >= $born AND visit IN (SELECT visit FROM visit_rows)",
+                    {"born": born},
+                )
+                cursor.execute("INSERT INTO visits SELECT * FROM visit_rows")
+            _set_state(cursor, WATERMARK, last)
+
+    @contextmanager
+    def _transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A cursor in a transaction of its own, committed at the end or rolled back on any error;
+        one writer at a time."""
         with self._write:
             cursor = self._con.cursor()
             try:
                 cursor.execute("BEGIN TRANSACTION")
                 try:
-                    moved = cursor.execute(
-                        "SELECT coalesce(max(value), 0) FROM store_state WHERE name = $name",
-                        {"name": WATERMARK},
-                    ).fetchone()
-                    if moved is None or int(moved[0]) != after:
-                        raise RuntimeError("the watermark moved under this batch; it is rolled back")
-                    cursor.execute("INSERT INTO events SELECT * FROM event_rows")
-                    if visits.num_rows:
-                        born = pc.min(visits["born"]).as_py()
-                        cursor.execute(
-                            "DELETE FROM visits WHERE born >= $born AND visit IN "
-                            "(SELECT visit FROM visit_rows)",
-                            {"born": born},
-                        )
-                        cursor.execute("INSERT INTO visits SELECT * FROM visit_rows")
-                    cursor.execute(
-                        "INSERT INTO store_state VALUES ($name, $value) "
-                        "ON CONFLICT (name) DO UPDATE SET value = excluded.value",
-                        {"name": WATERMARK, "value": last},
-                    )
+                    yield cursor
                 except BaseException:
                     cursor.execute("ROLLBACK")
                     raise
@@ -399,6 +387,14 @@ def copy_tables(con: duckdb.DuckDBPyConnection, target: Path) -> list[Path]:
     finally:
         cursor.close()
     return written
+
+
+def _set_state(cursor: duckdb.DuckDBPyConnection, name: str, value: int) -> None:
+    cursor.execute(
+        "INSERT INTO store_state VALUES ($name, $value) "
+        "ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+        {"name": name, "value": value},
+    )
 
 
 def path_literal(path: Path) -> str:
