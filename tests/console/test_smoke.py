@@ -13,10 +13,10 @@ def test_me_returns_the_signed_in_owner(owner: httpx.Client) -> None:
 
 
 def test_sites_can_be_created_and_listed(owner: httpx.Client, console_server: LiveServer) -> None:
-    created = owner.post("/api/sites", json={"name": "Shop", "domain": "Shop.Example.COM"})
+    created = owner.post("/api/sites", json={"name": "Shop", "domain": "Smoke-Shop.Example.COM"})
     assert created.status_code == 201, created.text
     site = created.json()
-    assert site["domain"] == "shop.example.com"
+    assert site["domain"] == "smoke-shop.example.com"
     assert site["connection"]["state"] == "pending"
     assert f'src="{console_server.base_url}/analytics.js" data-site="{site["key"]}"' in site["snippet"]
     listed = owner.get("/api/sites").json()["sites"]
