@@ -10,9 +10,7 @@ pageviews count the events inside the span; with filters, the selected visits wh
 # ruff: noqa: S608  (SQL made of fixed fragments; every value is a bound parameter)
 from __future__ import annotations
 
-import bisect
 import itertools
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -164,20 +162,20 @@ def _visitors_in(run: Run, d: Dialect, site_id: int, span: Span, visits: dict[st
 
 
 def bucket(q: Query, spans: Sequence[Span], column: str) -> str:
-    """The 1-based index of the span ``column`` falls in: a division when the spans are of one
-    length, else a lookup in a list of quanta (the spans' edges are whole multiples of a step: an
-    hour, or a half or quarter of one). Only for values inside the spans."""
+    """The 1-based index of the span ``column`` falls in, for values inside the spans: a division
+    per run of spans of one length (one run without a clock change; a few around one, as a
+    day of 23 or 25 hours), chosen by a comparison with the runs' edges."""
     edges = [micros(a) for a, _ in spans] + [micros(spans[-1][1])]
-    lengths = {b - a for a, b in itertools.pairwise(edges)}
-    if len(lengths) == 1:  # spans of one length (no clock change inside): a division
-        return f"{q.d.div(f'{column} - {q.a}', q.bind(lengths.pop()))} + 1"
-    step = 0
-    for edge in edges:
-        step = math.gcd(step, edge - edges[0])
-    step = step or 1
-    index = [bisect.bisect_right(edges, edges[0] + n * step) for n in range((edges[-1] - edges[0]) // step)]
-    quanta, size = q.bind(index), q.bind(step)
-    return q.d.at(quanta, f"{q.d.div(f'{column} - {q.a}', size)} + 1")
+    runs: list[tuple[int, int, int]] = []  # (first edge, length, index of its first span)
+    for i, (a, b) in enumerate(itertools.pairwise(edges)):
+        if not runs or runs[-1][1] != b - a:
+            runs.append((a, b - a, i))
+    parts = [f"{q.d.div(f'{column} - {q.bind(a)}', q.bind(size))} + {first + 1}" for a, size, first in runs]
+    if len(parts) == 1:
+        return parts[0]
+    ends = [q.bind(a) for a, _, _ in runs[1:]]
+    branches = " ".join(f"WHEN {column} < {end} THEN {part}" for end, part in zip(ends, parts, strict=False))
+    return f"CASE {branches} ELSE {parts[-1]} END"
 
 
 def series(
