@@ -5,8 +5,9 @@ single-event requests and 20-event batches, each against ``sightline serve`` (SQ
 synchronous=FULL: every 202 is on disk) and against a trivial Starlette endpoint that only parses
 JSON (``bench/ceiling_app.py``, same uvicorn settings). Afterwards it checks that the database
 holds every event wrk got a 202 for. Target: ingest >= 60 % of the ceiling's requests/s, p99 < 25 ms.
-Each run also reports the CPU time per request of the server's process and of its child processes
-(ingest's writer process, which stores the events; the ceiling has none), read from /proc.
+Each run also reports the CPU time per request of the server's process, of ingest's writer process
+(which stores the events) and of the store process (which feeds the analytics store and answers the
+dashboard's queries), read from /proc; the ceiling has neither.
 
 The server runs as users run it: its store process feeds the analytics store from the log while
 wrk sends events, and an owner's dashboard asks for today's summary, time series and realtime
@@ -79,7 +80,8 @@ class Result:
     errors: int
     load: float  # the machine's 1-minute load average at the end of the run
     cpu_us: float = float("nan")  # CPU of the server's process per request (µs)
-    writer_cpu_us: float = float("nan")  # CPU of its child processes (ingest's writer) per request
+    writer_cpu_us: float = float("nan")  # CPU of ingest's writer process per request
+    store_cpu_us: float = float("nan")  # CPU of the store process per request (feed, dashboard)
 
 
 def free_port() -> int:
@@ -120,18 +122,27 @@ def _ms(text: str) -> float:
     return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
 
 
-def cpu_ticks(pid: int) -> tuple[int, int]:
-    """(the process's, its children's) user + system CPU in clock ticks, from /proc (Linux)."""
+def cpu_ticks(pid: int) -> tuple[int, int, int]:
+    """(the server's, its writer's, its store process's) user + system CPU in clock ticks, from
+    /proc (Linux). Children are found under every thread of the server: the store process is
+    started from a worker thread, ingest's writer from the event loop."""
 
     def ticks(p: int) -> int:
         fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
         return int(fields[11]) + int(fields[12])  # utime, stime
 
     try:
-        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-        return ticks(pid), sum(ticks(int(c)) for c in children)
+        writer = store = 0
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            for child in (task / "children").read_text().split():
+                command = Path(f"/proc/{child}/cmdline").read_bytes()
+                if b"sightline.ingest.writer_process" in command:
+                    writer += ticks(int(child))
+                elif b"spawn_main" in command:  # multiprocessing: the store process
+                    store += ticks(int(child))
+        return ticks(pid), writer, store
     except (OSError, ValueError):
-        return 0, 0
+        return 0, 0, 0
 
 
 def run_wrk(label: str, base_url: str, script: Path, seconds: int, pid: int | None = None) -> Result:
@@ -147,9 +158,9 @@ def run_wrk(label: str, base_url: str, script: Path, seconds: int, pid: int | No
         str(script),
         base_url,
     ]
-    before = cpu_ticks(pid) if pid else (0, 0)
+    before = cpu_ticks(pid) if pid else (0, 0, 0)
     output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
-    after = cpu_ticks(pid) if pid else (0, 0)
+    after = cpu_ticks(pid) if pid else (0, 0, 0)
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))  # type: ignore[union-attr]
     total = int(re.search(r"(\d+) requests in", output).group(1))  # type: ignore[union-attr]
     # Anchored: the "+/- Stdev" column of the thread stats (e.g. "85.50%") also ends in 50% or 99%.
@@ -167,8 +178,7 @@ def run_wrk(label: str, base_url: str, script: Path, seconds: int, pid: int | No
         int(non_2xx.group(1)) if non_2xx else 0,
         sum(int(g) for g in errors.groups()) if errors else 0,
         os.getloadavg()[0],
-        (after[0] - before[0]) * tick_us / total if pid and total else float("nan"),
-        (after[1] - before[1]) * tick_us / total if pid and total else float("nan"),
+        *((after[i] - before[i]) * tick_us / total if pid and total else float("nan") for i in range(3)),
     )
 
 
@@ -317,6 +327,7 @@ def median_of(results: list[Result], label: str) -> Result:
         statistics.median(r.load for r in runs),
         statistics.median(r.cpu_us for r in runs),
         statistics.median(r.writer_cpu_us for r in runs),
+        statistics.median(r.store_cpu_us for r in runs),
     )
 
 
@@ -327,7 +338,7 @@ def report(results: list[Result], rows: int) -> int:
     print(f"medians of {rounds} alternating rounds; load average {os.getloadavg()[0]:.1f}")
     print(
         f"{'run':<12} {'req/s':>10} {'events/s':>10} {'p50 ms':>8} {'p99 ms':>8} {'non-2xx':>8} "
-        f"{'errors':>7} {'load':>5} {'cpu us/req':>11} {'writer us/req':>13}"
+        f"{'errors':>7} {'load':>5} {'cpu us/req':>11} {'writer us/req':>13} {'store us/req':>12}"
     )
     by = {label: median_of(results, label) for label in labels}
     for r in by.values():
@@ -335,7 +346,7 @@ def report(results: list[Result], rows: int) -> int:
         print(
             f"{r.label:<12} {r.requests_per_s:>10.0f} {r.requests_per_s * per:>10.0f} {r.p50_ms:>8.2f} "
             f"{r.p99_ms:>8.2f} {r.non_2xx:>8} {r.errors:>7} {r.load:>5.1f} {r.cpu_us:>11.1f} "
-            f"{r.writer_cpu_us:>13.1f}"
+            f"{r.writer_cpu_us:>13.1f} {r.store_cpu_us:>12.1f}"
         )
     for r in results:
         print(
