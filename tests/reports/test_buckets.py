@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 import duckdb
 import pytest
 
-from sightline.reports import queries
+from sightline.reports import timeseries
 from sightline.reports.filters import Filters
 from sightline.store import schema
 from sightline.store.dialects import DUCKDB
@@ -68,10 +68,10 @@ def test_days_across_a_clock_change_and_without_one_hold_their_own_events(
     lengths = {b - a for a, b in spans}
     assert (timedelta(hours=25) in lengths) == (first.month == 10)
     seen: list[str] = []
-    points = queries.series(logged_run(con, seen), DUCKDB, SITE, spans, Filters())
+    points = timeseries.series(logged_run(con, seen), DUCKDB, SITE, spans, Filters())
     assert [p["pageviews"] for p in points] == _expected(times, spans)
     assert [p["visits"] for p in points] == _expected(times, spans)  # visits by their start
-    assert ("WHEN start <" in seen[0]) == (first.month == 10)  # one division when no clock changes
+    assert ("WHEN start <" in " ".join(seen)) == (first.month == 10)  # one division without a clock change
 
 
 def test_months_of_different_lengths_hold_their_own_events(
@@ -80,6 +80,6 @@ def test_months_of_different_lengths_hold_their_own_events(
     con, times = store
     starts = [datetime(2026, month, 1, tzinfo=ZONE) for month in (10, 11, 12)]
     spans = [(a.astimezone(UTC), b.astimezone(UTC)) for a, b in itertools.pairwise(starts)]
-    points = queries.series(logged_run(con, []), DUCKDB, SITE, spans, Filters())
+    points = timeseries.series(logged_run(con, []), DUCKDB, SITE, spans, Filters())
     assert [p["pageviews"] for p in points] == _expected(times, spans)
     assert all(p["pageviews"] > 800 for p in points)

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import duckdb
 import pytest
 
-from sightline.reports import counting, queries, tables
+from sightline.reports import counting, queries, tables, timeseries
 from sightline.reports.filters import Filters
 from sightline.store import schema
 from sightline.store.dialects import CLICKHOUSE, DUCKDB
@@ -88,7 +88,7 @@ def test_each_day_of_a_big_time_series_is_estimated_within_one_percent(
     monkeypatch.setattr(counting, "EXACT_BELOW", 1_000)
     seen: list[str] = []
     days = [(START + timedelta(days=i), START + timedelta(days=i + 1)) for i in range(DAYS)]
-    points = queries.series(logged_run(store, seen), DUCKDB, SITE, days, Filters())
+    points = timeseries.series(logged_run(store, seen), DUCKDB, SITE, days, Filters())
     assert any("bitstring_agg" in sql for sql in seen)
     for (a, b), point in zip(days, points, strict=True):
         exact = _exact(store, a, b)

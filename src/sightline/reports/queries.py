@@ -69,9 +69,14 @@ class Query:
             "count(DISTINCT visitor)" if visitors else "0",
             "count(*)",
             "sum(pageviews)",
-            "sum(CASE WHEN pageviews <= 1 AND events = 0 THEN 1 ELSE 0 END)",  # engaged: a custom event
+            f"sum({self.bounce()})",
             f"sum({self.duration()})",
         ]
+
+    @staticmethod
+    def bounce() -> str:
+        """1 for a visit that bounced (at most one pageview and no custom event), else 0."""
+        return "CASE WHEN pageviews <= 1 AND events = 0 THEN 1 ELSE 0 END"
 
     def selected(self) -> str:
         """The WHERE clause of the visits the filters select (they started in the span)."""
@@ -165,47 +170,35 @@ def bucket(q: Query, spans: Sequence[Span], column: str) -> str:
     """The 1-based index of the span ``column`` falls in, for values inside the spans: a division
     per run of spans of one length (one run without a clock change; a few around one, as a
     day of 23 or 25 hours), chosen by a comparison with the runs' edges."""
+    return _per_run(
+        q, spans, column, lambda a, size, first: f"{q.d.div(f'{column} - {a}', size)} + {first + 1}"
+    )
+
+
+def edge_after(q: Query, spans: Sequence[Span], column: str) -> str:
+    """The end of the span ``column`` falls in, for values inside the spans (past the end of the
+    last span when that span was cut short: a period that ends now)."""
+    return _per_run(
+        q, spans, column, lambda a, size, _: f"{a} + ({q.d.div(f'{column} - {a}', size)} + 1) * {size}"
+    )
+
+
+def _per_run(q: Query, spans: Sequence[Span], column: str, part: Callable[[str, str, int], str]) -> str:
+    """``part`` (of a run's first edge, its spans' length and its first span's index) for the run
+    of spans of one length ``column`` falls in. A last span cut short (a period that ends now)
+    belongs to the run before it: its values divide as the run's do."""
     edges = [micros(a) for a, _ in spans] + [micros(spans[-1][1])]
     runs: list[tuple[int, int, int]] = []  # (first edge, length, index of its first span)
     for i, (a, b) in enumerate(itertools.pairwise(edges)):
-        if not runs or runs[-1][1] != b - a:
+        cut_short = i == len(spans) - 1 and runs and b - a < runs[-1][1]
+        if not runs or (runs[-1][1] != b - a and not cut_short):
             runs.append((a, b - a, i))
-    parts = [f"{q.d.div(f'{column} - {q.bind(a)}', q.bind(size))} + {first + 1}" for a, size, first in runs]
+    parts = [part(q.bind(a), q.bind(size), first) for a, size, first in runs]
     if len(parts) == 1:
         return parts[0]
     ends = [q.bind(a) for a, _, _ in runs[1:]]
     branches = " ".join(f"WHEN {column} < {end} THEN {part}" for end, part in zip(ends, parts, strict=False))
     return f"CASE {branches} ELSE {parts[-1]} END"
-
-
-def series(
-    run: Run, d: Dialect, site_id: int, spans: Sequence[Span], filters: Filters
-) -> list[dict[str, int]]:
-    """Figures per span: the selected visits grouped by the span their start falls in."""
-    if not spans:
-        return []
-    whole = (spans[0][0], spans[-1][1])
-    q = Query(d, site_id, whole, filters)
-    at = bucket(q, spans, "start")
-    points = [figures_of((0, 0, 0, 0, 0)) for _ in spans]
-    sums = ", ".join(q.sums(visitors=bool(filters)))  # without filters: from the events below
-    query = f"SELECT {at} AS i, {sums} FROM {d.visits} WHERE {q.selected()} GROUP BY i"
-    for i, *row in run(query, q.p.values):
-        points[int(i) - 1] = figures_of(row)
-    if not filters:  # visitors and pageviews of the events in each span
-        viewed = sum(point["pageviews"] for point in points)  # of the visits: the events' size
-        for point in points:
-            point["visitors"] = point["pageviews"] = 0
-        unique = counting.visitors(d, viewed, len(spans))
-        q = Query(d, site_id, whole, filters)
-        at = bucket(q, spans, "time")
-        query = (
-            f"SELECT {at} AS i, {unique.sql}, "
-            f"sum(CASE WHEN name = '{PAGEVIEW}' THEN 1 ELSE 0 END) FROM events WHERE {q.events()} GROUP BY i"
-        )
-        for i, visitors, pageviews in run(query, q.p.values):
-            points[int(i) - 1].update(visitors=unique.read(visitors), pageviews=int(pageviews or 0))
-    return points
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from sqlalchemy import Connection
 from sightline.errors import ApiError
 from sightline.goals.service import rows_of
 from sightline.imports.figures import ImportedFigures
-from sightline.reports import autocapture, goals, heatmaps, queries, tables
+from sightline.reports import autocapture, goals, heatmaps, queries, tables, timeseries
 from sightline.reports.filters import Filters, Goal
 from sightline.reports.imported import History
 from sightline.reports.params import DIMENSIONS, Query
@@ -114,7 +114,7 @@ class Report:
 
     def points(self, period: Period, reason: str | None = "unavailable") -> list[dict[str, Any]]:
         spans = period.buckets()
-        figures = queries.series(self.run, self.d, self.site_id, spans, self.filters)
+        figures = timeseries.series(self.run, self.d, self.site_id, spans, self.filters)
         self.history.add_points(spans, figures, period, reason)
         return [{"time": period.label(a), **present(f)} for (a, _), f in zip(spans, figures, strict=True)]
 
