@@ -19,47 +19,69 @@ from sightline.store.dialects import Dialect
 from sightline.store.schema import PAGEVIEW
 
 LIMIT = 50
+# A step's value in the query: a pageview's path (it starts with "/") or "!" and the event's name.
+# No label is made per event (half a million strings); values sort as their labels do ("!" before
+# "/" as "event:" before "page:"), so the engine's ranking of paths is unchanged.
+VALUE = f"CASE WHEN name = '{PAGEVIEW}' THEN path ELSE concat('!', name) END"
+
+
+def label(value: str) -> str:
+    return f"event:{value[1:]}" if value.startswith("!") else f"page:{value}"
+
+
+def _sql(q: Query, start: Step, direction: str, depth: int, exact: bool) -> str:
+    d = q.d
+    key = d.sequence  # (time, id) as one value
+    # Each visit's first hit of the start: its least (time, id), its visitor, and whether the visit
+    # started in the span (``started``: decided on these few columns, mostly without the visits
+    # table). Only then the events of those visits on the chosen side of it, with their values: the
+    # ``depth`` nearest, by a top-n aggregate (no window, no sort of the visit's events) over a key
+    # relative to the first hit (``Dialect.near``), or over ``sequence`` itself when that one would
+    # not order them exactly (``exact``: a visit where ``Dialect.loose`` held).
+    first = (
+        f"SELECT hv, who, {d.sequence_time.format(k='k0')} AS t0, {d.sequence_id.format(k='k0')} AS i0 "
+        f"FROM (SELECT visit AS hv, min(visitor) AS who, min({key}) AS k0, "
+        f"min(visit_start) AS b0 FROM events WHERE {since(q)} AND {start.condition(d, q.bind)} "
+        f"GROUP BY visit) AS f WHERE {started(q, 'hv', 'b0')}"
+    )
+    nearest = d.first if direction == "next" else d.last
+    near = key if exact else d.near
+    loose = "false" if exact else d.loose
+    after = "time >= t0 AND (time > t0 OR id > i0)"
+    side = after if direction == "next" else "time <= t0 AND (time < t0 OR id < i0)"
+    picked = nearest.format(value=VALUE, key=near, n=int(depth))
+    per_visit = (
+        f"SELECT hv, any_value(who) AS person, {picked} AS ls, max({loose}) AS loose FROM events "
+        f"JOIN ({first}) AS h ON visit = hv WHERE {since(q)} AND {side} GROUP BY hv"
+    )
+    picks = ", ".join(f"{d.at('ls', str(i))} AS l{i}" for i in range(1, depth + 1))
+    names = ", ".join(f"l{i}" for i in range(1, depth + 1))
+    # The top paths are chosen by the engine: tens of thousands of paths made Python objects and
+    # sorted cost more than the query. A missing step (the visit ended) sorts first, as a shorter
+    # list does. A loose visit's path sorts before all: its answer is thrown away (``journeys``).
+    order = ", ".join(f"l{i} NULLS FIRST" for i in range(1, depth + 1))
+    return (
+        f"SELECT loose, {names}, count(DISTINCT person) AS people FROM (SELECT loose, person, {picks} "
+        f"FROM ({per_visit}) AS p) AS t GROUP BY loose, {names} "
+        f"ORDER BY loose DESC, people DESC, {order} LIMIT {LIMIT}"
+    )
 
 
 def journeys(
     run: Run, d: Dialect, site_id: int, span: Span, filters: Filters, start: Step, direction: str, depth: int
 ) -> list[dict[str, Any]]:
     q = Query(d, site_id, span, filters)
-    label = f"CASE WHEN name = '{PAGEVIEW}' THEN concat('page:', path) ELSE concat('event:', name) END"
-    key = d.sequence  # (time, id) as one value
-    # Each visit's first hit of the start: its least (time, id), its visitor, and whether the visit
-    # started in the span (``started``: decided on these few columns, mostly without the visits
-    # table). Only then the events of those visits on the chosen side of it, with their labels: the
-    # ``depth`` nearest, by a top-n aggregate (no window, no sort of the visit's events).
-    first = (
-        f"SELECT * FROM (SELECT visit AS hv, min(visitor) AS who, min({key}) AS k0, "
-        f"min(visit_start) AS b0 FROM events WHERE {since(q)} AND {start.condition(d, q.bind)} "
-        f"GROUP BY visit) AS f WHERE {started(q, 'hv', 'b0')}"
-    )
-    nearest = d.first if direction == "next" else d.last
-    side = ">" if direction == "next" else "<"
-    picked = nearest.format(value=label, key=key, n=int(depth))
-    per_visit = (
-        f"SELECT hv, min(who) AS person, {picked} AS ls FROM events JOIN ({first}) AS h "
-        f"ON visit = hv WHERE {since(q)} AND {key} {side} k0 GROUP BY hv"
-    )
-    picks = ", ".join(f"{d.at('ls', str(i))} AS l{i}" for i in range(1, depth + 1))
-    names = ", ".join(f"l{i}" for i in range(1, depth + 1))
-    # The top paths are chosen by the engine: tens of thousands of paths made Python objects and
-    # sorted cost more than the query. A missing step (the visit ended) sorts first, as a shorter
-    # list does.
-    order = ", ".join(f"l{i} NULLS FIRST" for i in range(1, depth + 1))
-    query = (
-        f"SELECT {names}, count(DISTINCT person) AS people FROM (SELECT person, {picks} "
-        f"FROM ({per_visit}) AS p) AS t GROUP BY {names} ORDER BY people DESC, {order} LIMIT {LIMIT}"
-    )
+    rows = run(_sql(q, start, direction, depth, exact=False), q.p.values)
+    if rows and rows[0][0]:  # a visit the cheaper key does not order exactly: the exact one
+        q = Query(d, site_id, span, filters)
+        rows = run(_sql(q, start, direction, depth, exact=True), q.p.values)
     paths: list[dict[str, Any]] = []
-    for *labels, people in run(query, q.p.values):
+    for _, *values, people in rows:
         shown: list[str] = []
-        for item in labels:
+        for item in values:
             if item is None or item == "":
                 break
-            shown.append(str(item))
+            shown.append(label(str(item)))
         if shown:
             paths.append({"steps": shown, "visitors": int(people)})
     paths.sort(key=lambda p: (-p["visitors"], p["steps"]))
