@@ -9,7 +9,7 @@ import duckdb
 import pytest
 
 from sightline.reports import counting, queries, tables, timeseries
-from sightline.reports.filters import Filters
+from sightline.reports.filters import IS, Filter, Filters
 from sightline.store import schema
 from sightline.store.dialects import CLICKHOUSE, DUCKDB
 from sightline.store.feed import key_of, micros
@@ -224,3 +224,30 @@ def test_the_estimate_counts_visitors_whose_visit_began_before_the_span(
     assert figures["visits"] == 1_000  # visits that started in the span
     assert figures["pageviews"] == 2_000 + 2_000  # the span's events
     assert abs(figures["visitors"] - 3_000) / 3_000 < 0.01, figures["visitors"]
+
+
+def test_the_visitors_of_a_filtered_big_span_are_estimated_within_one_percent_per_period_and_day(
+    store: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A selection holds at most the span's visits: their count decides the bitmaps (one cheap
+    count), whatever few visits the filters keep."""
+    monkeypatch.setattr(counting, "EXACT_BELOW", 1_000)
+    chosen = Filters(rules=(Filter("browser", IS, "Firefox"),))
+    seen: list[str] = []
+    span = (START, START + timedelta(days=DAYS))
+    figures = queries.totals(logged_run(store, seen), DUCKDB, SITE, span, chosen)
+    assert any("bitstring_agg" in sql for sql in seen)
+    exact = store.execute(
+        "SELECT count(DISTINCT visitor), count(*) FROM visits WHERE browser = 'Firefox'"
+    ).fetchall()[0]
+    assert abs(figures["visitors"] - exact[0]) / exact[0] < 0.01, (figures, exact)
+    assert figures["visits"] == exact[1]
+    days = [(START + timedelta(days=i), START + timedelta(days=i + 1)) for i in range(DAYS)]
+    points = timeseries.series(logged_run(store, []), DUCKDB, SITE, days, chosen)
+    for (a, b), point in zip(days, points, strict=True):
+        truth = store.execute(
+            "SELECT count(DISTINCT visitor) FROM visits WHERE browser = 'Firefox' "
+            "AND start >= $a AND start < $b",
+            {"a": micros(a), "b": micros(b)},
+        ).fetchall()[0][0]
+        assert abs(point["visitors"] - truth) / truth < 0.01, (a, point, truth)

@@ -53,11 +53,12 @@ def visitors(d: Dialect, events: int, groups: int = 1, rows: int | None = None) 
 
 def per_value(d: Dialect, rows: int, values: int, room: int | None = None) -> Visitors:
     """Unique visitors of each of ``values`` values of a breakdown of ``rows`` visits or events,
-    where one value holds at most ``room`` of them (default: all the rows): each bitmap has room
-    for that many (up to 8 M bits)."""
+    where one value holds at most ``room`` of them (default: all the rows): each bitmap has a bit
+    for every two of them (up to 8 M bits; at most two visitors a bit, a standard error of at most
+    1.05 / sqrt(bits): 0.15 % at 2^19 bits, half the bitmap's cache misses of a bit each)."""
     if d.bitmap is None or rows < EXACT_BELOW or values > MAX_VALUES:
         return EXACT
-    return _bitmap(d, room or rows)
+    return _bitmap(d, max(1, (room or rows) // 2))
 
 
 def _bitmap(d: Dialect, room: int) -> Visitors:

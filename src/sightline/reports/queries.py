@@ -62,11 +62,12 @@ class Query:
         """Whole seconds from a visit's first event to its last (half a second rounds up)."""
         return self.d.div("last - start + 500000", "1000000")
 
-    def sums(self, visitors: bool = True) -> list[str]:
-        """Visitors, visits, pageviews, bounces and duration of the visits a query selects
-        (visitors 0 when ``visitors`` is false: the costliest figure, left to a query that needs it)."""
+    def sums(self, visitors: bool = True, unique: counting.Visitors = counting.EXACT) -> list[str]:
+        """Visitors (counted as ``unique`` says), visits, pageviews, bounces and duration of the
+        visits a query selects (visitors 0 when ``visitors`` is false: the costliest figure, left
+        to a query that needs it)."""
         return [
-            "count(DISTINCT visitor)" if visitors else "0",
+            unique.sql if visitors else "0",
             "count(*)",
             "sum(pageviews)",
             f"sum({self.bounce()})",
@@ -116,16 +117,24 @@ class Query:
         return f"visit {'NOT IN' if rule.op == IS_NOT else 'IN'} ({self._visits_with(condition)})"
 
     def _visits_with(self, condition: str) -> str:
-        """Visits with a matching event from the span's start on (a visit's events all follow its
-        start, and only visits that started in the span are kept)."""
-        return f"SELECT visit FROM events WHERE site_id = {self.site} AND time >= {self.a} AND {condition}"
+        """Visits with a matching event in the time of the span's visits (a visit's events all fall
+        between its start and its last event, and only visits that started in the span are kept)."""
+        return f"SELECT visit FROM events WHERE {self._their_time()} AND {condition}"
+
+    def _their_time(self) -> str:
+        """The events from the span's start to the last event of the visits that started in it:
+        every event a selected visit can have (without the bound, a comparison's earlier period read
+        every later event: twice the rows at 30 days)."""
+        span = f"site_id = {self.site} AND start >= {self.a} AND start < {self.b}"
+        until = f"SELECT max(last) FROM {self.d.visits} WHERE {span}"
+        return f"site_id = {self.site} AND time >= {self.a} AND time <= ({until})"
 
     def events(self, *extra: str) -> str:
         """The span's events; with filters, every event of the selected visits."""
         if not self.filters:
             return " AND ".join([f"site_id = {self.site}", f"time >= {self.a}", f"time < {self.b}", *extra])
         chosen = f"visit IN (SELECT visit FROM {self.d.visits} WHERE {self.selected()})"
-        return " AND ".join([f"site_id = {self.site}", f"time >= {self.a}", chosen, *extra])
+        return " AND ".join([self._their_time(), chosen, *extra])
 
 
 def figures_of(row: Sequence[Any]) -> dict[str, int]:
@@ -134,13 +143,25 @@ def figures_of(row: Sequence[Any]) -> dict[str, int]:
 
 def totals(run: Run, d: Dialect, site_id: int, span: Span, filters: Filters) -> dict[str, int]:
     q = Query(d, site_id, span, filters)
+    unique = selection(run, d, site_id, span) if filters else counting.EXACT
     # Without filters, visitors come from the span's events below: not counted twice.
-    sums = ", ".join(q.sums(visitors=bool(filters)))
-    rows = run(f"SELECT {sums} FROM {d.visits} WHERE {q.selected()}", q.p.values)
-    figures = figures_of(rows[0])
+    sums = ", ".join(q.sums(visitors=bool(filters), unique=unique))
+    visitors, *row = run(f"SELECT {sums} FROM {d.visits} WHERE {q.selected()}", q.p.values)[0]
+    figures = figures_of((unique.read(visitors), *row))
     if not filters:  # visitors and pageviews of the events in the span
         figures.update(_visitors_in(run, d, site_id, span, figures))
     return figures
+
+
+def selection(run: Run, d: Dialect, site_id: int, span: Span, groups: int = 1) -> counting.Visitors:
+    """How to count the unique visitors of the visits filters select, in ``groups`` groups (time
+    buckets): a bitmap each when the span holds enough visits for counting's threshold (all of
+    them: as many as a selection can hold; one count of the span's visits decides), else exactly."""
+    if d.bitmap is None:
+        return counting.EXACT
+    q = Query(d, site_id, span, Filters())
+    visits = int(run(f"SELECT count(*) FROM {d.visits} WHERE {q.selected()}", q.p.values)[0][0] or 0)
+    return counting.per_value(d, visits, groups, room=visits // max(1, groups))
 
 
 def _visitors_in(run: Run, d: Dialect, site_id: int, span: Span, visits: dict[str, int]) -> dict[str, int]:

@@ -17,7 +17,17 @@ import bisect
 from collections.abc import Sequence
 
 from sightline.reports import counting
-from sightline.reports.queries import VIEWED, Filters, Query, Run, Span, bucket, edge_after, figures_of
+from sightline.reports.queries import (
+    VIEWED,
+    Filters,
+    Query,
+    Run,
+    Span,
+    bucket,
+    edge_after,
+    figures_of,
+    selection,
+)
 from sightline.store.dialects import Dialect
 from sightline.store.epoch import micros
 
@@ -49,12 +59,14 @@ def _visits(
 ) -> list[dict[str, int]]:
     """The selected visits' figures grouped by the span their start falls in (unique visitors
     only with filters: without, they are the events', counted apart)."""
-    q = Query(d, site_id, (spans[0][0], spans[-1][1]), filters)
+    whole = (spans[0][0], spans[-1][1])
+    unique = selection(run, d, site_id, whole, len(spans)) if filters else counting.EXACT
+    q = Query(d, site_id, whole, filters)
     points = [figures_of((0, 0, 0, 0, 0)) for _ in spans]
-    sums = ", ".join(q.sums(visitors=bool(filters)))
+    sums = ", ".join(q.sums(visitors=bool(filters), unique=unique))
     query = f"SELECT {bucket(q, spans, 'start')} AS i, {sums} FROM {d.visits} WHERE {q.selected()} GROUP BY i"
-    for i, *row in run(query, q.p.values):
-        points[int(i) - 1] = figures_of(row)
+    for i, visitors, *row in run(query, q.p.values):
+        points[int(i) - 1] = figures_of((unique.read(visitors), *row))
     return points
 
 
