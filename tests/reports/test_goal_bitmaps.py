@@ -185,3 +185,51 @@ def test_too_many_goal_classes_for_the_bitmaps_are_counted_exactly(
     assert {i: {k: v for k, v in r.items() if k != "conversion_rate"} for i, r in got.items()} == {
         i: {k: v for k, v in r.items() if k != "conversion_rate"} for i, r in want.items()
     }
+
+
+@pytest.mark.parametrize("threshold", [counting.EXACT_BELOW, 1_000])
+def test_a_goal_narrowed_by_a_prop_of_events_the_span_lacks_leaves_the_panel_answering(
+    store: tuple[duckdb.DuckDBPyConnection, list[Event]], monkeypatch: pytest.MonkeyPatch, threshold: int
+) -> None:
+    """Pageviews convert, no custom event does: the reach pass reads pageviews only, and binds
+    no value of the custom events' rules it does not read (DuckDB refuses unused parameters)."""
+    con, rows = store
+    monkeypatch.setattr(counting, "EXACT_BELOW", threshold)
+    rules: dict[int, dict[str, Any]] = {
+        1: {"name": "Pricing page", "kind": "page", "match": "exact", "path": "/pricing"},
+        2: {
+            "name": "Pro upgrade",
+            "kind": "event",
+            "event": "upgrade",
+            "prop": {"key": "plan", "value": "pro"},
+        },
+    }
+    run = logged_run(con, [])
+    found, _ = goals.breakdown(
+        run, DUCKDB, SITE, SPAN, Filters(), [_goal(i, g) for i, g in rules.items()], queries.Page(limit=100)
+    )
+    got = {row["goal_id"]: row for row in found}
+    want = oracle.expected_goals(rows, SPAN, rules, {})
+    assert got[2] == want[2]
+    assert got[1]["conversions"] == want[1]["conversions"] > 0
+    assert abs(got[1]["visitors"] - want[1]["visitors"]) <= 0.01 * want[1]["visitors"]
+
+
+def test_above_the_threshold_custom_events_are_read_once_and_their_goals_counted_from_the_tally(
+    store: tuple[duckdb.DuckDBPyConnection, list[Event]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tally groups the goals' custom events with a bitmap of visitors per group; the reach
+    pass reads pageviews only."""
+    con, rows = store
+    monkeypatch.setattr(counting, "EXACT_BELOW", 1_000)
+    seen: list[str] = []
+    got = _panel(con, Filters(), seen)
+    custom = [sql for sql in seen if "name IN (" in sql or "name != 'pageview'" in sql]
+    assert len(custom) == 1
+    assert "bitstring_agg" in custom[0]
+    assert len([sql for sql in seen if "JOIN (SELECT unnest(" in sql]) == 1  # the pageviews' reach
+    expected = oracle.expected_goals(rows, SPAN, RULES, {})
+    for goal_id in (4, 5, 6):  # Signup, Pro signup, Purchase: custom event goals
+        want, have = expected[goal_id], got[goal_id]
+        assert have["conversions"] == want["conversions"]
+        assert abs(have["visitors"] - want["visitors"]) <= 0.01 * want["visitors"], (have, want)
