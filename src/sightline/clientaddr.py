@@ -24,6 +24,7 @@ of ``ipaddress`` networks. Imports nothing from the rest of Sightline.
 from __future__ import annotations
 
 import ipaddress
+import socket
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -61,6 +62,20 @@ def parse_address(text: str) -> Address | None:
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
         return address.ipv4_mapped
     return address
+
+
+def _plain_ipv4(text: object) -> str | None:
+    """``text`` when it is an IPv4 address written as ``parse_address`` would give it back
+    (four decimal parts without leading zeros: what a socket peer is), else None. In C, about
+    0.3 µs, where ``ipaddress`` takes several: ingest asks once per request."""
+    if type(text) is not str:
+        return None
+    try:
+        packed = socket.inet_pton(socket.AF_INET, text)
+    except OSError:
+        return None
+    plain = socket.inet_ntop(socket.AF_INET, packed)
+    return plain if plain == text else None
 
 
 def _is_port(text: str) -> bool:
@@ -128,6 +143,10 @@ def client_address(scope: Any, trusted: Sequence[Network] | None) -> str:
     Works on a Starlette ``Request`` too, which is a mapping over its scope.
     """
     peer = scope.get("client")
+    if peer and not trusted:
+        plain = _plain_ipv4(peer[0])
+        if plain is not None:  # the usual case, without building an ipaddress object
+            return plain
     address = parse_address(str(peer[0])) if peer else None
     if address is None:
         return UNKNOWN

@@ -18,7 +18,9 @@ protocol with:
   connection is busy with a request, uvicorn's ``limit_concurrency`` answers the new one 503. The
   cap is kept below the process's open-file limit, which is raised to its hard limit if needed.
 
-Closed connections are counted and logged at most once a minute. May import: ``sightline.settings``.
+Each response's head and first body part leave in one write (``OneWrite``): one system call
+and one wake-up of the client per answer instead of two. Closed connections are counted and
+logged at most once a minute. May import: ``sightline.settings``.
 """
 
 from __future__ import annotations
@@ -125,22 +127,24 @@ class SlowClientLimits(HttpToolsProtocol):
         super().on_message_begin()
 
     def on_url(self, url: bytes) -> None:
-        if self._counted(url):
+        if self._counted(len(url)):
             self._url += url  # httptools may hand the URL over in pieces
             super().on_url(url)
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        if self._counted(name, value):
+        if self._counted(len(name) + len(value)):
             super().on_header(name, value)
 
     def on_headers_complete(self) -> None:
         if self._refused:
             return
         self.waiting_since = None
-        self._streamed = STREAMED.fullmatch(self._url) is not None
+        self._streamed = self._url.startswith(b"/api/sites/") and STREAMED.fullmatch(self._url) is not None
         self._since_armed = 0
         self._arm(self.body_timeout, "body_timeout")
         super().on_headers_complete()
+        if self.cycle is not None and self.cycle.transport is self.transport:
+            self.cycle.transport = OneWrite(self.transport, self.loop)  # type: ignore[assignment]
 
     def on_body(self, body: bytes) -> None:
         if self._refused:
@@ -165,11 +169,11 @@ class SlowClientLimits(HttpToolsProtocol):
 
     # -- limits ------------------------------------------------------------------------------
 
-    def _counted(self, *parts: bytes) -> bool:
+    def _counted(self, size: int) -> bool:
         """Count header bytes; past the cap answer 431 once and ignore the rest of the request."""
         if self._refused:
             return False
-        self._header_bytes += sum(len(part) for part in parts)
+        self._header_bytes += size
         if self._header_bytes <= MAX_HEADER_BYTES:
             return True
         self._refused = True
@@ -188,6 +192,53 @@ class SlowClientLimits(HttpToolsProtocol):
         ]
         if waiting:
             min(waiting, key=lambda c: c.waiting_since or 0.0)._close("evicted")
+
+
+class OneWrite:
+    """A response's transport that sends its status line and headers together with its first
+    body part: one system call (and one wake-up of the client) instead of two.
+
+    uvicorn writes the head when the application sends ``http.response.start`` and the body at
+    ``http.response.body``, which applications send right after it. The head (the first write
+    of the response) is held until the next write or the event loop's next turn, whichever
+    comes first: nothing waits longer than that.
+    """
+
+    __slots__ = ("_first", "_held", "_loop", "_transport")
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        self._transport = transport
+        self._loop = loop
+        self._held: bytes | None = None
+        self._first = True
+
+    def write(self, data: bytes) -> None:
+        held = self._held
+        if held is not None:
+            self._held = None
+            self._transport.write(held + data)
+        elif self._first:
+            self._first = False
+            self._held = data
+            self._loop.call_soon(self._release)
+        else:
+            self._transport.write(data)
+
+    def _release(self) -> None:
+        held = self._held
+        if held is not None:
+            self._held = None
+            self._transport.write(held)
+
+    def close(self) -> None:
+        self._release()
+        self._transport.close()
+
+    def is_closing(self) -> bool:
+        return self._transport.is_closing()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
 
 
 def _note(reason: str) -> None:

@@ -83,6 +83,17 @@ def test_things_that_are_not_addresses_are_refused(text: str) -> None:
     assert parse_address(text) is None
 
 
+@pytest.mark.parametrize(
+    "peer",
+    ["127.0.0.1", "203.0.113.9", "0.0.0.0", "255.255.255.255", "010.0.0.1", "1.2.3.04", " 10.0.0.1",
+     "10.0.0.1:80", "1.2.3", "256.0.0.1", "::1", "::ffff:192.0.2.1", "2001:DB8::1", "fe80::1%eth0", "x"],
+)  # fmt: skip
+def test_a_peer_without_trusted_proxies_is_written_as_parse_address_writes_it(peer: str) -> None:
+    """Plain IPv4 peers take a shortcut around ``ipaddress``: it must give the same text."""
+    found = parse_address(peer)
+    assert client_address(_scope(peer), None) == (str(found) if found else "unknown")
+
+
 def test_a_zone_index_is_dropped() -> None:
     assert str(parse_address("fe80::1%eth0")) == "fe80::1"
 

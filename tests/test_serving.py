@@ -1,0 +1,71 @@
+"""How ``sightline serve`` writes answers: a response's head goes out with its body, in one write."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from sightline.serving import OneWrite
+
+
+class Recorded:
+    """A transport that records what is written to it."""
+
+    def __init__(self) -> None:
+        self.writes: list[bytes] = []
+        self.closed = False
+
+    def write(self, data: bytes) -> None:
+        self.writes.append(data)
+
+    def close(self) -> None:
+        self.closed = True
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return ("127.0.0.1", 8000) if name == "sockname" else default
+
+
+def test_a_response_head_and_its_body_go_out_in_one_write() -> None:
+    async def answer() -> list[bytes]:
+        transport = Recorded()
+        one = OneWrite(transport, asyncio.get_running_loop())  # type: ignore[arg-type]
+        one.write(b"HTTP/1.1 202 Accepted\r\ncontent-length: 2\r\n\r\n")
+        one.write(b"{}")
+        one.write(b"more")
+        await asyncio.sleep(0)
+        return transport.writes
+
+    assert asyncio.run(answer()) == [b"HTTP/1.1 202 Accepted\r\ncontent-length: 2\r\n\r\n{}", b"more"]
+
+
+def test_a_head_without_a_body_in_the_same_loop_turn_is_not_held_longer() -> None:
+    async def answer() -> tuple[list[bytes], list[bytes]]:
+        transport = Recorded()
+        one = OneWrite(transport, asyncio.get_running_loop())  # type: ignore[arg-type]
+        one.write(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n")
+        held = list(transport.writes)
+        await asyncio.sleep(0)
+        return held, transport.writes
+
+    held, written = asyncio.run(answer())
+    assert held == []
+    assert written == [b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n"]
+
+
+def test_closing_sends_what_is_held_first() -> None:
+    async def answer() -> tuple[Recorded, OneWrite]:
+        transport = Recorded()
+        one = OneWrite(transport, asyncio.get_running_loop())  # type: ignore[arg-type]
+        one.write(b"HTTP/1.1 500 Internal Server Error\r\nconnection: close\r\n\r\n")
+        one.close()
+        await asyncio.sleep(0)
+        return transport, one
+
+    transport, one = asyncio.run(answer())
+    assert transport.writes == [b"HTTP/1.1 500 Internal Server Error\r\nconnection: close\r\n\r\n"]
+    assert transport.closed
+    assert one.is_closing()
+    assert one.get_extra_info("sockname") == ("127.0.0.1", 8000)  # the rest is the transport's
