@@ -80,6 +80,16 @@ def test_every_event_of_the_log_reaches_the_store_once_however_often_it_is_fed(
     assert engine.watermark() == max_id(db)
 
 
+def test_each_event_keeps_its_time_to_the_microsecond(db: Database, engine: Engine) -> None:
+    _, site = helpers.create_site(db, "times.example.com")
+    whole = datetime(2026, 3, 29, 1, 30, tzinfo=UTC)  # no fraction, on a clock change in Europe
+    moments = [whole, whole + timedelta(microseconds=1), NOW - timedelta(microseconds=999_999), NOW]
+    helpers.insert_events(db, [helpers.pageview(site, at, f"v{n}", "/") for n, at in enumerate(moments)])
+    Feeder(db, engine).catch_up()
+    stored = engine.query("SELECT time FROM events ORDER BY id", {})
+    assert [int(row[0]) for row in stored] == [micros(at) for at in moments]
+
+
 def max_id(db: Database) -> int:
     with db.read() as conn:
         return int(conn.execute(select(func.max(events.c.id))).scalar_one())
