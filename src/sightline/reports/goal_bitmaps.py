@@ -256,12 +256,13 @@ def figures(
     page_classes = {s for *_, s in found.keys[0]}
     if not own or len(page_classes) * size + len(found.bitmaps) * own > MAX_TOTAL:
         visitors = _exact(run, reach, branches, found.keys, of_goal)
-    else:  # the pageviews' classes from the reach pass, the custom events' groups from the tally
-        visitors = _estimated(run, reach, branches, [found.keys[0], []], of_goal, size)
-        for i in range(len(goals)):
-            ors = [bits for mask, bits in found.bitmaps if mask >> i & 1]
-            if ors:
-                visitors[i] = _counted(functools.reduce(operator.or_, ors), own)
+    else:  # page goals from the reach pass's classes, the others from the tally's groups
+        paged = [slots if _viewed(g) else [] for slots, g in zip(of_goal, goals, strict=True)]
+        visitors = _estimated(run, reach, branches, [found.keys[0], []], paged, size)
+        for i, g in enumerate(goals):
+            if not _viewed(g):
+                ors = [bits for mask, bits in found.bitmaps if mask >> i & 1]
+                visitors[i] = _counted(functools.reduce(operator.or_, ors, 0), own)
     return Figures(visitors, found.conversions, found.revenue, people)
 
 
