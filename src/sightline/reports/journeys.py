@@ -36,8 +36,7 @@ def _sql(q: Query, start: Step, direction: str, depth: int, exact: bool) -> str:
     # started in the span (``started``: decided on these few columns, mostly without the visits
     # table). Only then the events of those visits on the chosen side of it, with their values: the
     # ``depth`` nearest, by a top-n aggregate (no window, no sort of the visit's events) over a key
-    # relative to the first hit (``Dialect.near``), or over ``sequence`` itself when that one would
-    # not order them exactly (``exact``: a visit where ``Dialect.loose`` held).
+    # relative to the first hit (``Dialect.near``), or over ``sequence`` itself (``exact``).
     first = (
         f"SELECT hv, who, {d.sequence_time.format(k='k0')} AS t0, {d.sequence_id.format(k='k0')} AS i0 "
         f"FROM (SELECT visit AS hv, min(visitor) AS who, min({key}) AS k0, "
@@ -45,25 +44,30 @@ def _sql(q: Query, start: Step, direction: str, depth: int, exact: bool) -> str:
         f"GROUP BY visit) AS f WHERE {started(q, 'hv', 'b0')}"
     )
     nearest = d.first if direction == "next" else d.last
-    near = key if exact else d.near
-    loose = "false" if exact else d.loose
+    relative = not exact and d.near is not None and d.loose is not None
+    # An event whose relative key is ``loose`` (it may stand in the wrong place among events of its
+    # moment) has the value "" (no step has it): were a visit's path wrong, one of its steps would
+    # be such an event, so a path with "" means the exact key must answer.
+    value = f"CASE WHEN {d.loose} THEN '' ELSE {VALUE} END" if relative else VALUE
     after = "time >= t0 AND (time > t0 OR id > i0)"
     side = after if direction == "next" else "time <= t0 AND (time < t0 OR id < i0)"
-    picked = nearest.format(value=VALUE, key=near, n=int(depth))
+    picked = nearest.format(value=value, key=d.near if relative else key, n=int(depth))
     per_visit = (
-        f"SELECT hv, any_value(who) AS person, {picked} AS ls, max({loose}) AS loose FROM events "
+        f"SELECT hv, any_value(who) AS person, {picked} AS ls FROM events "
         f"JOIN ({first}) AS h ON visit = hv WHERE {since(q)} AND {side} GROUP BY hv"
     )
     picks = ", ".join(f"{d.at('ls', str(i))} AS l{i}" for i in range(1, depth + 1))
     names = ", ".join(f"l{i}" for i in range(1, depth + 1))
     # The top paths are chosen by the engine: tens of thousands of paths made Python objects and
     # sorted cost more than the query. A missing step (the visit ended) sorts first, as a shorter
-    # list does. A loose visit's path sorts before all: its answer is thrown away (``journeys``).
-    order = ", ".join(f"l{i} NULLS FIRST" for i in range(1, depth + 1))
+    # list does. A path with a loose step sorts before all.
+    order = "people DESC, " + ", ".join(f"l{i} NULLS FIRST" for i in range(1, depth + 1))
+    if relative:
+        marked = " OR ".join(f"l{i} = ''" for i in range(1, depth + 1))
+        order = f"coalesce({marked}, false) DESC, {order}"
     return (
-        f"SELECT loose, {names}, count(DISTINCT person) AS people FROM (SELECT loose, person, {picks} "
-        f"FROM ({per_visit}) AS p) AS t GROUP BY loose, {names} "
-        f"ORDER BY loose DESC, people DESC, {order} LIMIT {LIMIT}"
+        f"SELECT {names}, count(DISTINCT person) AS people FROM (SELECT person, {picks} "
+        f"FROM ({per_visit}) AS p) AS t GROUP BY {names} ORDER BY {order} LIMIT {LIMIT}"
     )
 
 
@@ -72,11 +76,11 @@ def journeys(
 ) -> list[dict[str, Any]]:
     q = Query(d, site_id, span, filters)
     rows = run(_sql(q, start, direction, depth, exact=False), q.p.values)
-    if rows and rows[0][0]:  # a visit the cheaper key does not order exactly: the exact one
+    if rows and d.near is not None and "" in rows[0][:-1]:  # a loose step: the exact key answers
         q = Query(d, site_id, span, filters)
         rows = run(_sql(q, start, direction, depth, exact=True), q.p.values)
     paths: list[dict[str, Any]] = []
-    for _, *values, people in rows:
+    for *values, people in rows:
         shown: list[str] = []
         for item in values:
             if item is None or item == "":

@@ -37,16 +37,17 @@ class Dialect:
     # The time and the id of a ``sequence`` value "{k}".
     sequence_time: str
     sequence_id: str
-    # Near an event whose ``sequence`` value is ("t0", "i0"): a cheaper key ordering the events of
-    # its visit as ``sequence`` does (``near``), exact unless ``loose`` holds for one of them.
-    # DuckDB's top-n aggregates compare a 64-bit integer several times faster than a 128-bit one
-    # (a string value's copies aside, the 128-bit key was half of a journey's top-n cost).
-    near: str
-    loose: str
     bit_or: str  # the bitwise OR of a group's "{value}"s (non-negative integers)
     # How many of the bits "{column} & {mask}" (mask = 2^k - 1) a group sets: linear counting's
     # input for unique visitors of big spans (``reports.counting``); None: count exactly.
     bitmap: str | None = None
+    # Near an event whose ``sequence`` value is ("t0", "i0"): a cheaper key ordering the events of
+    # its visit as ``sequence`` does (``near``), exact unless ``loose`` holds for one of them.
+    # DuckDB's top-n aggregates compare a 64-bit integer several times faster than a 128-bit one
+    # (a string value's copies aside, the 128-bit key was half of a journey's top-n cost). None:
+    # ``sequence`` is cheap enough.
+    near: str | None = None
+    loose: str | None = None
 
     def param(self, name: str, kind: str) -> str:
         """The placeholder of parameter ``name`` whose ClickHouse type is ``kind``."""
@@ -88,12 +89,12 @@ DUCKDB = Dialect(
     sequence="(CAST(time AS HUGEINT) * 18446744073709551616 + id)",
     sequence_time="CAST({k} >> 64 AS BIGINT)",
     sequence_id="CAST({k} & 18446744073709551615 AS BIGINT)",
-    # 2^21 ids either side of i0 and 2^42 microseconds (50 days) either side of t0: beyond those the
-    # key is clamped, still ordered by time but no longer by id among equal times (``loose``).
-    near="(least(greatest(time - t0, -4398046511103), 4398046511103) * 2097152 "
-    "+ least(greatest(id - i0, -1048576), 1048575))",
-    loose="(time - t0 NOT BETWEEN -4398046511103 AND 4398046511103 "
-    "OR id - i0 NOT BETWEEN -1048576 AND 1048575)",
+    # 2^25 ids either side of i0 and 2^37 microseconds (38 hours) either side of t0: beyond those
+    # the key is clamped, still ordered by time but no longer by id among equal times (``loose``).
+    near="(least(greatest(time - t0, -137438953471), 137438953471) * 67108864 "
+    "+ least(greatest(id - i0, -33554432), 33554431))",
+    loose="(time - t0 NOT BETWEEN -137438953471 AND 137438953471 "
+    "OR id - i0 NOT BETWEEN -33554432 AND 33554431)",
     bit_or="bit_or({value})",
     bitmap="bit_count(bitstring_agg(({column} & {mask})::INTEGER, 0, {mask}))",
 )
@@ -118,8 +119,6 @@ CLICKHOUSE = Dialect(
     sequence="(time, id)",
     sequence_time="tupleElement({k}, 1)",
     sequence_id="tupleElement({k}, 2)",
-    near="(time, id)",
-    loose="false",
     bit_or="groupBitOr({value})",
 )
 
