@@ -172,15 +172,19 @@ def test_the_rates_denominator_is_the_dashboard_summarys_visitors(
     assert found.visitors[CHOSEN.index(next(g for g in CHOSEN if g.name == "Any page"))] <= summary * 1.01
 
 
+@pytest.mark.parametrize("total", [1 << 18, 1 << 21])
 def test_too_many_goal_classes_for_the_bitmaps_are_counted_exactly(
-    store: tuple[duckdb.DuckDBPyConnection, list[Event]], monkeypatch: pytest.MonkeyPatch
+    store: tuple[duckdb.DuckDBPyConnection, list[Event]], monkeypatch: pytest.MonkeyPatch, total: int
 ) -> None:
+    """Known before the tally (the custom events' groups alone pass the bound: the tally makes no
+    bitmaps) or after it (the pageviews' classes and the groups together pass it)."""
     con, rows = store
     monkeypatch.setattr(counting, "EXACT_BELOW", 1_000)
-    monkeypatch.setattr(goal_bitmaps, "MAX_TOTAL", 1 << 18)
+    monkeypatch.setattr(goal_bitmaps, "MAX_TOTAL", total)
     seen: list[str] = []
     got = _panel(con, Filters(), seen)
-    assert not any("::BLOB" in sql for sql in seen)
+    assert ("::BLOB" in seen[-2]) == (total > 1 << 18)  # the tally's groups' bitmaps
+    assert "count(DISTINCT visitor)" in seen[-1] and "::BLOB" not in seen[-1]
     want = oracle.expected_goals(rows, SPAN, RULES, {})
     assert {i: {k: v for k, v in r.items() if k != "conversion_rate"} for i, r in got.items()} == {
         i: {k: v for k, v in r.items() if k != "conversion_rate"} for i, r in want.items()
