@@ -164,22 +164,47 @@ def test_a_saturated_bitmap_reads_as_a_floor_not_an_infinite_estimate() -> None:
     assert unique.read(size // 2) == round(size * 0.6931471805599453)
 
 
-@pytest.mark.parametrize("dimension", ["page", "browser"])
-def test_a_table_under_a_filter_on_events_is_one_query_that_counts_exactly(
-    store: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch, dimension: str
+def test_a_visit_table_under_a_filter_on_events_is_one_query_that_counts_exactly(
+    store: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(counting, "EXACT_BELOW", 1_000)
     seen: list[str] = []
     span = (START, START + timedelta(days=DAYS))
-    run = logged_run(store, seen)
     chosen = Filters(page="/")
-    rows, _ = tables.breakdown(run, DUCKDB, SITE, span, chosen, dimension, "visitors", queries.Page())
+    rows, _ = tables.breakdown(
+        logged_run(store, seen), DUCKDB, SITE, span, chosen, "browser", "visitors", queries.Page()
+    )
     assert len(seen) == 1  # the filter's semi-join over the events runs once
     assert "bitstring_agg" not in seen[0]
-    column = "path" if dimension == "page" else "browser"
-    table = "events" if dimension == "page" else "visits"
-    exact = store.execute(f"SELECT {column}, count(DISTINCT visitor) FROM {table} GROUP BY 1").fetchall()
+    exact = store.execute("SELECT browser, count(DISTINCT visitor) FROM visits GROUP BY 1").fetchall()
     assert {row["value"]: row["visitors"] for row in rows} == dict(exact)
+
+
+@pytest.mark.parametrize("chosen", [Filters(page="/"), Filters(rules=(Filter("browser", IS, "Safari"),))])
+def test_a_filtered_pages_table_reads_the_selection_once_and_estimates_the_shown_pages_visitors(
+    store: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch, chosen: Filters
+) -> None:
+    """Ranked and counted in one query over the selected visits' events (read once), after one
+    count of the span's visits that sizes the bitmaps."""
+    monkeypatch.setattr(counting, "EXACT_BELOW", 1_000)
+    seen: list[str] = []
+    span = (START, START + timedelta(days=DAYS))
+    rows, more = tables.breakdown(
+        logged_run(store, seen), DUCKDB, SITE, span, chosen, "page", "pageviews", queries.Page()
+    )
+    reading = [sql for sql in seen if "FROM events" in sql]
+    assert len(reading) == 1
+    assert "bitstring_agg" in reading[0]
+    assert not more
+    browsers = "" if chosen.page else "WHERE browser = 'Safari'"
+    exact = store.execute(
+        "SELECT count(DISTINCT visitor), count(*) FROM events WHERE name = 'pageview' AND visit IN "
+        f"(SELECT visit FROM visits {browsers})"
+    ).fetchall()[0]
+    [row] = rows
+    assert row["value"] == "/"
+    assert row["pageviews"] == exact[1]
+    assert abs(row["visitors"] - exact[0]) / exact[0] < 0.01, (row, exact)
 
 
 def test_the_estimate_counts_visitors_whose_visit_began_before_the_span(

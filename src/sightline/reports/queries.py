@@ -51,6 +51,7 @@ class Query:
         self.d = dialect
         self.p = Params(dialect)
         self.filters = filters
+        self.site_id, self.span = site_id, span
         self.site = self.p.bind(site_id)
         self.a = self.p.bind(micros(span[0]))
         self.b = self.p.bind(micros(span[1]))
@@ -153,15 +154,18 @@ def totals(run: Run, d: Dialect, site_id: int, span: Span, filters: Filters) -> 
     return figures
 
 
-def selection(run: Run, d: Dialect, site_id: int, span: Span, groups: int = 1) -> counting.Visitors:
+def selection(
+    run: Run, d: Dialect, site_id: int, span: Span, groups: int = 1, whole: bool = False
+) -> counting.Visitors:
     """How to count the unique visitors of the visits filters select, in ``groups`` groups (time
-    buckets): a bitmap each when the span holds enough visits for counting's threshold (all of
-    them: as many as a selection can hold; one count of the span's visits decides), else exactly."""
+    buckets sharing them, or with ``whole`` a table's values, each of which may hold them all): a
+    bitmap each when the span holds enough visits for counting's threshold (all of them: as many
+    as a selection can hold; one count of the span's visits decides), else exactly."""
     if d.bitmap is None:
         return counting.EXACT
     q = Query(d, site_id, span, Filters())
     visits = int(run(f"SELECT count(*) FROM {d.visits} WHERE {q.selected()}", q.p.values)[0][0] or 0)
-    return counting.per_value(d, visits, groups, room=visits // max(1, groups))
+    return counting.per_value(d, visits, groups, room=visits if whole else visits // max(1, groups))
 
 
 def _visitors_in(run: Run, d: Dialect, site_id: int, span: Span, visits: dict[str, int]) -> dict[str, int]:

@@ -21,7 +21,17 @@ from typing import Any
 from sightline.autocapture.events import MEASUREMENTS
 from sightline.reports import counting
 from sightline.reports.filters import VISIT_FILTERS
-from sightline.reports.queries import FIGURES, VISIT_COLUMNS, Filters, Page, Query, Run, Span, figures_of
+from sightline.reports.queries import (
+    FIGURES,
+    VISIT_COLUMNS,
+    Filters,
+    Page,
+    Query,
+    Run,
+    Span,
+    figures_of,
+    selection,
+)
 from sightline.store.dialects import Dialect
 from sightline.store.schema import PAGEVIEW
 
@@ -174,7 +184,9 @@ def _event_breakdown(run: Run, q: Query, dim: str, page: Page) -> list[dict[str,
     else:
         column, where, count_name = "name", f"name NOT IN ('{PAGEVIEW}', {_MEASUREMENTS})", "events"
     condition = q.events(where) + _search(q, column, page)
-    if q.d.bitmap is None or _selects_by_events(q):  # one pass: the selection is the costly part
+    if q.d.bitmap is not None and q.filters:
+        return _ranked_once(run, q, column, condition, count_name, page)
+    if q.d.bitmap is None:  # one pass: ClickHouse counts distinct values fast
         query = (
             f"SELECT {column} AS value, count(*) AS n, count(DISTINCT visitor) AS people FROM events "
             f"WHERE {condition} GROUP BY {column} ORDER BY n DESC, value{_window(page)}"
@@ -206,6 +218,26 @@ def _event_breakdown(run: Run, q: Query, dim: str, page: Page) -> list[dict[str,
         _event_row(value, unique.read(people.get(k)), count_name, int(n))
         for k, (value, n) in enumerate(ranked)
     ]
+
+
+def _ranked_once(
+    run: Run, q: Query, column: str, condition: str, count_name: str, page: Page
+) -> list[dict[str, Any]]:
+    """Pages or custom events of the visits filters select, in one query that reads the selection
+    once: its rows kept (the semi-join over the span's events is the costly part), ranked by their
+    count, and unique visitors counted for the shown values only, on a bitmap each when the span
+    holds enough visits (``selection``). Page /pricing, 30 days, 10 M events: 641 -> 480 ms of CPU
+    (every path's exact distinct visitors before)."""
+    unique = selection(run, q.d, q.site_id, q.span, int(page.limit) + 1, whole=True)
+    chosen = f"SELECT {column} AS value, visitor FROM events WHERE {condition}"
+    ranked = f"SELECT value, count(*) AS n FROM sel GROUP BY value ORDER BY n DESC, value{_window(page)}"
+    found = run(
+        f"WITH sel AS MATERIALIZED ({chosen}), ranked AS ({ranked}) "
+        f"SELECT r.value, r.n, {unique.sql} FROM sel JOIN ranked AS r ON sel.value = r.value "
+        "GROUP BY r.value, r.n ORDER BY r.n DESC, r.value",
+        q.p.values,
+    )
+    return [_event_row(value, unique.read(people), count_name, int(n)) for value, n, people in found]
 
 
 def _prop_breakdown(run: Run, q: Query, name: str, page: Page) -> list[dict[str, Any]]:
