@@ -69,3 +69,15 @@ def test_closing_sends_what_is_held_first() -> None:
     assert transport.closed
     assert one.is_closing()
     assert one.get_extra_info("sockname") == ("127.0.0.1", 8000)  # the rest is the transport's
+
+
+def test_a_head_held_for_a_client_that_left_is_dropped_without_an_error() -> None:
+    async def answer() -> Recorded:
+        transport = Recorded()
+        one = OneWrite(transport, asyncio.get_running_loop())  # type: ignore[arg-type]
+        one.write(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n")
+        transport.closed = True  # the connection was lost before the loop's next turn
+        await asyncio.sleep(0)
+        return transport
+
+    assert asyncio.run(answer()).writes == []

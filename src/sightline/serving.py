@@ -228,7 +228,8 @@ class OneWrite:
         held = self._held
         if held is not None:
             self._held = None
-            self._transport.write(held)
+            if not self._transport.is_closing():  # the client left meanwhile: nobody to send to
+                self._transport.write(held)
 
     def close(self) -> None:
         self._release()
