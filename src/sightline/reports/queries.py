@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sightline.reports import counting, rules
@@ -52,6 +52,7 @@ class Query:
         self.p = Params(dialect)
         self.filters = filters
         self.site_id, self.span = site_id, span
+        self.until: str | None = None  # the last event of the span's visits (``bound``)
         self.site = self.p.bind(site_id)
         self.a = self.p.bind(micros(span[0]))
         self.b = self.p.bind(micros(span[1]))
@@ -123,12 +124,22 @@ class Query:
         return f"SELECT visit FROM events WHERE {self._their_time()} AND {condition}"
 
     def _their_time(self) -> str:
-        """The events from the span's start to the last event of the visits that started in it:
-        every event a selected visit can have (without the bound, a comparison's earlier period read
-        every later event: twice the rows at 30 days)."""
-        span = f"site_id = {self.site} AND start >= {self.a} AND start < {self.b}"
-        until = f"SELECT max(last) FROM {self.d.visits} WHERE {span}"
-        return f"site_id = {self.site} AND time >= {self.a} AND time <= ({until})"
+        """The events a selected visit can have: from the span's start on, and up to the last event
+        of the visits that started in it once ``bound`` has read it."""
+        until = f" AND time <= {self.until}" if self.until else ""
+        return f"site_id = {self.site} AND time >= {self.a}{until}"
+
+    def bound(self, run: Run) -> None:
+        """With filters on a span that ended over an hour ago, reads the last event of the visits
+        that started in it, so that a filter's reads stop there: a comparison's earlier period read
+        every later event (twice the rows at 30 days). A span that reaches now has no event after
+        it, and a bound in the SQL itself (a scalar subquery) cost more than it saved there."""
+        by_events = any(rule.name not in VISIT_FILTERS for rule in self.filters.rules)
+        if not by_events or self.span[1] > datetime.now(UTC) - timedelta(hours=1):
+            return
+        q = Query(self.d, self.site_id, self.span, Filters())
+        last = run(f"SELECT max(last) FROM {self.d.visits} WHERE {q.selected()}", q.p.values)[0][0]
+        self.until = self.bind(int(last if last is not None else micros(self.span[0])))
 
     def events(self, *extra: str) -> str:
         """The span's events; with filters, every event of the selected visits."""
@@ -144,6 +155,7 @@ def figures_of(row: Sequence[Any]) -> dict[str, int]:
 
 def totals(run: Run, d: Dialect, site_id: int, span: Span, filters: Filters) -> dict[str, int]:
     q = Query(d, site_id, span, filters)
+    q.bound(run)
     unique = selection(run, d, site_id, span) if filters else counting.EXACT
     # Without filters, visitors come from the span's events below: not counted twice.
     sums = ", ".join(q.sums(visitors=bool(filters), unique=unique))

@@ -62,6 +62,7 @@ def _visits(
     whole = (spans[0][0], spans[-1][1])
     unique = selection(run, d, site_id, whole, len(spans)) if filters else counting.EXACT
     q = Query(d, site_id, whole, filters)
+    q.bound(run)
     points = [figures_of((0, 0, 0, 0, 0)) for _ in spans]
     sums = ", ".join(q.sums(visitors=bool(filters), unique=unique))
     query = f"SELECT {bucket(q, spans, 'start')} AS i, {sums} FROM {d.visits} WHERE {q.selected()} GROUP BY i"

@@ -1,0 +1,74 @@
+"""A filter on events of a past span reads events only up to the last event of the span's visits,
+and still selects a visit whose matching event came after the span's end."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import duckdb
+
+from sightline.reports import queries, timeseries
+from sightline.reports.filters import Filters
+from sightline.store import schema
+from sightline.store.dialects import DUCKDB
+from sightline.store.feed import key_of, micros
+from tests.reports.logged import logged_run
+
+SITE = 1
+DAY = datetime(2026, 3, 2, tzinfo=UTC)  # long past: the span is bounded
+MINUTE = 60_000_000
+
+
+def _store() -> duckdb.DuckDBPyConnection:
+    """Three visits: one inside the day that views /pricing; one that begins ten minutes before the
+    day ends and views /pricing twenty minutes after it; one the next day, also on /pricing."""
+    con = duckdb.connect()
+    for statement in schema.DUCKDB:
+        con.execute(statement)
+    end = micros(DAY + timedelta(days=1))
+    visits = {
+        "inside": [(end - 600 * MINUTE, "/"), (end - 590 * MINUTE, "/pricing")],
+        "across": [(end - 10 * MINUTE, "/"), (end + 20 * MINUTE, "/pricing")],
+        "after": [(end + 600 * MINUTE, "/pricing")],
+    }
+    n = 0
+    for name, views in visits.items():
+        key = key_of(SITE, name)
+        for at, path in views:
+            n += 1
+            con.execute(
+                "INSERT INTO events VALUES ($site, $t, $n, $k, $k, 'pageview', $path, [], $s, '(none)', "
+                "'', '', '', 'Chrome', 'Linux', 'desktop', '(none)', '', '')",
+                {"site": SITE, "t": at, "n": n, "k": key, "path": path, "s": views[0][0]},
+            )
+        start, last = views[0][0], views[-1][0]
+        con.execute(
+            "INSERT INTO visits VALUES ($site, $k, $k, $s, $s, $last, $pv, 0, '/', $s, '/pricing', $last, "
+            "'(none)', '', '', '', 'Chrome', 'Linux', 'desktop', '(none)', '', '', $n)",
+            {"site": SITE, "k": key, "s": start, "last": last, "pv": len(views), "n": n},
+        )
+    return con
+
+
+def test_a_past_spans_page_filter_keeps_a_visit_whose_page_came_after_the_span_and_reads_no_further() -> None:
+    con = _store()
+    seen: list[str] = []
+    span = (DAY, DAY + timedelta(days=1))
+    figures = queries.totals(logged_run(con, seen), DUCKDB, SITE, span, Filters(page="/pricing"))
+    assert figures["visits"] == 2  # inside and across; after began the next day
+    assert figures["visitors"] == 2
+    assert figures["pageviews"] == 4
+    assert any("time <= $" in sql for sql in seen)  # bounded by the last event of the day's visits
+    points = timeseries.series(logged_run(con, []), DUCKDB, SITE, [span], Filters(page="/pricing"))
+    assert points[0]["visits"] == 2
+    assert points[0]["visitors"] == 2
+
+
+def test_a_span_reaching_now_is_not_bounded() -> None:
+    con = _store()
+    seen: list[str] = []
+    now = datetime.now(UTC)
+    queries.totals(
+        logged_run(con, seen), DUCKDB, SITE, (now - timedelta(days=1), now), Filters(page="/pricing")
+    )
+    assert not any("time <= $" in sql for sql in seen)
