@@ -207,12 +207,15 @@ def test_a_filtered_pages_table_reads_the_selection_once_and_estimates_the_shown
     assert abs(row["visitors"] - exact[0]) / exact[0] < 0.01, (row, exact)
 
 
+@pytest.mark.parametrize("late", [False, True], ids=["in order", "first event fed last"])
 def test_the_estimate_counts_visitors_whose_visit_began_before_the_span(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, late: bool
 ) -> None:
     """The estimate reads the visits that started in the span and the span's events of visits that
     started before it: a visitor seen only in the span's first minutes, on a visit begun the night
-    before, is counted, and one seen only before the span is not."""
+    before, is counted, and one seen only before the span is not; also when the visit's event
+    before midnight reached the server after the one after it (that event was fed as the start of
+    its visit, ``late``)."""
     monkeypatch.setattr(counting, "EXACT_BELOW", 1_000)
     con = duckdb.connect()
     for statement in schema.DUCKDB:
@@ -228,7 +231,7 @@ def test_the_estimate_counts_visitors_whose_visit_began_before_the_span(
     events, visits = [], []
     for who, began, times in rows:
         visitor = key_of(SITE, f"crossing-{who}")
-        events += [(visitor, time, began) for time in times]
+        events += [(visitor, time, time if late else began) for time in times]
         visits.append((visitor, began, times[-1], len(times)))
     con.execute(
         "INSERT INTO events SELECT $site, t, row_number() OVER (), v, v, 'pageview', '/', [], began, "

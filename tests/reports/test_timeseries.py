@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 import duckdb
 import pytest
 
-from sightline.reports import counting, timeseries
+from sightline.reports import counting, queries, timeseries
 from sightline.reports.filters import Filters
 from sightline.store import schema
 from sightline.store.dialects import DUCKDB
@@ -131,6 +131,6 @@ def test_a_big_series_counts_every_spans_pageviews_exactly_and_its_visitors_with
 
 
 def test_stretches_merge_overlapping_ranges_and_give_up_past_the_limit() -> None:
-    assert timeseries._stretches([(5, 9), (1, 3), (4, 4), (20, 30), (25, 26)]) == [(1, 9), (20, 30)]
-    many = [(i * 10, i * 10 + 1) for i in range(timeseries.MAX_RANGES + 1)]
-    assert timeseries._stretches(many) == [(0, timeseries.MAX_RANGES * 10 + 1)]
+    assert queries.stretches([(5, 9), (1, 3), (4, 4), (20, 30), (25, 26)]) == [(1, 9), (20, 30)]
+    many = [(i * 10, i * 10 + 1) for i in range(queries.MAX_RANGES + 1)]
+    assert queries.stretches(many) == [(0, queries.MAX_RANGES * 10 + 1)]

@@ -42,6 +42,7 @@ VISIT_COLUMNS = {
     "exit": "exit",
 }
 VIEWED = f"name = '{PAGEVIEW}'"
+MAX_RANGES = 64  # stretches of time read for the events of visits crossing an edge; more: one
 
 
 class Query:
@@ -182,25 +183,61 @@ def selection(
 
 def _visitors_in(run: Run, d: Dialect, site_id: int, span: Span, visits: dict[str, int]) -> dict[str, int]:
     """Unique visitors and pageviews of the span's events (``visits``: the figures of the visits
-    that started in it, whose pageviews size the count). Counted exactly, the events are read; estimated (a
-    big span), the visitors of the visits that started in the span and of the span's events whose
-    visit started before it (fed with ``visit_start``): the same visitors in a third of the rows,
-    except a visit whose earlier events reached the server after its later ones across the span's
-    start, whose visitor may be missed (docs/reports.md)."""
+    that started in it, whose pageviews size the count). Counted exactly, the events are read.
+    Estimated (a big span), from the visits that started in the span, plus the events of the few
+    visits that cross its edges (begun before it, or going on past its end; a visit's events all
+    fall between its start and last event): their visitors, and their pageviews counted inside the
+    span instead of their visit's whole ``pageviews``. A third of the rows; pageviews exact, and no
+    visitor missed when a visit's events reached the server out of order (``timeseries``)."""
     q = Query(d, site_id, span, Filters())
     unique = counting.visitors(d, visits["pageviews"])
-    viewed = f"sum(CASE WHEN name = '{PAGEVIEW}' THEN 1 ELSE 0 END)"
+    viewed = f"CASE WHEN name = '{PAGEVIEW}' THEN 1 ELSE 0 END"
     if unique is counting.EXACT:
-        sql = f"SELECT {unique.sql}, {viewed} FROM events WHERE {q.events()}"
-    else:
-        who = (
-            f"SELECT visitor FROM {d.visits} WHERE {q.selected()} "
-            f"UNION ALL SELECT visitor FROM events WHERE {q.events()} AND visit_start < {q.a}"
-        )
-        views = f"SELECT {viewed} FROM events WHERE {q.events()}"
-        sql = f"SELECT (SELECT {unique.sql} FROM ({who}) AS w), ({views})"
-    visitors, pageviews = run(sql, q.p.values)[0]
-    return {"visitors": unique.read(visitors), "pageviews": int(pageviews or 0)}
+        sql = f"SELECT {unique.sql}, sum({viewed}) FROM events WHERE {q.events()}"
+        visitors, pageviews = run(sql, q.p.values)[0]
+        return {"visitors": unique.read(visitors), "pageviews": int(pageviews or 0)}
+    crossing = run(
+        f"SELECT visit, start, last, pageviews FROM {d.visits} WHERE site_id = {q.site} AND start < {q.b} "
+        f"AND last >= {q.a} AND (start < {q.a} OR last >= {q.b})",
+        q.p.values,
+    )
+    q = Query(d, site_id, span, Filters())
+    who = f"SELECT visitor, 0 AS pv FROM {d.visits} WHERE {q.selected()}"
+    if crossing:
+        who += f" UNION ALL SELECT visitor, {viewed} FROM ({events_of(q, crossing)}) AS e"
+    visitors, viewed_there = run(f"SELECT {unique.sql}, sum(pv) FROM ({who}) AS w", q.p.values)[0]
+    begun = micros(span[0])  # the crossing visits' pageviews count where each pageview is
+    pageviews = visits["pageviews"] - sum(int(pv) for _, start, _, pv in crossing if int(start) >= begun)
+    return {"visitors": unique.read(visitors), "pageviews": pageviews + int(viewed_there or 0)}
+
+
+def events_of(q: Query, crossing: Sequence[tuple[Any, ...]]) -> str:
+    """The events (time, visitor, visit, name) inside ``q``'s span of the visits ``crossing``
+    lists (rows of visit, start, last, ...), read from the stretches of time those visits cover."""
+    first, end = micros(q.span[0]), micros(q.span[1])
+    keys = q.bind([int(visit) for visit, *_ in crossing])
+    covered = stretches([(max(int(row[1]), first), min(int(row[2]), end - 1)) for row in crossing])
+    reads = " UNION ALL ".join(
+        f"SELECT time, visitor, visit, name FROM events WHERE site_id = {q.site} "
+        f"AND time >= {q.bind(a)} AND time <= {q.bind(b)}"
+        for a, b in covered
+    )
+    listed = q.d.explode(f"CAST({keys} AS {q.d.uint64}[])")
+    return f"SELECT * FROM ({reads}) AS r WHERE visit IN (SELECT {listed})"
+
+
+def stretches(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The stretches of time (inclusive) that cover ``ranges``, overlapping ones merged; one
+    stretch of all of them when there would be more than ``MAX_RANGES``."""
+    merged: list[list[int]] = []
+    for a, b in sorted(ranges):
+        if merged and a <= merged[-1][1] + 1:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    if len(merged) > MAX_RANGES:
+        return [(merged[0][0], max(b for _, b in merged))]
+    return [(a, b) for a, b in merged]
 
 
 def bucket(q: Query, spans: Sequence[Span], column: str) -> str:

@@ -25,13 +25,12 @@ from sightline.reports.queries import (
     Span,
     bucket,
     edge_after,
+    events_of,
     figures_of,
     selection,
 )
 from sightline.store.dialects import Dialect
 from sightline.store.epoch import micros
-
-MAX_RANGES = 64  # stretches of time read for the crossing visits' events; more: the whole period
 
 
 def series(
@@ -107,22 +106,14 @@ def _estimated(
     )
     points = [figures_of((0, 0, 0, 0, 0)) for _ in spans]
     if crossing:
-        first, end = micros(spans[0][0]), micros(spans[-1][1])
+        first = micros(spans[0][0])
         edges = [micros(a) for a, _ in spans]
         for _, start, _, pageviews in crossing:  # their pageviews count where each pageview is
             if int(start) >= first:
                 points[bisect.bisect_right(edges, int(start)) - 1]["pageviews"] -= int(pageviews)
-        keys = q.bind([int(visit) for visit, _, _, _ in crossing])
-        stretches = _stretches([(max(int(s), first), min(int(e), end - 1)) for _, s, e, _ in crossing])
-        reads = " UNION ALL ".join(
-            f"SELECT time, visitor, visit, name FROM events WHERE site_id = {q.site} "
-            f"AND time >= {q.bind(s)} AND time <= {q.bind(e)}"
-            for s, e in stretches
-        )
         rows += (
             f" UNION ALL SELECT {bucket(q, spans, 'time')} AS i, visitor, 0, "
-            f"CASE WHEN {VIEWED} THEN 1 ELSE 0 END, "
-            f"0, 0 FROM ({reads}) AS e WHERE visit IN (SELECT {d.explode(f'CAST({keys} AS {d.uint64}[])')})"
+            f"CASE WHEN {VIEWED} THEN 1 ELSE 0 END, 0, 0 FROM ({events_of(q, crossing)}) AS e"
         )
     query = (
         f"SELECT i, {unique.sql}, sum(n), sum(pv), sum(bounce), sum(duration) FROM ({rows}) AS u GROUP BY i"
@@ -133,17 +124,3 @@ def _estimated(
         figures["pageviews"] += point["pageviews"]
         points[int(i) - 1] = figures
     return points
-
-
-def _stretches(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The stretches of time (inclusive) that cover ``ranges``, overlapping ones merged; one
-    stretch of all of them when there would be more than ``MAX_RANGES``."""
-    merged: list[list[int]] = []
-    for a, b in sorted(ranges):
-        if merged and a <= merged[-1][1] + 1:
-            merged[-1][1] = max(merged[-1][1], b)
-        else:
-            merged.append([a, b])
-    if len(merged) > MAX_RANGES:
-        return [(merged[0][0], max(b for _, b in merged))]
-    return [(a, b) for a, b in merged]
