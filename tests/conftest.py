@@ -14,6 +14,7 @@ from playwright.sync_api import expect
 
 from sightline.storage import Database, open_database
 from tests.support import sharing
+from tests.support.browser import close_kept
 from tests.support.objectstore import ObjectStore
 from tests.support.postgres import PostgresServer
 from tests.support.server import LiveServer, create_owner
@@ -183,10 +184,18 @@ def shared_servers(request: pytest.FixtureRequest) -> Iterator[None]:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
     """After the last test of a run of modules sharing servers (its module's fixtures torn down),
-    the shared servers stop: none idles while other modules run."""
+    the shared servers stop: none idles while other modules run. So does the kept Chromium after
+    the last of a run of modules using a browser."""
     yield
     if nextitem is None or not sharing.shares(nextitem.nodeid):
         sharing.stop_all()
+    # The kept Chromium closes before a test of another module that uses no browser: Playwright's
+    # driver keeps an event loop running in this thread, where asyncio.run() would then refuse to run.
+    if nextitem is None or (
+        nextitem.nodeid.split("::", 1)[0] != item.nodeid.split("::", 1)[0]
+        and "browser" not in getattr(nextitem, "fixturenames", ())
+    ):
+        close_kept()
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:

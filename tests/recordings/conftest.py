@@ -6,12 +6,12 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page
 
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, owner_of
 from tests.recordings.helpers import RecordingSite, recording_site
 from tests.recordings.pages import recorded_shop
-from tests.support.browser import DESKTOP_CHROME, ensure_built, launch
+from tests.support.browser import DESKTOP_CHROME, ensure_built, kept_chromium
 from tests.support.server import LiveServer, create_owner
 from tests.support.shop import Shop
 
@@ -44,16 +44,8 @@ def owner_client(server: LiveServer) -> Iterator[httpx.Client]:
 
 
 @pytest.fixture(scope="module")
-def playwright() -> Iterator[Playwright]:
-    with sync_playwright() as pw:
-        yield pw
-
-
-@pytest.fixture(scope="module")
-def browser(playwright: Playwright, built: None) -> Iterator[Browser]:
-    chromium = launch(playwright)
-    yield chromium
-    chromium.close()
+def browser(built: None) -> Browser:
+    return kept_chromium()
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
-"""The browser fixtures of the console tests (one Chromium per module), shared with the reports page tests."""
+"""The browser fixtures of the console tests (the process's kept Chromium), shared with the reports pages."""
 
-from tests.web.conftest import browser, console, playwright
+from tests.web.conftest import browser, console
 
-__all__ = ["browser", "console", "playwright"]
+__all__ = ["browser", "console"]

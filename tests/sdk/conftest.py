@@ -1,5 +1,5 @@
 """Fixtures of the browser SDK tests: one Sightline server per database engine for the whole package,
-one headless Chromium per module, a customer shop on its own origin per test, a site for that shop,
+the test process's headless Chromium, a customer shop on its own origin per test, a site for that shop,
 and a view of the stored events."""
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
 """Headless Chromium as every browser test and benchmark launches it, and the front-end builds they load.
 
 Debian's Chromium, driven by Playwright; the flags keep it off the (absent) network. Pages are
-watched: a page error or an unhandled rejection fails the test that caused it.
+watched: a page error or an unhandled rejection fails the test that caused it. A test process keeps
+one Chromium (``kept_chromium``) while its modules in a row use a browser; each test browses in
+contexts of its own.
 """
 
 from __future__ import annotations
@@ -11,10 +13,10 @@ import hashlib
 import subprocess
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from playwright.sync_api import Browser, Page, Playwright
+from playwright.sync_api import Browser, Error, Page, Playwright, sync_playwright
 
 from tests.support import waits
 
@@ -34,6 +36,37 @@ def launch(playwright: Playwright) -> Browser:
     """Chromium browsing as desktop Chrome from launch on (contexts set the same user agent)."""
     args = [*CHROMIUM_ARGS, f"--user-agent={DESKTOP_CHROME}"]
     return playwright.chromium.launch(executable_path=CHROMIUM, args=args, timeout=waits.START * 1000)
+
+
+class _Kept:
+    """The Playwright driver and Chromium of this test process, while tests use them."""
+
+    playwright: Playwright | None = None
+    browser: Browser | None = None
+
+
+def kept_chromium() -> Browser:
+    """This test process's Chromium, launched at first use (and again if it died), kept while the
+    modules that follow use a browser (``close_kept`` in tests/conftest.py): a Playwright driver and
+    a Chromium launched per module cost 1.5 s of CPU each time. Tests browse in contexts of their
+    own, so nothing of a page (cookies, storage, cache) outlives its test."""
+    if _Kept.browser is not None and _Kept.browser.is_connected():
+        return _Kept.browser
+    if _Kept.playwright is None:
+        _Kept.playwright = sync_playwright().start()
+    _Kept.browser = launch(_Kept.playwright)
+    return _Kept.browser
+
+
+def close_kept() -> None:
+    """Close the kept Chromium and its driver."""
+    browser, playwright = _Kept.browser, _Kept.playwright
+    _Kept.browser = _Kept.playwright = None
+    if browser is not None:
+        with suppress(Error):
+            browser.close()
+    if playwright is not None:
+        playwright.stop()
 
 
 def _newest_source(package: Path) -> float:

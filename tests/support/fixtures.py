@@ -1,4 +1,4 @@
-"""Browser fixtures shared by the SDK and widget tests: one Chromium per module with the SDK built,
+"""Browser fixtures shared by the SDK and widget tests: the test process's Chromium with the SDK built,
 a fresh context browsing as desktop Chrome, a watched tab, and a customer shop on its own origin.
 
 A test package's conftest imports the ones it uses.
@@ -9,19 +9,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page
 
-from tests.support.browser import DESKTOP_CHROME, ensure_built, launch, watched
+from tests.support.browser import DESKTOP_CHROME, ensure_built, kept_chromium, watched
 from tests.support.shop import Shop
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
+def browser() -> Browser:
     ensure_built("sdk")
-    with sync_playwright() as playwright:
-        chromium = launch(playwright)
-        yield chromium
-        chromium.close()
+    return kept_chromium()
 
 
 @pytest.fixture

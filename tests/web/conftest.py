@@ -1,4 +1,4 @@
-"""Fixtures of the console browser tests: one headless Chromium per module, pages signed in to the
+"""Fixtures of the console browser tests: the test process's headless Chromium, pages signed in to the
 module's live server, a customer site on loopback, and screenshots kept under test-artifacts/."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 from playwright._impl._api_structures import SetCookieParam
-from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, Playwright, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page
 
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD
-from tests.support.browser import launch
+from tests.support.browser import kept_chromium
 from tests.support.origins import loopback_server
 from tests.support.server import LiveServer
 
@@ -25,16 +25,8 @@ PHONE = {"width": 375, "height": 780}
 
 
 @pytest.fixture(scope="module")
-def playwright() -> Iterator[Playwright]:
-    with sync_playwright() as pw:
-        yield pw
-
-
-@pytest.fixture(scope="module")
-def browser(playwright: Playwright) -> Iterator[Browser]:
-    chromium = launch(playwright)
-    yield chromium
-    chromium.close()
+def browser() -> Browser:
+    return kept_chromium()
 
 
 # The owner session of each server's earlier tabs, reused while valid (Argon2 sign-ins are costly).
