@@ -55,6 +55,11 @@ def store() -> Iterator[duckdb.DuckDBPyConnection]:
         "['Chrome', 'Firefox', 'Safari'][(min(visitor) % 3)::INTEGER + 1], 'Linux', 'desktop', "
         "'(none)', '', '', max(id) FROM events GROUP BY site_id, visit"
     )
+    # Each event carries its visit's start and attributes, as the feed writes them.
+    con.execute(
+        "UPDATE events SET visit_start = v.start, browser = v.browser FROM visits AS v "
+        "WHERE events.visit = v.visit"
+    )
     yield con
     con.close()
 

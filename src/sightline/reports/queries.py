@@ -42,6 +42,8 @@ VISIT_COLUMNS = {
     "exit": "exit",
 }
 VIEWED = f"name = '{PAGEVIEW}'"
+# Filters on attributes every event's row carries as its visit has them (``Query.by_rows``).
+ROW_FILTERS = frozenset(VISIT_FILTERS) - {"entry_page", "exit_page"}
 MAX_RANGES = 64  # stretches of time read for the events of visits crossing an edge; more: one
 
 
@@ -54,6 +56,7 @@ class Query:
         self.filters = filters
         self.site_id, self.span = site_id, span
         self.until: str | None = None  # the last event of the span's visits (``bound``)
+        self.moved: list[int] | None = None  # visits whose events' rows may be stale (``by_rows``)
         self.site = self.p.bind(site_id)
         self.a = self.p.bind(micros(span[0]))
         self.b = self.p.bind(micros(span[1]))
@@ -142,10 +145,40 @@ class Query:
         last = run(f"SELECT max(last) FROM {self.d.visits} WHERE {q.selected()}", q.p.values)[0][0]
         self.until = self.bind(int(last if last is not None else micros(self.span[0])))
 
+    def by_rows(self, run: Run) -> None:
+        """With filters on visit attributes only (source, UTM tags, browser, OS, device, place),
+        lets ``events`` test each event's own row instead of a semi-join with the selected visits
+        (at 100 M events, the pages table under a source filter: 862 -> 500 ms of CPU). An event
+        keeps its visit's attributes, which never change once its first event was fed, and its
+        visit's start as it was when the event was fed: later only an earlier event can move a
+        start, and never past ``born`` (its first event fed). So only a visit whose start moved
+        across the span's start or end can have rows that disagree with it (``start < born``
+        around an edge, read here: usually none); those are selected from the visits table."""
+        if not self.filters or any(rule.name not in ROW_FILTERS for rule in self.filters.rules):
+            return
+        q = Query(self.d, self.site_id, self.span, Filters())
+        moved = run(
+            f"SELECT visit FROM {self.d.visits} WHERE site_id = {q.site} AND start < born "
+            f"AND born >= {q.a} AND start < {q.b}",
+            q.p.values,
+        )
+        self.moved = [int(visit) for (visit,) in moved]
+
     def events(self, *extra: str) -> str:
         """The span's events; with filters, every event of the selected visits."""
         if not self.filters:
             return " AND ".join([f"site_id = {self.site}", f"time >= {self.a}", f"time < {self.b}", *extra])
+        if self.moved is not None:
+            rows = [f"visit_start >= {self.a}", f"visit_start < {self.b}"]
+            rows.extend(self._rule(rule) for rule in self.filters.rules)
+            chosen = " AND ".join(rows)
+            if self.moved:
+                keys = self.d.explode(f"CAST({self.bind(self.moved)} AS {self.d.uint64}[])")
+                chosen = (
+                    f"(({chosen} AND visit NOT IN (SELECT {keys})) OR visit IN (SELECT visit FROM "
+                    f"{self.d.visits} WHERE {self.selected()} AND visit IN (SELECT {keys})))"
+                )
+            return " AND ".join([self._their_time(), chosen, *extra])
         chosen = f"visit IN (SELECT visit FROM {self.d.visits} WHERE {self.selected()})"
         return " AND ".join([self._their_time(), chosen, *extra])
 

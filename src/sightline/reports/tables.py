@@ -183,6 +183,7 @@ def _event_breakdown(run: Run, q: Query, dim: str, page: Page) -> list[dict[str,
         column, where, count_name = "path", f"name = '{PAGEVIEW}'", "pageviews"
     else:
         column, where, count_name = "name", f"name NOT IN ('{PAGEVIEW}', {_MEASUREMENTS})", "events"
+    q.by_rows(run)
     condition = q.events(where) + _search(q, column, page)
     unique = selection(run, q.d, q.site_id, q.span, int(page.limit) + 1, whole=True) if q.filters else None
     if unique is not None and unique is not counting.EXACT:
@@ -243,6 +244,7 @@ def _ranked_once(
 
 def _prop_breakdown(run: Run, q: Query, name: str, page: Page) -> list[dict[str, Any]]:
     """Props of one custom event: ``value`` is ``key\\x1fvalue``."""
+    q.by_rows(run)
     condition = q.events(f"name = {q.bind(name)}")
     search = _search(q, "kv", page)
     query = (
