@@ -1,19 +1,27 @@
 """Reading the durable log (the SQL ``events`` table) in batches, as Arrow tables.
 
 The feeder reads tens of thousands of rows per step. They come through the database driver's own
-cursor (plain tuples, no SQLAlchemy row objects), are turned into columns by one ``zip`` and into
-typed Arrow arrays in C; the event's time becomes microseconds since the epoch, computed by the
-database, or on SQLite, which keeps it as text, parsed by Arrow in C (``strftime`` in the query
-cost about a sixth of the read). (Apache Arrow's ADBC SQLite driver would read Arrow directly,
-but it links a second copy of SQLite into the process, which SQLite's locking does not allow
-beside Python's own.)
+cursor (no SQLAlchemy row objects) and become typed Arrow arrays in C; the event's time becomes
+microseconds since the epoch, computed by the database, or on SQLite, which keeps it as text,
+parsed by Arrow in C (``strftime`` in the query cost about a sixth of the read).
+
+On SQLite each row comes as one text, its columns joined by ``\x1f`` by SQLite's ``printf`` (a
+NULL is empty, which the feed treats as NULL anyway), and Arrow splits them in C: one Python object
+per row instead of one per column, 40 % less CPU for the read (docs/performance.md, session 11).
+A batch where a value holds the separator itself (the count of parts tells) is read again as
+tuples. Ingest refuses NUL characters, which would end a value in ``printf``. (Apache Arrow's ADBC
+SQLite driver would read Arrow directly, but it links a second copy of SQLite into the process,
+which SQLite's locking does not allow beside Python's own: closing one copy's file drops the
+other's locks.) Other databases' rows come as tuples, turned into columns by one ``zip``.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import pyarrow as pa
 import pyarrow.compute as pc
-from sqlalchemy import literal, select
+from sqlalchemy import Select, func, literal, select
 
 from sightline.storage import Database
 from sightline.storage.schema import events
@@ -40,6 +48,7 @@ COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
     ("region", pa.string()),
     ("city", pa.string()),
 )
+SEPARATOR = "\x1f"  # between the columns of a row read as one text (SQLite)
 
 
 class LogReader:
@@ -57,10 +66,32 @@ class LogReader:
             for name, _ in COLUMNS
         ]
         self._query = select(*picked).order_by(e.id)
+        self._joined = (
+            select(func.printf(SEPARATOR.join("%s" for _ in COLUMNS), *picked)).order_by(e.id)
+            if self._text_time
+            else None
+        )
 
     def read(self, after: int, until: int | None, limit: int) -> pa.Table:
         """Up to ``limit`` events with ``after < id <= until``, by id."""
-        query = self._query.where(events.c.id > after)
+        if self._joined is not None:
+            rows = self._fetch(self._joined, after, until, limit)
+            table = self._split([row[0] for row in rows])
+            if table is not None:
+                return table
+        rows = self._fetch(self._query, after, until, limit)
+        if not rows:
+            return pa.table({name: pa.array([], type=kind) for name, kind in COLUMNS})
+        columns = zip(*rows, strict=True)
+        return pa.table(
+            {
+                name: self._times(values) if name == "time" else pa.array(values, type=kind)
+                for (name, kind), values in zip(COLUMNS, columns, strict=True)
+            }
+        )
+
+    def _fetch(self, query: Select[Any], after: int, until: int | None, limit: int) -> list[Any]:
+        query = query.where(events.c.id > after)
         if until is not None:
             query = query.where(events.c.id <= until)
         with self.db.read() as conn:
@@ -71,7 +102,7 @@ class LogReader:
             cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
             try:
                 cursor.execute(sql)
-                rows = cursor.fetchall()
+                rows: list[Any] = cursor.fetchall()
             except Exception:
                 # The driver's own error bypasses SQLAlchemy, which would otherwise hand a dead
                 # connection back to its pool and log the failed reset with a traceback.
@@ -79,15 +110,23 @@ class LogReader:
                 raise
             finally:
                 cursor.close()
-        if not rows:
-            return pa.table({name: pa.array([], type=kind) for name, kind in COLUMNS})
-        columns = zip(*rows, strict=True)
-        return pa.table(
-            {
-                name: self._times(values) if name == "time" else pa.array(values, type=kind)
-                for (name, kind), values in zip(COLUMNS, columns, strict=True)
-            }
-        )
+        return rows
+
+    def _split(self, texts: list[str]) -> pa.Table | None:
+        """The rows' columns from their joined texts; None when a value holds the separator."""
+        parts = pc.split_pattern(pa.array(texts, type=pa.string()), SEPARATOR)
+        if texts and not pc.all(pc.equal(pc.list_value_length(parts), len(COLUMNS))).as_py():
+            return None
+        grid = pa.FixedSizeListArray.from_arrays(pc.list_flatten(parts), len(COLUMNS))
+        columns = {}
+        for index, (name, kind) in enumerate(COLUMNS):
+            values = pc.list_element(grid, index)
+            if name == "time":
+                values = pc.cast(pc.cast(values, pa.timestamp("us")), pa.int64())
+            elif kind != pa.string():
+                values = pc.cast(values, kind)
+            columns[name] = values
+        return pa.table(columns)
 
     def _times(self, values: tuple[object, ...]) -> pa.Array:
         """Microseconds since the epoch, from the database's or from SQLite's text."""
