@@ -29,6 +29,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import duckdb
 import orjson
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from sightline.autocapture.events import PASSIVE
 from sightline.storage import Database
@@ -208,8 +209,9 @@ class Feeder:
         con.register("raw", raw)
         try:
             con.execute(_KEYED)
-            keys, first = con.execute("SELECT list(DISTINCT visit), min(time) FROM b").fetchall()[0]
-            con.register("old", self.engine.visits_of(keys, int(first) - LOOK_BACK))
+            keys = con.sql("SELECT DISTINCT visit FROM b").to_arrow_table().column(0).combine_chunks()
+            first = int(pc.min(raw.column("time")).as_py())
+            con.register("old", self.engine.visits_of(keys, first - LOOK_BACK))
             con.execute(_CONTRIBUTION)
             con.execute(_MERGED)
             event_rows = con.sql(_EVENTS).to_arrow_table()
