@@ -484,7 +484,8 @@ REGISTRY: tuple[Setting, ...] = (
         "number",
         0.5,
         "How often the store process looks for new events in the log when it has caught up; "
-        "while events are waiting it feeds them in batches of 20000 without pause.",
+        "while events are waiting it feeds them without pause, in batches of 20000 events (122880 while "
+        "a backlog of more waits).",
         _positive_float,
     ),
 )

@@ -19,7 +19,7 @@ def main(argv: list[str]) -> int:
     once = "--until-caught-up" in argv[3:]
     db = open_database(database_url, migrate=False)
     engine = open_engine(events_url or None, Path(data_dir), 256)
-    feeder = Feeder(db, engine, batch=400)
+    feeder = Feeder(db, engine, batch=400, backlog=700)
     print("feeding", flush=True)
     while True:
         if not feeder.step():

@@ -70,7 +70,7 @@ def test_every_event_of_the_log_reaches_the_store_once_however_often_it_is_fed(
     db: Database, engine: Engine
 ) -> None:
     _, rows = _seed(db)
-    feeder = Feeder(db, engine, batch=97)
+    feeder = Feeder(db, engine, batch=97, backlog=150)
     assert feeder.catch_up() == len(rows)
     assert feeder.catch_up() == 0
     assert Feeder(db, engine, batch=1000).catch_up() == 0  # a new feeder continues after the watermark
@@ -78,6 +78,21 @@ def test_every_event_of_the_log_reaches_the_store_once_however_often_it_is_fed(
     ids = engine.query("SELECT count(DISTINCT id) FROM events", {})[0][0]
     assert ids == len(rows)
     assert engine.watermark() == max_id(db)
+
+
+def test_a_backlog_is_fed_in_bigger_batches_until_the_log_is_read_to_its_end(
+    db: Database, engine: Engine
+) -> None:
+    _, rows = _seed(db)
+    feeder = Feeder(db, engine, batch=50, backlog=120)
+    steps = []
+    while fed := feeder.step():
+        steps.append((fed, feeder.behind))
+    feeder.close()
+    whole, rest = divmod(len(rows) - 50, 120)
+    assert steps == [(50, True)] + [(120, True)] * whole + ([(rest, False)] if rest else [])
+    assert not feeder.behind
+    assert _count(engine, "events") == len(rows)
 
 
 def test_each_event_keeps_its_time_to_the_microsecond(db: Database, engine: Engine) -> None:
@@ -117,9 +132,9 @@ def test_visits_are_kept_up_to_date_across_batches_with_events_out_of_order(
         )
         for v in helpers.visits_of(rows)[:20]
     ]
-    Feeder(db, engine, batch=50).catch_up()
+    Feeder(db, engine, batch=50, backlog=80).catch_up()
     helpers.insert_events(db, late)
-    Feeder(db, engine, batch=50).catch_up()  # a fresh feeder: every visit is read back
+    Feeder(db, engine, batch=50, backlog=80).catch_up()  # a fresh feeder: every visit is read back
     assert _visits(engine, site) == _expected_visits(site, rows + late)
     assert _count(engine, "visits") == len(helpers.visits_of(rows))
 
@@ -147,7 +162,7 @@ def test_a_batch_cut_short_is_written_again_without_doubling_anything(db: Databa
         original(after, last, event_rows, visit_rows)
 
     engine.write = failing  # type: ignore[method-assign,assignment]
-    feeder = Feeder(db, engine, batch=60)
+    feeder = Feeder(db, engine, batch=60, backlog=90)
     with pytest.raises(CutShortError):
         feeder.catch_up()
     engine.write = original  # type: ignore[method-assign]

@@ -1,10 +1,10 @@
 """Feeding the store from the durable log: the next events after the watermark, exactly once.
 
 One ``step`` reads up to ``batch`` events after the store's watermark (by id: ingest's single
-writer commits them in id order), reads back from the store the visits they continue, brings
-those visits up to date, and hands the engine the events, the new rows of the visits and the new
-watermark to write together. Nothing is kept in memory between two steps, so a restarted feeder
-continues exactly where the last one stopped.
+writer commits them in id order; ``BACKLOG_BATCH`` while a backlog is fed), reads back from the
+store the visits they continue, brings those visits up to date, and hands the engine the events,
+the new rows of the visits and the new watermark to write together. Nothing is kept in memory
+between two steps, so a restarted feeder continues exactly where the last one stopped.
 
 The per-event work is SQL, vectorised, in an in-memory DuckDB of the feeder's own (``batch.sql``
 below), whichever engine holds the store: Python only reads the log's rows and parses props.
@@ -44,6 +44,10 @@ log = logging.getLogger("sightline.store")
 NONE = "(none)"
 VALUE_MAX = 500  # paths and prop values are cut to this many characters
 LOOK_BACK = 2 * 86400 * 1_000_000  # how far back a visit is looked for in the store
+# Batches while a backlog is fed: one DuckDB row group, which DuckDB writes to the file straight
+# away instead of into its write-ahead log first, and one step's fixed cost over 6x the events:
+# 25 -> 16.5 µs of CPU per event (docs/performance.md, session 11).
+BACKLOG_BATCH = 122_880
 _ATTRIBUTES = {  # a visit attribute from its first event, as the reports show it
     "source": f"coalesce(nullif(left(source, {VALUE_MAX}), ''), '{NONE}')",
     "utm_source": f"coalesce(left(utm_source, {VALUE_MAX}), '')",
@@ -134,16 +138,20 @@ def props_of(raw: str | None) -> list[str]:
 class Feeder:
     """Feeds one engine from one log, a batch at a time."""
 
-    def __init__(self, db: Database, engine: Engine, batch: int = 20000) -> None:
+    def __init__(
+        self, db: Database, engine: Engine, batch: int = 20000, backlog: int = BACKLOG_BATCH
+    ) -> None:
         self.db = db
         self.engine = engine
         self.batch = batch
+        self.backlog = max(batch, backlog)  # the batch while a backlog is fed
         self.log = LogReader(db)
         self.compute = duckdb.connect(config={"threads": 1, "memory_limit": "256MB"})
         self.fed_events = 0
         self.last_step_ms: float | None = None
+        self.behind = False  # the last step read a whole batch: more is waiting in the log
         self._reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store-log-reader")
-        self._ahead: tuple[int, Future[pa.Table]] | None = None  # (after which id, the batch)
+        self._ahead: tuple[int, int, Future[pa.Table]] | None = None  # (after which id, size, batch)
 
     def step(self) -> int:
         """Feeds the next batch; returns how many events it fed (0: the store is up to date)."""
@@ -151,14 +159,16 @@ class Feeder:
         replay = self.engine.pending_range()
         after = replay[0] if replay else self.engine.watermark()
         until = replay[1] if replay else None
-        rows = self._rows_after(after, until)
+        rows, asked = self._rows_after(after, until)
+        self.behind = until is None and rows.num_rows == asked
         if not rows.num_rows:
             return 0
         last = int(rows.column("id")[-1].as_py())
-        if until is None and rows.num_rows == self.batch:
-            # A backlog: the next batch is read from the log (Python, the interpreter lock) while
-            # this one is built and written (DuckDB, which releases it): two cores instead of one.
-            self._ahead = (last, self._reader.submit(self._read, last, None))
+        if self.behind:
+            # A backlog: the next, bigger batch is read from the log (Python, the interpreter lock)
+            # while this one is built and written (DuckDB, which releases it): two cores, not one.
+            size = self.backlog
+            self._ahead = (last, size, self._reader.submit(self._read, last, None, size))
         event_rows, visit_rows = self._build(rows)
         self.engine.write(after, last, event_rows, visit_rows)
         self.fed_events += rows.num_rows
@@ -176,27 +186,29 @@ class Feeder:
         self._reader.shutdown(wait=True)
         self.compute.close()
 
-    def _rows_after(self, after: int, until: int | None) -> pa.Table:
-        """The batch after ``after``: the one read ahead when it starts there, else read now.
-        A batch read ahead from anywhere else (its predecessor was not written) is dropped."""
+    def _rows_after(self, after: int, until: int | None) -> tuple[pa.Table, int]:
+        """The batch after ``after`` and how many events were asked for: the one read ahead when
+        it starts there, else read now. A batch read ahead from anywhere else (its predecessor
+        was not written) is dropped. A range left half written (``until``) is read whole."""
         ahead, self._ahead = self._ahead, None
         if ahead is not None:
-            start, future = ahead
+            start, size, future = ahead
             if start == after and until is None:
-                return future.result()
+                return future.result(), size
             self._ahead = ahead
             self._discard()
-        return self._read(after, until)
+        size = self.batch if until is None else max(until - after, 1)  # ids: at least the events
+        return self._read(after, until, size), size
 
     def _discard(self) -> None:
         ahead, self._ahead = self._ahead, None
-        if ahead is not None and not ahead[1].cancel():
+        if ahead is not None and not ahead[2].cancel():
             with contextlib.suppress(Exception):
-                ahead[1].result()
+                ahead[2].result()
 
-    def _read(self, after: int, until: int | None) -> pa.Table:
-        """Up to ``batch`` events of the log after ``after``, their props as ``key\x1fvalue`` lists."""
-        rows = self.log.read(after, until, self.batch)
+    def _read(self, after: int, until: int | None, size: int) -> pa.Table:
+        """Up to ``size`` events of the log after ``after``, their props as ``key\x1fvalue`` lists."""
+        rows = self.log.read(after, until, size)
         props = pa.array(
             [props_of(raw) if raw else [] for raw in rows.column("props").to_pylist()],
             type=pa.list_(pa.string()),

@@ -127,7 +127,7 @@ def main(options: Options, ready: Connection) -> None:
             status.role = "feeder"
             fed = feeder.step()
             upkeep.run()
-            if ordering is not None and fed < options.batch:  # not while catching up
+            if ordering is not None and not feeder.behind:  # not while catching up
                 ordering.run()
             status.failing_since = status.problem = None
         except Exception as error:
@@ -149,7 +149,7 @@ def main(options: Options, ready: Connection) -> None:
         window = [(t, n) for t, n in window if now - t <= 60]
         span = now - window[0][0] if len(window) > 1 else 0
         status.rate = round(sum(n for _, n in window[1:]) / span, 1) if span else 0.0
-        if fed == options.batch and now - said >= PROGRESS_EVERY:  # a backlog: say how it goes
+        if feeder.behind and now - said >= PROGRESS_EVERY:  # a backlog: say how it goes
             said = now
             log.info(
                 "analytics store: %d events fed since start (%.0f/s), up to event %d",
@@ -157,7 +157,7 @@ def main(options: Options, ready: Connection) -> None:
                 status.rate,
                 status.watermark,
             )
-        if fed < options.batch:
+        if not feeder.behind:
             # Caught up (a part batch read the log to its end): look again after the interval. A
             # step costs tens of milliseconds whatever its size (DuckDB plans and commits), so
             # under steady traffic fewer, larger steps leave the cores to ingest (docs/performance.md).
