@@ -1,43 +1,49 @@
 """The Goals panel's figures where the store has a bitmap aggregate (DuckDB): two passes over the
-span's events, neither grouped by visitor.
+events of the pieces of the span it needs (days, ``goal_days``), neither grouped by visitor.
 
-1. Tally: pageviews grouped by path, the goals' custom events by name (and, when a goal is
-   narrowed by a prop, by which of those props they carry): per group its events and revenue
-   amounts, and its goals (every goal's rule evaluated once per group, a few hundred rows, never
-   per event). Conversions and revenue are sums over the groups; groups converting on the same
-   goals form one class. Above the size threshold each custom event group also sets one bit per
-   visitor in a bitmap of its own (a handful of groups): custom events are read once.
-2. Reach: the converting pageviews again, each given its class by a join with the tally's groups,
-   into one bitmap aggregate over ``class * size | (visitor & (size - 1))``: ``size`` bits per
-   class, set by its visitors' keyed hashes. A goal's visitors are the union (OR) of its classes'
-   (or groups') bitmaps, read by linear counting (``counting``).
-The period's visitors (the rate's denominator) and pageviews are the dashboard summary's figures,
-from its own query (``queries.totals``), run first: below ``counting.EXACT_BELOW`` pageviews (a
-span's events are never fewer) the reach pass counts each goal's distinct visitors exactly, over
-pageviews and custom events.
+1. Tally: pageviews grouped by piece and path, the goals' custom events by piece and name (and,
+   when a goal is narrowed by a prop, by which of those props they carry): per group its events
+   and revenue amounts, and its goals (every goal's rule evaluated once per group, never per
+   event). Conversions and revenue are sums over the groups; paths converting on the same goals
+   form one class. Above the size threshold each custom event group also sets one bit per
+   visitor in a bitmap of its own (a handful of groups per piece): custom events are read once.
+2. Reach: the converting pageviews again, each given its class by a join with the tally's paths,
+   into one bitmap aggregate over ``(piece * classes + class) * size | (visitor & (size - 1))``:
+   ``size`` bits per piece and class, set by its visitors' keyed hashes.
+A goal's visitors in a piece are the union (OR) of its classes' (or groups') bitmaps there; over
+the span, the union of its pieces', read by linear counting (``counting``). Bitmaps of one size are
+merged by OR, and one of ``2 size`` bits folds into one of ``size`` (its halves ORed): the very
+bitmap a single pass over the whole span would set, so a piece kept from an earlier request
+(``goal_days``) counts exactly as if read again. The period's visitors (the rate's denominator) and
+pageviews are the dashboard summary's figures, from its own query (``queries.totals``), run first:
+below ``counting.EXACT_BELOW`` pageviews (a span's events are never fewer) one tally and an exact
+reach pass count each goal's distinct visitors over the whole span, pageviews and custom events.
 """
 
-# ruff: noqa: S608  (SQL made of fixed fragments; every value is a bound parameter)
+# ruff: noqa: S608  (SQL made of fixed fragments; every value is a bound parameter or an integer)
 from __future__ import annotations
 
-import functools
 import math
-import operator
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sightline.reports import counting, queries, rules
 from sightline.reports.filters import Filters, Goal
 from sightline.reports.queries import Query, Run, Span
 from sightline.store.dialects import Dialect
+from sightline.store.epoch import EPOCH, MICROSECOND, micros
 from sightline.store.schema import PAGEVIEW
 
+if TYPE_CHECKING:
+    from sightline.reports.goal_days import Days
+
 BITS = 62  # goals per mask column (a signed 64-bit integer)
-MIN_BITS, MAX_BITS = 18, 23  # a class's bitmap: 32 KiB to 1 MiB
-MAX_TOTAL = 1 << 27  # bits of all classes' bitmaps together (16 MiB); more classes: exact
+MIN_BITS, MAX_BITS = 18, 23  # a bitmap: 32 KiB to 1 MiB
+MAX_TOTAL = 1 << 27  # bits of one query's bitmaps (16 MiB): more pieces, more queries; a piece's more: exact
 VIEWED = f"name = '{PAGEVIEW}'"
+DAY = 86_400_000_000  # microseconds
 
 
 @dataclass(frozen=True)
@@ -49,6 +55,18 @@ class Figures:
     conversions: list[int]
     revenue: list[tuple[float, int] | None]
     everyone: int
+
+
+@dataclass
+class Piece:
+    """What one piece of a span (a day, or the part of one a span holds) gives each goal: its
+    conversions, revenue ``(total, counted)`` (None for a goal without revenue), and its visitors
+    as a bitmap of ``size`` bits (bit ``i`` of the bitmap is the integer's bit ``size - 1 - i``)."""
+
+    conversions: list[int]
+    revenue: list[tuple[float, int] | None]
+    bits: list[int]
+    size: int
 
 
 @dataclass(frozen=True)
@@ -113,16 +131,39 @@ def _grouped(b: _Branch) -> list[str]:
     return [f"f{c}" for c, f in enumerate(b.flags) if f != "0"]
 
 
-def _tally(q: Query, branches: list[_Branch], masks: list[str], own: int) -> str:
-    """Per group its events, revenue and goal masks; with ``own`` bits, also each custom event
-    group's bitmap of visitors (NULL for pageviews)."""
+def index_of(bounds: Sequence[int]) -> str:
+    """The SQL of an event's piece: ``i`` for ``bounds[i] <= time < bounds[i + 1]`` (microseconds).
+    Runs of whole days of 24 hours are one division; a day of 23 or 25 hours (a clock change) and
+    a partial last piece are a branch of their own."""
+    n = len(bounds) - 1
+    branches: list[tuple[int, str]] = []  # (the branch's end, its SQL)
+    i = 0
+    while i < n:
+        j = i
+        while j < n and bounds[j + 1] - bounds[j] == DAY:
+            j += 1
+        if j == i:  # not 24 hours long
+            branches.append((bounds[i + 1], str(i)))
+            i += 1
+        else:
+            branches.append((bounds[j], f"(time - {bounds[i]}) // {DAY} + {i}"))
+            i = j
+    if len(branches) == 1:
+        return branches[0][1]
+    cases = " ".join(f"WHEN time < {end} THEN {sql}" for end, sql in branches[:-1])
+    return f"(CASE {cases} ELSE {branches[-1][1]} END)"
+
+
+def _tally(q: Query, branches: list[_Branch], masks: list[str], own: int, index: str) -> str:
+    """Per piece and group its events, revenue and goal masks; with ``own`` bits, also each custom
+    event group's bitmap of visitors (NULL for pageviews)."""
     fs = [f"f{c}" for c in range(len(masks))]
     parts = []
     for b in branches:
-        inner = [b.key, *(f"{f} AS f{c}" for c, f in enumerate(b.flags) if f != "0")]
+        inner = [f"{index} AS day", b.key, *(f"{f} AS f{c}" for c, f in enumerate(b.flags) if f != "0")]
         inner += [f"{a} AS a{k}" for k, a in enumerate(b.amounts) if a != "NULL"]
         name, path = (f"'{PAGEVIEW}'", "path") if b.key == "path" else ("name", "''")
-        outer = [f"{name} AS name", f"{path} AS path"]
+        outer = ["day", f"{name} AS name", f"{path} AS path"]
         outer += [f"f{c}" if f != "0" else f"0 AS f{c}" for c, f in enumerate(b.flags)]
         outer.append("count(*) AS n")
         outer += [
@@ -136,11 +177,14 @@ def _tally(q: Query, branches: list[_Branch], masks: list[str], own: int) -> str
             outer.append("NULL AS b")
         parts.append(
             f"SELECT {', '.join(outer)} FROM (SELECT {', '.join(inner)} FROM events "
-            f"WHERE {q.events(b.where)}) AS x GROUP BY {', '.join([b.key, *_grouped(b)])}"
+            f"WHERE {q.events(b.where)}) AS x GROUP BY {', '.join(['day', b.key, *_grouped(b)])}"
         )
     revenue = "".join(f", r{k}, k{k}" for k in range(len(branches[0].amounts)))
     ms = ", ".join(f"{m} AS m{c}" for c, m in enumerate(masks))
-    return f"SELECT name, path, {', '.join(fs)}, n{revenue}, {ms}, b FROM ({' UNION ALL '.join(parts)}) AS t"
+    return (
+        f"SELECT day, name, path, {', '.join(fs)}, n{revenue}, {ms}, b "
+        f"FROM ({' UNION ALL '.join(parts)}) AS t"
+    )
 
 
 def _reach(q: Query, branches: list[_Branch], keys: list[list[tuple[Any, ...]]], aggregates: str) -> str:
@@ -159,9 +203,11 @@ def _reach(q: Query, branches: list[_Branch], keys: list[list[tuple[Any, ...]]],
         )
         table += f", CAST(unnest({q.bind(list(columns[-1]))}) AS {q.d.uint64}) AS s"  # for a bit OR
         on = " AND ".join(f"{x} = k_{x}" for x in [b.key, *fs])
-        inner = ", ".join(["visitor", b.key, *(f"{f} AS f{c}" for c, f in enumerate(b.flags) if f != "0")])
+        inner = ", ".join(
+            ["visitor", "time", b.key, *(f"{f} AS f{c}" for c, f in enumerate(b.flags) if f != "0")]
+        )
         parts.append(
-            f"SELECT visitor, s FROM (SELECT {inner} FROM events WHERE {q.events(b.where)}) AS e "
+            f"SELECT visitor, time, s FROM (SELECT {inner} FROM events WHERE {q.events(b.where)}) AS e "
             f"JOIN (SELECT {table}) AS k ON {on}"
         )
     return f"SELECT {aggregates} FROM ({' UNION ALL '.join(parts)}) AS x"
@@ -172,7 +218,7 @@ def _used(sql: str, values: dict[str, Any]) -> dict[str, Any]:
     return {name: value for name, value in values.items() if re.search(rf"\${name}\b", sql)}
 
 
-def _bits(most: int) -> int:
+def bits_for(most: int) -> int:
     """A bitmap's size for at most ``most`` visitors: at most two per bit, within the bounds."""
     return 1 << min(MAX_BITS, max(MIN_BITS, (max(1, most // 2) - 1).bit_length()))
 
@@ -183,8 +229,8 @@ def _sent(goals: Sequence[Goal]) -> list[str]:
 
 
 def _groups(goals: Sequence[Goal]) -> int:
-    """The most groups of goals' custom events the tally can make: per name, one per set of its
-    prop goals an event can meet."""
+    """The most groups of goals' custom events the tally can make in a piece: per name, one per
+    set of its prop goals an event can meet."""
     return sum(
         1 << min(30, sum(g.event == n and g.prop_key is not None for g in goals)) for n in _sent(goals)
     )
@@ -192,117 +238,218 @@ def _groups(goals: Sequence[Goal]) -> int:
 
 @dataclass
 class _Tally:
-    """What the tally found: per goal its conversions and revenue; the groups' classes (a goal
-    mask -> its class) and each converting group's key with its class, per branch; and each
-    custom event group's mask and bitmap (when the tally made them)."""
+    """What the tally found: per piece and goal its conversions and revenue; the paths' classes (a
+    goal mask -> its class) and each converting group's key with its class, per branch; and per
+    piece each custom event group's mask and bitmap (when the tally made them)."""
 
-    conversions: list[int]
-    revenue: list[tuple[float, int] | None]
+    conversions: dict[int, list[int]]
+    revenue: dict[int, list[list[float]]]  # per piece, per revenue goal: [total, counted]
     classes: dict[int, int]
     keys: list[list[tuple[Any, ...]]]
-    bitmaps: list[tuple[int, int]]
+    bitmaps: dict[int, list[tuple[int, int]]]
 
 
 def _read(rows: list[tuple[Any, ...]], goals: Sequence[Goal], columns: int, amounts: int) -> _Tally:
-    found = _Tally([0] * len(goals), [], {}, [[], []], [])
-    sums = [[0.0, 0] for _ in range(amounts)]
-    groups: list[tuple[bool, tuple[Any, ...], int]] = []  # (a custom event's, key, mask)
+    found = _Tally({}, {}, {}, [[], []], {})
+    keyed: dict[tuple[bool, tuple[Any, ...]], int] = {}  # (a custom event's, key) -> mask
     for row in rows:
-        name, path, flags, n = row[0], row[1], row[2 : 2 + columns], int(row[2 + columns])
+        day, name, path, flags, n = int(row[0]), row[1], row[2], row[3 : 3 + columns], int(row[3 + columns])
+        conversions = found.conversions.setdefault(day, [0] * len(goals))
+        sums = found.revenue.setdefault(day, [[0.0, 0] for _ in range(amounts)])
         for k in range(amounts):
-            sums[k][0] += float(row[3 + columns + 2 * k] or 0)
-            sums[k][1] += int(row[4 + columns + 2 * k] or 0)
+            sums[k][0] += float(row[4 + columns + 2 * k] or 0)
+            sums[k][1] += int(row[5 + columns + 2 * k] or 0)
         # Goal i is bit i of the mask (column c holds bits 62c to 62c + 61).
-        mask = sum(int(m) << (BITS * c) for c, m in enumerate(row[3 + columns + 2 * amounts : -1]))
+        mask = sum(int(m) << (BITS * c) for c, m in enumerate(row[4 + columns + 2 * amounts : -1]))
         if not mask:  # converts on no goal: never read again
             continue
         for i in range(len(goals)):
             if mask >> i & 1:
-                found.conversions[i] += n
+                conversions[i] += n
         viewed = name == PAGEVIEW
-        groups.append((not viewed, (path if viewed else name, *flags), mask))
+        keyed[(not viewed, (path if viewed else name, *flags))] = mask
         if row[-1] is not None:
-            found.bitmaps.append((mask, int.from_bytes(row[-1], "big")))
+            found.bitmaps.setdefault(day, []).append((mask, int.from_bytes(row[-1], "big")))
     # The pageviews' classes first: their bitmaps come first in the reach pass's.
-    for side, key, mask in sorted(groups, key=lambda g: g[0]):
+    for (side, key), mask in sorted(keyed.items(), key=lambda g: g[0][0]):
         found.keys[side].append((*key, found.classes.setdefault(mask, len(found.classes))))
-    earned = iter(sums)
-    found.revenue = [
-        None if g.revenue_prop is None else (lambda r: (r[0], int(r[1])))(next(earned)) for g in goals
-    ]
     return found
 
 
+def _revenue(goals: Sequence[Goal], sums: list[list[float]]) -> list[tuple[float, int] | None]:
+    earned = iter(sums)
+    return [None if g.revenue_prop is None else (lambda r: (r[0], int(r[1])))(next(earned)) for g in goals]
+
+
 def figures(
-    run: Run, d: Dialect, site_id: int, span: Span, filters: Filters, goals: Sequence[Goal]
+    run: Run,
+    d: Dialect,
+    site_id: int,
+    span: Span,
+    filters: Filters,
+    goals: Sequence[Goal],
+    days: Days | None = None,
 ) -> Figures:
+    """Every goal's figures over ``span``; with ``days``, complete past days are taken from (and
+    added to) what earlier requests kept."""
     # The period's visitors (the rate's denominator) and pageviews: the summary's own figures.
     summary = queries.totals(run, d, site_id, span, filters)
     people = summary["visitors"]
-    own = _bits(people)  # each custom event group's bitmap: no goal has more visitors than the period
-    if summary["pageviews"] < counting.EXACT_BELOW or _groups(goals) * own > MAX_TOTAL // 2:
-        own = 0  # exact: a small span (its events are no fewer than its pageviews), or too many groups
+    own = bits_for(people)  # each bitmap: no goal has more visitors than the period
+    if summary["pageviews"] >= counting.EXACT_BELOW and _groups(goals) * own <= MAX_TOTAL:
+        bounds = days.bounds(span) if days is not None else [micros(span[0]), micros(span[1])]
+        if days is not None:
+            found = days.figures(run, d, site_id, bounds, goals, own)
+        else:
+            found = pieces(run, d, site_id, bounds, range(len(bounds) - 1), goals, own)
+        if found is not None:
+            return _merged(list(found.values()), goals, own, people)
+    return _counted_exactly(run, d, site_id, span, filters, goals, people)
+
+
+def _merged(found: list[Piece], goals: Sequence[Goal], size: int, people: int) -> Figures:
+    """The span's figures from its pieces' (bitmaps of ``size`` bits or more, folded to it)."""
+    visitors, conversions = [], []
+    revenue: list[tuple[float, int] | None] = []
+    for i, goal in enumerate(goals):
+        union = 0
+        for p in found:
+            union |= fold(p.bits[i], p.size, size)
+        visitors.append(_counted(union, size))
+        conversions.append(sum(p.conversions[i] for p in found))
+        if goal.revenue_prop is None:
+            revenue.append(None)
+        else:
+            shares = [r for p in found if (r := p.revenue[i]) is not None]
+            revenue.append((sum(t for t, _ in shares), sum(c for _, c in shares)))
+    return Figures(visitors, conversions, revenue, people)
+
+
+def fold(bits: int, size: int, to: int) -> int:
+    """A bitmap of ``size`` bits as one of ``to`` bits (a power of two, at most ``size``): the
+    visitor whose hash sets bit ``h & (size - 1)`` sets bit ``h & (to - 1)``."""
+    while size > to:
+        size //= 2
+        bits = (bits >> size) | (bits & ((1 << size) - 1))
+    return bits
+
+
+def _span(bounds: Sequence[int], first: int, last: int) -> Span:
+    return (EPOCH + bounds[first] * MICROSECOND, EPOCH + bounds[last + 1] * MICROSECOND)
+
+
+def pieces(
+    run: Run,
+    d: Dialect,
+    site_id: int,
+    bounds: Sequence[int],
+    wanted: Sequence[int],
+    goals: Sequence[Goal],
+    own: int,
+) -> dict[int, Piece] | None:
+    """The figures of the pieces ``wanted`` (indexes into ``bounds``), with bitmaps of ``own`` bits;
+    None when one piece's classes would need more than ``MAX_TOTAL`` bits (count exactly then)."""
+    index = index_of(bounds)
+    out: dict[int, Piece] = {}
+    per_query = max(1, MAX_TOTAL // max(1, _groups(goals) * own))
+    for first, last in _runs(wanted, per_query):
+        q = Query(d, site_id, _span(bounds, first, last), Filters())
+        branches, masks = _branches(q, goals, amounts=True), _masks(q, goals)
+        amounts = len(branches[0].amounts)
+        found = _read(run(_tally(q, branches, masks, own, index), q.p.values), goals, len(masks), amounts)
+        page_classes = {s for *_, s in found.keys[0]}
+        if len(page_classes) * own > MAX_TOTAL:
+            return None
+        visited = _visited(run, d, site_id, bounds, (first, last), goals, found, own, index)
+        for day in range(first, last + 1):
+            bits = visited.get(day, [0] * len(goals))
+            for mask, bitmap in found.bitmaps.get(day, []):
+                for i in range(len(goals)):
+                    if mask >> i & 1 and not _viewed(goals[i]):
+                        bits[i] |= bitmap
+            conversions = found.conversions.get(day, [0] * len(goals))
+            sums = found.revenue.get(day, [[0.0, 0] for _ in range(amounts)])
+            out[day] = Piece(conversions, _revenue(goals, sums), bits, own)
+    return out
+
+
+def _runs(wanted: Sequence[int], most: int) -> list[tuple[int, int]]:
+    """The wanted pieces as runs of consecutive ones, each of at most ``most`` pieces."""
+    runs: list[tuple[int, int]] = []
+    for day in sorted(wanted):
+        if runs and runs[-1][1] == day - 1 and day - runs[-1][0] < most:
+            runs[-1] = (runs[-1][0], day)
+        else:
+            runs.append((day, day))
+    return runs
+
+
+def _visited(
+    run: Run,
+    d: Dialect,
+    site_id: int,
+    bounds: Sequence[int],
+    pieces: tuple[int, int],
+    goals: Sequence[Goal],
+    found: _Tally,
+    own: int,
+    index: str,
+) -> dict[int, list[int]]:
+    """Per piece, each page goal's bitmap of visitors (0 for the others), from the reach pass's
+    bitmap of ``own`` bits per piece and class; in queries of at most ``MAX_TOTAL`` bits."""
+    count = 1 + max((s for *_, s in found.keys[0]), default=-1)
+    if not count:  # no pageview converts on any goal
+        return {}
+    of_goal = [
+        [s for mask, s in found.classes.items() if mask >> i & 1] if _viewed(g) else []
+        for i, g in enumerate(goals)
+    ]
+    width = own // 8
+    out: dict[int, list[int]] = {}
+    step = max(1, MAX_TOTAL // (count * own))
+    for first in range(pieces[0], pieces[1] + 1, step):
+        last = min(pieces[1], first + step - 1)
+        q = Query(d, site_id, _span(bounds, first, last), Filters())
+        branches = _branches(q, goals, amounts=False)
+        # Each class's bitmap starts at its offset, which the join brings; each piece's after the last's.
+        offsets = [[(*key, s * own) for *key, s in found.keys[0]], []]
+        at = f"CAST(({index} - {first}) * {count * own} AS {d.uint64}) + s"
+        end = (last - first + 1) * count * own - 1
+        bitmap = f"bitstring_agg({at} | (visitor & {own - 1}), 0, {end})::BLOB"
+        sql = _reach(q, branches, offsets, bitmap)
+        data = bytes(run(sql, _used(sql, q.p.values))[0][0])
+        for day in range(first, last + 1):
+            base = (day - first) * count * width
+            bits = []
+            for slots in of_goal:
+                union = 0
+                for s in slots:
+                    union |= int.from_bytes(data[base + s * width : base + (s + 1) * width], "big")
+                bits.append(union)
+            out[day] = bits
+    return out
+
+
+def _counted_exactly(
+    run: Run, d: Dialect, site_id: int, span: Span, filters: Filters, goals: Sequence[Goal], people: int
+) -> Figures:
+    """One tally over the whole span, then each goal's distinct visitors counted exactly over the
+    events of its classes."""
     q = Query(d, site_id, span, filters)
     branches, masks = _branches(q, goals, amounts=True), _masks(q, goals)
-    found = _read(
-        run(_tally(q, branches, masks, own), q.p.values), goals, len(masks), len(branches[0].amounts)
-    )
+    amounts = len(branches[0].amounts)
+    found = _read(run(_tally(q, branches, masks, 0, "0"), q.p.values), goals, len(masks), amounts)
+    conversions = found.conversions.get(0, [0] * len(goals))
+    revenue = _revenue(goals, found.revenue.get(0, [[0.0, 0] for _ in range(amounts)]))
     of_goal = [[s for mask, s in found.classes.items() if mask >> i & 1] for i in range(len(goals))]
-    reach = Query(d, site_id, span, filters)  # its own parameters: the tally's rules are not bound
-    branches = _branches(reach, goals, amounts=False)
-    # No goal has more visitors than conversions, nor than the period: that sizes the bitmaps.
-    viewed = [c for c, g in zip(found.conversions, goals, strict=True) if _viewed(g)]
-    size = _bits(min(max(viewed, default=0), people))
-    page_classes = {s for *_, s in found.keys[0]}
-    if not own or len(page_classes) * size + len(found.bitmaps) * own > MAX_TOTAL:
-        visitors = _exact(run, reach, branches, found.keys, of_goal)
-    else:  # page goals from the reach pass's classes, the others from the tally's groups
-        paged = [slots if _viewed(g) else [] for slots, g in zip(of_goal, goals, strict=True)]
-        visitors = _estimated(run, reach, branches, [found.keys[0], []], paged, size)
-        for i, g in enumerate(goals):
-            if not _viewed(g):
-                ors = [bits for mask, bits in found.bitmaps if mask >> i & 1]
-                visitors[i] = _counted(functools.reduce(operator.or_, ors, 0), own)
-    return Figures(visitors, found.conversions, found.revenue, people)
-
-
-def _exact(
-    run: Run, q: Query, branches: list[_Branch], keys: list[list[tuple[Any, ...]]], of_goal: list[list[int]]
-) -> list[int]:
-    """Each goal's distinct visitors, counted exactly over the events of its classes."""
     if not any(of_goal):  # no event converts on any goal
-        return [0] * len(of_goal)
+        return Figures([0] * len(goals), conversions, revenue, people)
+    reach = Query(d, site_id, span, filters)  # its own parameters: the tally's rules are not bound
     exact = [f"count(DISTINCT visitor) FILTER (WHERE s IN ({', '.join(map(str, s))}))" for s in of_goal if s]
-    sql = _reach(q, branches, keys, ", ".join(exact))
-    found = iter(run(sql, _used(sql, q.p.values))[0])
-    return [int(next(found) or 0) if s else 0 for s in of_goal]
-
-
-def _estimated(
-    run: Run,
-    q: Query,
-    branches: list[_Branch],
-    keys: list[list[tuple[Any, ...]]],
-    of_goal: list[list[int]],
-    size: int,
-) -> list[int]:
-    """Each page goal's visitors, from the reach pass's bitmap of ``size`` bits per class."""
-    count = 1 + max((s for rows in keys for *_, s in rows), default=-1)
-    if not count:  # no pageview converts on any goal
-        return [0] * len(of_goal)
-    # Each class's bitmap starts at its offset, which the join brings.
-    offsets = [[(*key, s * size) for *key, s in rows] for rows in keys]
-    bitmap = f"bitstring_agg(s | (visitor & {size - 1}), 0, {count * size - 1})::BLOB"
-    sql = _reach(q, branches, offsets, bitmap)
-    data = bytes(run(sql, _used(sql, q.p.values))[0][0])
-    width = size // 8
-    visitors = []
-    for slots in of_goal:
-        union = 0
-        for s in slots:
-            union |= int.from_bytes(data[s * width : (s + 1) * width], "big")
-        visitors.append(_counted(union, size))
-    return visitors
+    sql = _reach(reach, _branches(reach, goals, amounts=False), found.keys, ", ".join(exact))
+    counted = iter(run(sql, _used(sql, reach.p.values))[0])
+    visitors = [int(next(counted) or 0) if s else 0 for s in of_goal]
+    return Figures(visitors, conversions, revenue, people)
 
 
 def _counted(bits: int, size: int) -> int:

@@ -1,5 +1,6 @@
 """The Goals panel: every goal of a site at once, however many goals it has. Unfiltered on DuckDB,
-``goal_bitmaps`` counts them (a tally per path, then one bitmap per class of goals). On ClickHouse,
+``goal_bitmaps`` counts them (a tally per path, then one bitmap per class of goals), each whole
+past day once (``goal_days`` keeps them between requests). On ClickHouse,
 and under filters (whose selection of visits is best read once), one exact query:
 
 Each event gets a mask: one bit per goal it converts on. A goal on pages (and an event goal
@@ -20,6 +21,7 @@ from typing import Any
 from sightline.reports import goal_bitmaps, rules
 from sightline.reports.filters import Filters, Goal
 from sightline.reports.goal_bitmaps import Figures
+from sightline.reports.goal_days import Days
 from sightline.reports.queries import Page, Query, Run, Span
 from sightline.store.dialects import Dialect
 from sightline.store.schema import PAGEVIEW
@@ -109,17 +111,25 @@ def _figures(run: Run, q: Query, goals: Sequence[Goal]) -> Figures:
 
 
 def breakdown(
-    run: Run, d: Dialect, site_id: int, span: Span, filters: Filters, goals: Sequence[Goal], page: Page
+    run: Run,
+    d: Dialect,
+    site_id: int,
+    span: Span,
+    filters: Filters,
+    goals: Sequence[Goal],
+    page: Page,
+    days: Days | None = None,
 ) -> tuple[list[dict[str, Any]], bool]:
     """Rows ``{goal_id, value, visitors, conversions, conversion_rate, revenue?}``, the most
-    converting visitors first, and whether more rows follow."""
+    converting visitors first, and whether more rows follow. With ``days`` (the site's days and
+    where complete ones are kept), an unfiltered panel on DuckDB reads only the days not kept."""
     chosen = [g for g in goals if not page.search or page.search.lower() in g.name.lower()]
     if not chosen:
         return [], False
     if d.bitmap is None or filters:  # ClickHouse, or a selection of visits best read once: exact
         found = _figures(run, Query(d, site_id, span, filters), chosen)
     else:
-        found = goal_bitmaps.figures(run, d, site_id, span, filters, chosen)
+        found = goal_bitmaps.figures(run, d, site_id, span, filters, chosen, days)
     out: list[dict[str, Any]] = []
     for i, goal in enumerate(chosen):
         converted = found.visitors[i]

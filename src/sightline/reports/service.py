@@ -19,7 +19,7 @@ from sqlalchemy import Connection
 from sightline.errors import ApiError
 from sightline.goals.service import rows_of
 from sightline.imports.figures import ImportedFigures
-from sightline.reports import autocapture, goals, heatmaps, queries, tables, timeseries
+from sightline.reports import autocapture, goal_days, goals, heatmaps, queries, tables, timeseries
 from sightline.reports.filters import Filters, Goal
 from sightline.reports.imported import History
 from sightline.reports.params import DIMENSIONS, Query
@@ -150,8 +150,9 @@ class Report:
                 out["viewport"] = self.query.viewport
             return out
         if dimension.dim == "goal":
+            kept = goal_days.Days(goal_days.ledger_of(self.store), self.zone, self.now)
             found, more = goals.breakdown(
-                self.run, self.d, self.site_id, span, self.filters, self.goals, page
+                self.run, self.d, self.site_id, span, self.filters, self.goals, page, kept
             )
             return self._rows(found, more)
         reason = self.history.left_out(dimension=dimension.dim)
