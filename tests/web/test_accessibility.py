@@ -12,13 +12,13 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from playwright.sync_api import expect
+from playwright.sync_api import Page, expect
 
 from sightline.storage import open_database
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, StartServer
 from tests.recordings.helpers import RecordingSite, chunk, new_recording_id, page_events, post_chunk
 from tests.reports import helpers
-from tests.support.axe import assert_accessible
+from tests.support.axe import assert_accessible, describe, violations
 from tests.support.server import LiveServer
 from tests.web.conftest import Console, unique
 
@@ -96,13 +96,46 @@ PAGES = [
 ]
 
 
-@pytest.mark.parametrize("size", list(SIZES))
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_every_console_page_passes_axe_core(
-    console: Console, seeded: dict[str, Any], scheme: str, size: str
+# The four looks each page is checked in: both themes, on a desktop and on a phone.
+LOOKS = [(scheme, size) for scheme in ("light", "dark") for size in SIZES]
+
+
+def look(page: Page, scheme: str, size: str) -> None:
+    """Show ``page`` in a theme and at a size, as a browser does when the system's theme changes or
+    the window is resized: the console's styles follow the media queries, and its charts redraw on
+    the theme's change event and the resize observer (run before the next frame)."""
+    page.emulate_media(color_scheme=scheme)  # type: ignore[arg-type]
+    page.set_viewport_size(SIZES[size])  # type: ignore[arg-type]
+    shown = page.evaluate(
+        "() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => done("
+        "[matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light', innerWidth]))))"
+    )
+    assert shown == [scheme, SIZES[size]["width"]]
+
+
+def violations_in_every_look(page: Page, where: str, first: int) -> list[str]:
+    """axe-core's findings on the page in each look, starting with LOOKS[first] (the one it was
+    loaded in)."""
+    found = []
+    for scheme, size in LOOKS[first:] + LOOKS[:first]:
+        look(page, scheme, size)
+        serious = violations(page)
+        if serious:
+            found.append(f"{where} ({scheme}, {size}):\n{describe(serious)}")
+    return found
+
+
+def test_every_console_page_passes_axe_core_in_both_themes_on_a_desktop_and_a_phone(
+    console: Console, seeded: dict[str, Any]
 ) -> None:
-    page = console.signed_in(scheme=scheme, viewport=SIZES[size])
-    for template, heading in PAGES:
+    """Each page is loaded once and checked in the four looks: a page load costs more than a check
+    (each look took its own load and tab before, 3 of 4 loads went). The look a page loads in
+    turns with each page, so every look is also checked as a page first renders in it."""
+    page = console.signed_in(scheme=LOOKS[0][0], viewport=SIZES[LOOKS[0][1]])
+    found: list[str] = []
+    for n, (template, heading) in enumerate(PAGES):
+        first = n % len(LOOKS)
+        look(page, *LOOKS[first])
         path = template.format(**seeded)
         page.goto(path)
         if heading:
@@ -111,24 +144,25 @@ def test_every_console_page_passes_axe_core(
             expect(page.locator("main h1")).to_be_visible()
         page.wait_for_load_state("networkidle")
         page.wait_for_timeout(300)
-        assert_accessible(page, f"{path} ({scheme}, {size})")
+        found += violations_in_every_look(page, path, first)
     page.context.clear_cookies()
     page.goto("/login")
     expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
-    assert_accessible(page, f"/login ({scheme}, {size})")
+    found += violations_in_every_look(page, "/login", len(PAGES) % len(LOOKS))
+    assert found == [], "axe-core:\n" + "\n".join(found)
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_the_setup_page_passes_axe_core_and_opens_without_an_error(
-    console: Console, start_server: StartServer, scheme: str
+    console: Console, start_server: StartServer
 ) -> None:
     fresh = start_server()
     link = fresh.setup_link()
     assert link is not None
-    for size, viewport in SIZES.items():
-        page = console.page(scheme=scheme, viewport=viewport)
-        page.goto(link)
-        expect(page.get_by_role("heading", name="Set up Sightline")).to_be_visible()
+    page = console.page(scheme=LOOKS[0][0], viewport=SIZES[LOOKS[0][1]])
+    page.goto(link)
+    expect(page.get_by_role("heading", name="Set up Sightline")).to_be_visible()
+    for scheme, size in LOOKS:
+        look(page, scheme, size)
         # The error box is hidden until there is an error (.notice's display must not beat `hidden`).
         expect(page.get_by_role("alert")).to_be_hidden()
         assert page.locator("#message").evaluate("e => getComputedStyle(e).display") == "none"
