@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
+from contextlib import closing
 from pathlib import Path
 
 import httpx
@@ -83,11 +85,26 @@ def s3_env(object_store: ObjectStore, monkeypatch: pytest.MonkeyPatch) -> Object
     return object_store
 
 
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite database at the newest schema, migrated once per test process (``database_url_for``)."""
+    path = tmp_path_factory.mktemp("sqlite-template") / "sightline.db"
+    open_database(f"sqlite:///{path}").dispose()
+    return path
+
+
 def database_url_for(request: pytest.FixtureRequest, backend: str, directory: Path) -> str:
+    """A new database of ``backend`` at the newest schema (SQLite's in ``directory``), a copy of one
+    migrated once per test process: a server starting on it, or a test opening it, only checks that
+    it is current instead of running every migration (0.15-0.3 s of CPU each, and PostgreSQL's)."""
     if backend == "postgresql":
         pg: PostgresServer = request.getfixturevalue("postgres")
-        return pg.create_database()
-    return f"sqlite:///{directory / 'sightline.db'}"
+        return pg.create_migrated_database()
+    template: Path = request.getfixturevalue("sqlite_template")
+    path = directory / "sightline.db"
+    with closing(sqlite3.connect(template)) as source, closing(sqlite3.connect(path)) as copy:
+        source.backup(copy)
+    return f"sqlite:///{path}"
 
 
 @pytest.fixture(params=BACKENDS)

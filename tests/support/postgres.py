@@ -39,6 +39,7 @@ class PostgresServer:
         self.port = free_port()
         self.as_root = os.geteuid() == 0
         self.process: subprocess.Popen[bytes] | None = None
+        self.template: str | None = None  # a database at the newest schema (create_migrated_database)
 
     def _run_as_owner(self, args: list[str]) -> subprocess.CompletedProcess[bytes]:
         command = ["runuser", "-u", "postgres", "--", *args] if self.as_root else args
@@ -110,13 +111,30 @@ class PostgresServer:
     def url(self, database: str = "postgres") -> str:
         return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
 
-    def create_database(self) -> str:
+    def create_database(self, template: str | None = None) -> str:
+        """A new, empty database (or a copy of ``template``)."""
         import psycopg
 
         name = "t_" + uuid.uuid4().hex[:16]
+        copy = f' TEMPLATE "{template}"' if template else ""
         with psycopg.connect(self.url(), autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
+            conn.execute(f'CREATE DATABASE "{name}"{copy}')
         return self.url(name)
+
+    def create_migrated_database(self) -> str:
+        """A new database at the newest schema: a copy of one migrated at first use.
+
+        Every server migrates its database when it starts; one at the newest schema already costs
+        it a check instead of every migration (0.15 s of the server's CPU and 0.1 s of PostgreSQL's
+        per database). Copying a database is PostgreSQL's own ``CREATE DATABASE ... TEMPLATE``.
+        """
+        if self.template is None:
+            from sightline.storage import open_database
+
+            url = self.create_database()
+            open_database(url).dispose()  # no connection left: a template must have none
+            self.template = url.rsplit("/", 1)[1]
+        return self.create_database(self.template)
 
     def halt(self) -> None:
         """Stop the server, keeping its data (``launch`` runs it again), as an operator would."""
