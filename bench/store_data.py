@@ -4,8 +4,11 @@ For the scale benchmark (``bench/bench_scale.py``): ``events`` events over the l
 days across ``sites`` sites, the first of which gets a fifth of the visits (the largest site),
 the others the rest evenly. Visits have 1 to 5 events (3 on average) 45 s apart, returning
 visitors, 40 sources, a few UTM campaigns, 12 browser/OS/device mixes, 16 countries, 400 pages
-with a long tail, 15 % custom events with props. Rows are written one day of visit starts at a
-time, in time order, as the store process would have written them.
+with a long tail, 15 % custom events with props. Each site numbers its visits in the order they
+start, as the feed numbers them in the order it meets them (``store/feed.py``). Rows are written
+one day of visit starts at a time, sorted by site and time, as the store process leaves them once
+it has put a settled span in site order (``store/ordering.py``), and ``ordered_until`` says so:
+the store needs no ``settle`` (a store of the earlier layout, in time order, still does).
 """
 
 from __future__ import annotations
@@ -16,8 +19,8 @@ from pathlib import Path
 import duckdb
 
 from bench.reports_data import AGENTS, CAMPAIGNS, COUNTRIES, CUSTOM, SOURCES
-from sightline.store.engines import FILE_NAME, Embedded
-from sightline.store.ordering import Ordering
+from sightline.store.engines import FILE_NAME, ORDERED, Embedded
+from sightline.store.ordering import HOUR, Ordering
 
 DAY = 86_400_000_000
 GAP = 45_000_000  # microseconds between two events of a visit
@@ -48,7 +51,7 @@ def generate(
                ELSE list_extract($others, (1 + hash(v, 'site') % len($others))::INTEGER) END AS site_id,
           $end - $span + (hash(v, 'start') % $span)::BIGINT AS start,
           hash(v // 3, 'visitor') AS visitor,
-          hash(v, 'visit') AS visit,
+          hash(v, 'visit') AS session,
           (1 + hash(v, 'n') % 5)::INTEGER AS n,
           list_extract($sources, (1 + hash(v, 'src') % len($sources))::INTEGER) AS source,
           CASE WHEN hash(v, 'utm') % 10 = 0
@@ -59,6 +62,10 @@ def generate(
         FROM range($visits) t(v)
         """,
         params,
+    )
+    con.execute(  # each site's visits numbered 1, 2, 3, ... in the order they start
+        "CREATE OR REPLACE TEMP TABLE gen_visits AS SELECT *, "
+        "row_number() OVER (PARTITION BY site_id ORDER BY start, v)::UINTEGER AS visit FROM gen_visits"
     )
     first = end - days * DAY
     for day in range(days):
@@ -79,14 +86,15 @@ def generate(
               start AS visit_start, source, utm[1], utm[2], utm[3], agent[1], agent[2], agent[3],
               country, '', ''
             FROM (SELECT *, unnest(range(n)) AS i FROM gen_visits WHERE start >= $low AND start < $high)
-            ORDER BY time
+            ORDER BY site_id, time
             """,
             {"gap": GAP, "custom": CUSTOM, "low": low, "high": high},
         )
         con.execute(
             """
             INSERT INTO visits
-            SELECT site_id, visit, any_value(visitor), min(time), min(time), max(time),
+            SELECT site_id, visit, hash(site_id, visit, 'session'), any_value(visitor),
+              min(time), min(time), max(time),
               count(*) FILTER (WHERE name = 'pageview'), count(*) FILTER (WHERE name != 'pageview'),
               arg_min(path, time) FILTER (WHERE name = 'pageview'),
               min(time) FILTER (WHERE name = 'pageview'),
@@ -96,12 +104,18 @@ def generate(
               any_value(browser), any_value(os), any_value(device), any_value(country), '', '', max(id)
             FROM events WHERE visit_start >= $low AND visit_start < $high
             GROUP BY site_id, visit
-            ORDER BY min(time)
+            ORDER BY site_id, min(time)
             """,
             {"low": low, "high": high},
         )
         print(f"  day {day + 1}/{days} written ({time.perf_counter() - started:.0f} s)", flush=True)
     con.execute("DROP TABLE gen_visits")
+    con.execute("INSERT INTO visit_counts SELECT site_id, max(visit) FROM visits GROUP BY site_id")
+    con.execute(  # every span written is in site order: nothing for the store process to rewrite
+        "INSERT INTO store_state VALUES ($name, $value) "
+        "ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+        {"name": ORDERED, "value": end // HOUR * HOUR},
+    )
     con.execute("CHECKPOINT")
     return time.perf_counter() - started
 

@@ -35,12 +35,14 @@ def store() -> tuple[duckdb.DuckDBPyConnection, list[datetime]]:
         times.append(at)
         at += timedelta(minutes=50)
     con.execute(
-        "INSERT INTO events SELECT $site, t, row_number() OVER (), hash(t), hash(t), 'pageview', '/', [], t, "
+        "INSERT INTO events SELECT $site, t, row_number() OVER (), hash(t), row_number() OVER (), "
+        "'pageview', '/', [], t, "
         "'(none)', '', '', '', 'Chrome', 'Linux', 'desktop', '(none)', '', '' FROM (SELECT unnest($t) AS t)",
         {"site": SITE, "t": [micros(t) for t in times]},
     )
     con.execute(
-        "INSERT INTO visits SELECT site_id, visit, visitor, time, time, time, 1, 0, '/', time, '/', time, "
+        "INSERT INTO visits SELECT site_id, visit, visitor, visitor, time, time, time, 1, 0, '/', time, "
+        "'/', time, "
         "source, utm_source, utm_medium, utm_campaign, browser, os, device, country, region, city, id "
         "FROM events"
     )

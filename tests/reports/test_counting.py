@@ -32,14 +32,16 @@ def store() -> Iterator[duckdb.DuckDBPyConnection]:
     con.execute(
         "INSERT INTO events (site_id, time, id, visitor, visit, name, path, props, visit_start, source, "
         "utm_source, utm_medium, utm_campaign, browser, os, device, country, region, city) "
-        "SELECT $site, t, row_number() OVER (), v, v, 'pageview', '/', [], t, '(none)', '', '', '', "
-        "'Chrome', 'Linux', 'desktop', '(none)', '', '' FROM (SELECT unnest($keys) AS v, "
+        "SELECT $site, t, row_number() OVER (), v, n, 'pageview', '/', [], t, '(none)', '', '', '', "
+        "'Chrome', 'Linux', 'desktop', '(none)', '', '' "
+        "FROM (SELECT unnest($keys) AS v, unnest($numbers) AS n, "
         "$start + (unnest($days) * $day) + (unnest($hours) * $hour) AS t) "
         "CROSS JOIN range(3)",
         {
             "site": SITE,
             "keys": [key_of(SITE, f"visitor-{i}") for i in range(VISITORS)]
             + [key_of(SITE, f"visitor-{i}") for i in range(0, VISITORS, 3)],
+            "numbers": [i + 1 for i in range(VISITORS)] + [i + 1 for i in range(0, VISITORS, 3)],
             "days": [i % DAYS for i in range(VISITORS)]
             + [(i % DAYS + 1) % DAYS for i in range(0, VISITORS, 3)],
             "hours": [i % 20 for i in range(VISITORS)] + [i % 20 for i in range(0, VISITORS, 3)],
@@ -50,7 +52,8 @@ def store() -> Iterator[duckdb.DuckDBPyConnection]:
     )
     # One visit per visitor, on one of three browsers.
     con.execute(
-        "INSERT INTO visits SELECT site_id, visit, min(visitor), min(time), min(time), max(time), "
+        "INSERT INTO visits SELECT site_id, visit, min(visitor), min(visitor), "
+        "min(time), min(time), max(time), "
         "count(*), 0, '/', min(time), '/', max(time), '(none)', '', '', '', "
         "['Chrome', 'Firefox', 'Safari'][(min(visitor) % 3)::INTEGER + 1], 'Linux', 'desktop', "
         "'(none)', '', '', max(id) FROM events GROUP BY site_id, visit"
@@ -236,19 +239,20 @@ def test_the_estimate_counts_visitors_whose_visit_began_before_the_span(
     events, visits = [], []
     for who, began, times in rows:
         visitor = key_of(SITE, f"crossing-{who}")
-        events += [(visitor, time, time if late else began) for time in times]
-        visits.append((visitor, began, times[-1], len(times)))
+        events += [(visitor, time, time if late else began, who + 1) for time in times]
+        visits.append((who + 1, visitor, began, times[-1], len(times)))
     con.execute(
-        "INSERT INTO events SELECT $site, t, row_number() OVER (), v, v, 'pageview', '/', [], began, "
+        "INSERT INTO events SELECT $site, t, row_number() OVER (), v, n, 'pageview', '/', [], began, "
         "'(none)', '', '', '', 'Chrome', 'Linux', 'desktop', '(none)', '', '' "
-        "FROM (SELECT unnest($v) AS v, unnest($t) AS t, unnest($b) AS began)",
-        {"site": SITE, "v": [e[0] for e in events], "t": [e[1] for e in events], "b": [e[2] for e in events]},
+        "FROM (SELECT unnest($v) AS v, unnest($t) AS t, unnest($b) AS began, unnest($n) AS n)",
+        {"site": SITE, **{k: [e[i] for e in events] for i, k in enumerate(("v", "t", "b", "n"))}},
     )
     con.execute(
-        "INSERT INTO visits SELECT $site, v, v, b, b, last, n, 0, '/', b, '/', last, '(none)', '', '', '', "
-        "'Chrome', 'Linux', 'desktop', '(none)', '', '', 0 "
-        "FROM (SELECT unnest($v) AS v, unnest($b) AS b, unnest($last) AS last, unnest($n) AS n)",
-        {"site": SITE, **{k: [v[i] for v in visits] for i, k in enumerate(("v", "b", "last", "n"))}},
+        "INSERT INTO visits SELECT $site, u, v, v, b, b, last, n, 0, '/', b, '/', last, "
+        "'(none)', '', '', '', 'Chrome', 'Linux', 'desktop', '(none)', '', '', 0 "
+        "FROM (SELECT unnest($u) AS u, unnest($v) AS v, unnest($b) AS b, unnest($last) AS last, "
+        "unnest($n) AS n)",
+        {"site": SITE, **{k: [v[i] for v in visits] for i, k in enumerate(("u", "v", "b", "last", "n"))}},
     )
     seen: list[str] = []
     span = (START, START + timedelta(days=1))

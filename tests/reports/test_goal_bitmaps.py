@@ -70,12 +70,14 @@ def store() -> Iterator[tuple[duckdb.DuckDBPyConnection, list[Event]]]:
     for statement in schema.DUCKDB:
         con.execute(statement)
     starts: dict[str, datetime] = {}
+    numbers: dict[str, int] = {}
     for e in rows:
+        numbers.setdefault(e.session_id, len(numbers) + 1)
         starts[e.session_id] = min(starts.get(e.session_id, e.time), e.time)
     columns: dict[str, list[Any]] = {
         "time": [micros(e.time) for e in rows],
         "visitor": [key_of(SITE, e.visitor_id) for e in rows],
-        "visit": [key_of(SITE, e.session_id) for e in rows],
+        "visit": [numbers[e.session_id] for e in rows],
         "name": [e.name for e in rows],
         "path": [e.path for e in rows],
         "props": [props_of(json.dumps(e.props)) if e.props else [] for e in rows],
@@ -90,7 +92,7 @@ def store() -> Iterator[tuple[duckdb.DuckDBPyConnection, list[Event]]]:
         columns,
     )
     con.execute(
-        "INSERT INTO visits SELECT site_id, visit, min(visitor), min(time), min(time), max(time), "
+        "INSERT INTO visits SELECT site_id, visit, visit, min(visitor), min(time), min(time), max(time), "
         "sum(CASE WHEN name = 'pageview' THEN 1 ELSE 0 END), "
         "sum(CASE WHEN name = 'pageview' THEN 0 ELSE 1 END), "
         "NULL, NULL, NULL, NULL, arg_min(source, time), '', '', '', min(browser), min(os), min(device), "

@@ -43,7 +43,7 @@ def _load(con: duckdb.DuckDBPyConnection, rows: list[Event], first_id: int) -> N
     columns: dict[str, list[Any]] = {
         "time": [micros(e.time) for e in rows],
         "visitor": [key_of(SITE, e.visitor_id) for e in rows],
-        "visit": [key_of(SITE, e.session_id) for e in rows],
+        "visit": [key_of(SITE, e.session_id) >> 32 for e in rows],  # a 32-bit number per visit
         "name": [e.name for e in rows],
         "path": [e.path for e in rows],
         "props": [props_of(json.dumps(e.props)) if e.props else [] for e in rows],

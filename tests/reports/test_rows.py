@@ -48,21 +48,32 @@ def _store() -> duckdb.DuckDBPyConnection:
         "direct": ("(none)", [(a + 90 * MINUTE, "/", a + 90 * MINUTE)], a + 90 * MINUTE),
     }
     n = 0
-    for name, (source, views, born) in visits.items():
+    for number, (name, (source, views, born)) in enumerate(visits.items(), 1):
         key = key_of(SITE, name)
         for at, path, fed_start in views:
             n += 1
             con.execute(
-                "INSERT INTO events VALUES ($site, $t, $n, $k, $k, 'pageview', $path, [], $s, $src, "
+                "INSERT INTO events VALUES ($site, $t, $n, $k, $v, 'pageview', $path, [], $s, $src, "
                 "'', '', '', 'Chrome', 'Linux', 'desktop', '(none)', '', '')",
-                {"site": SITE, "t": at, "n": n, "k": key, "path": path, "s": fed_start, "src": source},
+                {
+                    "site": SITE,
+                    "t": at,
+                    "n": n,
+                    "k": key,
+                    "v": number,
+                    "path": path,
+                    "s": fed_start,
+                    "src": source,
+                },
             )
         start, last = views[0][0], views[-1][0]
         con.execute(
-            "INSERT INTO visits VALUES ($site, $k, $k, $born, $s, $last, $pv, 0, $entry, $s, $exit, $last, "
+            "INSERT INTO visits VALUES ($site, $v, $k, $k, $born, $s, $last, $pv, 0, $entry, $s, $exit, "
+            "$last, "
             "$src, '', '', '', 'Chrome', 'Linux', 'desktop', '(none)', '', '', $n)",
             {
                 "site": SITE,
+                "v": number,
                 "k": key,
                 "born": born,
                 "s": start,

@@ -32,20 +32,21 @@ def _store() -> duckdb.DuckDBPyConnection:
         "after": [(end + 600 * MINUTE, "/pricing")],
     }
     n = 0
-    for name, views in visits.items():
+    for number, (name, views) in enumerate(visits.items(), 1):
         key = key_of(SITE, name)
         for at, path in views:
             n += 1
             con.execute(
-                "INSERT INTO events VALUES ($site, $t, $n, $k, $k, 'pageview', $path, [], $s, '(none)', "
+                "INSERT INTO events VALUES ($site, $t, $n, $k, $v, 'pageview', $path, [], $s, '(none)', "
                 "'', '', '', 'Chrome', 'Linux', 'desktop', '(none)', '', '')",
-                {"site": SITE, "t": at, "n": n, "k": key, "path": path, "s": views[0][0]},
+                {"site": SITE, "t": at, "n": n, "k": key, "v": number, "path": path, "s": views[0][0]},
             )
         start, last = views[0][0], views[-1][0]
         con.execute(
-            "INSERT INTO visits VALUES ($site, $k, $k, $s, $s, $last, $pv, 0, '/', $s, '/pricing', $last, "
+            "INSERT INTO visits VALUES ($site, $v, $k, $k, $s, $s, $last, $pv, 0, '/', $s, '/pricing', "
+            "$last, "
             "'(none)', '', '', '', 'Chrome', 'Linux', 'desktop', '(none)', '', '', $n)",
-            {"site": SITE, "k": key, "s": start, "last": last, "pv": len(views), "n": n},
+            {"site": SITE, "v": number, "k": key, "s": start, "last": last, "pv": len(views), "n": n},
         )
     return con
 

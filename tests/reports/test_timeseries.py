@@ -61,7 +61,8 @@ def store() -> Iterator[duckdb.DuckDBPyConnection]:
         },
     )
     con.execute(
-        "INSERT INTO visits SELECT $site, unnest($n), unnest($v), unnest($s), unnest($s), unnest($last), "
+        "INSERT INTO visits SELECT $site, unnest($n), unnest($n), unnest($v), unnest($s), unnest($s), "
+        "unnest($last), "
         "unnest($pv), unnest($e), '/', unnest($s), '/', unnest($last), '(none)', '', '', '', 'Chrome', "
         "'Linux', 'desktop', '(none)', '', '', 0",
         {

@@ -25,13 +25,14 @@ def store(tmp_path: Path) -> Iterator[Embedded]:
 def _fill(store: Embedded, first: int, hours: int, per_hour: int) -> None:
     """Events of the three sites interleaved, as the feed writes them (one visit per event)."""
     store.execute(
-        "INSERT INTO events SELECT (n % 3) + 1, $first + n * ($hour // $per), n, hash(n), hash(n), "
+        "INSERT INTO events SELECT (n % 3) + 1, $first + n * ($hour // $per), n, hash(n), n // 3 + 1, "
         "'pageview', '/', [], $first + n * ($hour // $per), '(none)', '', '', '', 'Chrome', 'Linux', "
         "'desktop', '(none)', '', '' FROM range($count) t(n)",
         {"first": first, "hour": HOUR, "per": per_hour, "count": hours * per_hour},
     )
     store.execute(
-        "INSERT INTO visits SELECT site_id, visit, visitor, time, time, time, 1, 0, '/', time, '/', time, "
+        "INSERT INTO visits SELECT site_id, visit, hash(id), visitor, time, time, time, 1, 0, '/', time, "
+        "'/', time, "
         "source, utm_source, utm_medium, utm_campaign, browser, os, device, country, region, city, id "
         "FROM events WHERE time >= $first",
         {"first": first},

@@ -173,7 +173,7 @@ class Query:
             rows.extend(self._rule(rule) for rule in self.filters.rules)
             chosen = " AND ".join(rows)
             if self.moved:
-                keys = self.d.explode(f"CAST({self.bind(self.moved)} AS {self.d.uint64}[])")
+                keys = self.d.explode(f"CAST({self.bind(self.moved)} AS {self.d.uint32}[])")
                 chosen = (
                     f"(({chosen} AND visit NOT IN (SELECT {keys})) OR visit IN (SELECT visit FROM "
                     f"{self.d.visits} WHERE {self.selected()} AND visit IN (SELECT {keys})))"
@@ -255,7 +255,7 @@ def events_of(q: Query, crossing: Sequence[tuple[Any, ...]]) -> str:
         f"AND time >= {q.bind(a)} AND time <= {q.bind(b)}"
         for a, b in covered
     )
-    listed = q.d.explode(f"CAST({keys} AS {q.d.uint64}[])")
+    listed = q.d.explode(f"CAST({keys} AS {q.d.uint32}[])")
     return f"SELECT * FROM ({reads}) AS r WHERE visit IN (SELECT {listed})"
 
 

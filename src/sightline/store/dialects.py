@@ -19,7 +19,8 @@ class Dialect:
     has: str  # array contains value
     idiv: str  # integer division
     unnest: str  # one row per array element, in the SELECT list
-    uint64: str  # the type of visitor and visit keys
+    uint64: str  # the type of visitor keys
+    uint32: str  # the type of visit numbers
     search: str  # case-insensitive "contains": "{column}", "{value}"
     starts: str  # "{column}" starts with "{value}"
     regex: str  # "{column}" matches the RE2 pattern "{value}" somewhere (anchor it for a whole match)
@@ -76,6 +77,7 @@ DUCKDB = Dialect(
     idiv="({a}) // ({b})",
     unnest="unnest({array})",
     uint64="UBIGINT",
+    uint32="UINTEGER",
     search="contains(lower({column}), lower({value}))",
     starts="starts_with({column}, {value})",
     regex="regexp_matches({column}, {value})",
@@ -106,6 +108,7 @@ CLICKHOUSE = Dialect(
     idiv="intDiv({a}, {b})",
     unnest="arrayJoin({array})",
     uint64="UInt64",
+    uint32="UInt32",
     search="positionCaseInsensitiveUTF8({column}, {value}) > 0",
     starts="startsWith({column}, {value})",
     regex="match({column}, {value})",

@@ -1,14 +1,18 @@
 """The store's two engines behind one small interface: read a query's rows, write one fed batch.
 
 ``Embedded`` is a DuckDB file in the data directory, owned by the store process alone: a batch
-(its events, the new rows of the visits it touched, the watermark) is one DuckDB transaction, so
-it is written exactly once even when the process is killed halfway. When the file cannot be
-read, or was made in another layout, it is moved aside (never deleted: with a trimmed log it holds
-events nothing else has) and rebuilt from the log; ``copy_tables`` writes it out for backups.
+(its events, the new rows of the visits it touched, their sites' visit counts, the watermark) is
+one DuckDB transaction, so it is written exactly once even when the process is killed halfway.
+When the file cannot be read, or was made in another layout, it is moved aside (never deleted:
+with a trimmed log it holds events nothing else has) and rebuilt from the log; ``copy_tables``
+writes it out for backups.
 ``ClickHouse`` talks to a server (or, in tests, the embedded chDB engine) through
 clickhouse-connect. ClickHouse has no transaction across tables, so a batch is written with
 deduplication tokens named after its id range, and the range is recorded before it is written:
-after a crash the same range is written again, and ClickHouse drops what already arrived.
+after a crash the same range is written again, and ClickHouse drops what already arrived. Its
+sites' visit counts are written last: a batch cut short before them is built again from a store
+whose counts have not moved (the same numbers for its new visits), and one cut after them finds
+every visit it numbered.
 """
 
 from __future__ import annotations
@@ -30,7 +34,8 @@ from sightline.store.dialects import CLICKHOUSE, DUCKDB, Dialect
 log = logging.getLogger("sightline.store")
 
 FILE_NAME = "store.duckdb"
-TABLES = ("store_meta", "store_state", "events", "visits")  # every table of the embedded store
+# Every table of the embedded store.
+TABLES = ("store_meta", "store_state", "events", "visits", "visit_counts")
 WATERMARK = "watermark"
 ORDERED = "ordered_until"  # store.ordering: rows before this time are in site order
 
@@ -218,9 +223,10 @@ class Embedded:
         columns = ", ".join(schema.VISIT_COLUMNS)
         cursor = self._con.cursor()
         try:
-            cursor.register("wanted", pa.table({"visit": keys}))
+            cursor.register("wanted", pa.table({"session": keys}))
             return cursor.sql(
-                f"SELECT {columns} FROM visits WHERE born >= $born AND visit IN (SELECT visit FROM wanted)",  # noqa: S608
+                f"SELECT {columns} FROM visits WHERE born >= $born "  # noqa: S608
+                "AND session IN (SELECT session FROM wanted)",
                 params={"born": born_after},
             ).to_arrow_table()
         finally:
@@ -240,10 +246,14 @@ class Embedded:
             if visits.num_rows:
                 born = pc.min(visits["born"]).as_py()
                 cursor.execute(
-                    "DELETE FROM visits WHERE born >= $born AND visit IN (SELECT visit FROM visit_rows)",
+                    "DELETE FROM visits WHERE born >= $born AND session IN (SELECT session FROM visit_rows)",
                     {"born": born},
                 )
                 cursor.execute("INSERT INTO visits SELECT * FROM visit_rows")
+                cursor.execute(
+                    "INSERT INTO visit_counts SELECT site_id, max(visit) FROM visit_rows GROUP BY site_id "
+                    "ON CONFLICT (site_id) DO UPDATE SET visits = greatest(visits, excluded.visits)"
+                )
             _set_state(cursor, WATERMARK, last)
 
     @contextmanager
@@ -265,7 +275,7 @@ class Embedded:
 
     def reset(self) -> None:
         with self._write:
-            for table in ("events", "visits", "store_state"):
+            for table in ("events", "visits", "visit_counts", "store_state"):
                 self._con.execute(f"DELETE FROM {table}")  # noqa: S608 (fixed names)
             self._con.execute("CHECKPOINT")
 
@@ -342,7 +352,7 @@ class ClickHouse:
         with self._lock:
             return self._client.query_arrow(
                 f"SELECT {columns} FROM visits FINAL WHERE born >= {{born:Int64}} "  # noqa: S608
-                "AND visit IN {keys:Array(UInt64)}",
+                "AND session IN {keys:Array(UInt64)}",
                 parameters={"born": born_after, "keys": keys.to_pylist()},
                 settings={"output_format_arrow_low_cardinality_as_dictionary": 0},
                 use_strings=True,
@@ -360,16 +370,27 @@ class ClickHouse:
                 self._client.insert_arrow(
                     "visits", visits, settings={"insert_deduplication_token": f"{token}-visits"}
                 )
+                self._client.insert_arrow(
+                    "visit_counts",
+                    visit_counts(visits),
+                    settings={"insert_deduplication_token": f"{token}-visit-counts"},
+                )
         self._mark(last, last, last)
 
     def reset(self) -> None:
         with self._lock:
-            for table in ("events", "visits", "store_state"):
+            for table in ("events", "visits", "visit_counts", "store_state"):
                 self._client.command(f"TRUNCATE TABLE IF EXISTS {table}")
 
     def close(self) -> None:
         with self._lock:
             self._client.close()
+
+
+def visit_counts(visits: pa.Table) -> pa.Table:
+    """The greatest visit number of each site in a batch's visit rows."""
+    counts = visits.group_by("site_id").aggregate([("visit", "max")])
+    return pa.table({"site_id": counts["site_id"], "visits": counts["visit_max"]})
 
 
 def copy_tables(con: duckdb.DuckDBPyConnection, target: Path) -> list[Path]:

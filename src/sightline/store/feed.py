@@ -13,8 +13,12 @@ A visit's attributes (source, UTM tags, browser, OS, device, place) are those of
 fed; its start and end are its earliest and latest event times, its entry and exit pages those of
 its earliest and latest pageview; its ``events`` count only the events that make it engaged
 (custom events, not autocapture's passive ones: ``autocapture.events.PASSIVE``). Visitor codes and
-visit ids become keyed 64-bit hashes
-(``key_of``: the lower half of an MD5, which DuckDB computes as ``md5_number_lower``).
+visit (session) ids become keyed 64-bit hashes (``key_of``: the lower half of an MD5, which DuckDB
+computes as ``md5_number_lower``). A visit the store does not hold yet gets the next number of its
+site (its site's ``visit_counts`` plus its rank among the batch's new visits of that site, by their
+first event's id): the same numbers whenever the same batch is built again from the same store, so
+ClickHouse's batch written again after a cut (``engines.ClickHouse.write``) carries the numbers its
+first writing gave, and DuckDB's counter is written in the batch's own transaction.
 """
 
 # ruff: noqa: S608  (SQL made of fixed fragments; every value is a bound parameter or a column)
@@ -34,6 +38,7 @@ import pyarrow.compute as pc
 from sightline.autocapture.events import PASSIVE
 from sightline.storage import Database
 from sightline.store import schema
+from sightline.store.dialects import Params
 from sightline.store.engines import Engine
 from sightline.store.epoch import micros as micros  # re-exported: the feed's callers use it
 from sightline.store.log import LogReader
@@ -67,26 +72,33 @@ _KEYED = (  # the batch, typed, with its visit keys and cut paths
     "CREATE OR REPLACE TEMP TABLE b AS SELECT id::BIGINT AS id, site_id::INTEGER AS site_id, "
     "time, visitor_id::VARCHAR AS visitor_id, name::VARCHAR AS name, "
     f"left(path::VARCHAR, {VALUE_MAX}) AS page, props, "
-    "md5_number_lower(site_id::VARCHAR || chr(31) || session_id::VARCHAR) AS visit, "
+    "md5_number_lower(site_id::VARCHAR || chr(31) || session_id::VARCHAR) AS session, "
     "referrer_source::VARCHAR AS source, utm_source::VARCHAR AS utm_source, "
     "utm_medium::VARCHAR AS utm_medium, utm_campaign::VARCHAR AS utm_campaign, "
     "browser::VARCHAR AS browser, os::VARCHAR AS os, device_type::VARCHAR AS device, "
     "country::VARCHAR AS country, region::VARCHAR AS region, city::VARCHAR AS city FROM raw"
 )
 _CONTRIBUTION = (  # what the batch adds to each visit
-    "CREATE OR REPLACE TEMP TABLE n AS SELECT site_id, visit, "
+    "CREATE OR REPLACE TEMP TABLE n AS SELECT site_id, session, min(id) AS first_id, "
     "md5_number_lower(site_id::VARCHAR || chr(31) || arg_min(visitor_id, id)) AS visitor, "
     "arg_min(time, id) AS born, min(time) AS start, max(time) AS last, "
     f"count(*) FILTER (WHERE {_PV}) AS pageviews, count(*) FILTER (WHERE {_ENGAGING}) AS events, "
     f"arg_min(page, [time, id]) FILTER (WHERE {_PV}) AS entry, min(time) FILTER (WHERE {_PV}) AS entry_at, "
     f"arg_max(page, [time, id]) FILTER (WHERE {_PV}) AS exit, max(time) FILTER (WHERE {_PV}) AS exit_at, "
     + ", ".join(f"arg_min({sql}, id) AS {name}" for name, sql in _ATTRIBUTES.items())
-    + ", max(id) AS version FROM b GROUP BY site_id, visit"
+    + ", max(id) AS version FROM b GROUP BY site_id, session"
+)
+_NUMBERED = (  # the next numbers of their sites for the visits the store does not hold yet
+    "CREATE OR REPLACE TEMP TABLE f AS SELECT n.session, (coalesce(c.visits, 0) + row_number() OVER "
+    "(PARTITION BY n.site_id ORDER BY n.first_id))::UINTEGER AS visit FROM n "
+    "LEFT JOIN counts AS c ON c.site_id = n.site_id "
+    "WHERE NOT EXISTS (SELECT 1 FROM old AS o WHERE o.session = n.session)"
 )
 _NEWER_ENTRY = "o.entry_at IS NULL OR (n.entry_at IS NOT NULL AND n.entry_at < o.entry_at)"
 _NEWER_EXIT = "o.exit_at IS NULL OR (n.exit_at IS NOT NULL AND n.exit_at >= o.exit_at)"
 _MERGED = (  # each touched visit's new row: what the store held, plus the batch
-    "CREATE OR REPLACE TEMP TABLE m AS SELECT n.site_id::INTEGER AS site_id, n.visit::UBIGINT AS visit, "
+    "CREATE OR REPLACE TEMP TABLE m AS SELECT n.site_id::INTEGER AS site_id, "
+    "coalesce(o.visit, f.visit)::UINTEGER AS visit, n.session::UBIGINT AS session, "
     "coalesce(o.visitor, n.visitor)::UBIGINT AS visitor, coalesce(o.born, n.born)::BIGINT AS born, "
     "least(coalesce(o.start, n.start), n.start)::BIGINT AS start, "
     "greatest(coalesce(o.last, n.last), n.last)::BIGINT AS last, "
@@ -97,13 +109,14 @@ _MERGED = (  # each touched visit's new row: what the store held, plus the batch
     f"CASE WHEN {_NEWER_EXIT} THEN n.exit ELSE o.exit END::VARCHAR AS exit, "
     f"CASE WHEN {_NEWER_EXIT} THEN n.exit_at ELSE o.exit_at END::BIGINT AS exit_at, "
     + ", ".join(f"coalesce(o.{name}, n.{name})::VARCHAR AS {name}" for name in schema.VISIT_ATTRIBUTES)
-    + ", n.version::BIGINT AS version FROM n LEFT JOIN old AS o ON o.visit = n.visit"
+    + ", n.version::BIGINT AS version FROM n LEFT JOIN old AS o ON o.session = n.session "
+    "LEFT JOIN f ON f.session = n.session"
 )
 _EVENTS = (  # the batch's rows for the store, with their visit's attributes
     "SELECT b.site_id, b.time, b.id, m.visitor, m.visit, b.name, b.page AS path, b.props, "
     "m.start AS visit_start, "
     + ", ".join(f"m.{name}" for name in schema.VISIT_ATTRIBUTES)
-    + " FROM b JOIN m ON m.visit = b.visit ORDER BY b.id"
+    + " FROM b JOIN m ON m.session = b.session ORDER BY b.id"
 )
 
 
@@ -221,14 +234,32 @@ class Feeder:
         con.register("raw", raw)
         try:
             con.execute(_KEYED)
-            keys = con.sql("SELECT DISTINCT visit FROM b").to_arrow_table().column(0).combine_chunks()
+            keys = con.sql("SELECT DISTINCT session FROM b").to_arrow_table().column(0).combine_chunks()
             first = int(pc.min(raw.column("time")).as_py())
             con.register("old", self.engine.visits_of(keys, first - LOOK_BACK))
+            con.register("counts", self._counts(pc.unique(raw.column("site_id")).to_pylist()))
             con.execute(_CONTRIBUTION)
+            con.execute(_NUMBERED)
             con.execute(_MERGED)
             event_rows = con.sql(_EVENTS).to_arrow_table()
             visit_rows = con.sql("SELECT * FROM m").to_arrow_table()
         finally:
             con.unregister("raw")
             con.unregister("old")
+            con.unregister("counts")
         return event_rows, visit_rows
+
+    def _counts(self, sites: list[int]) -> pa.Table:
+        """The last visit number each of ``sites`` gave (none: 0), as the store holds it."""
+        p = Params(self.engine.dialect)
+        chosen = p.dialect.contains(p.bind(sites), "site_id")
+        rows = self.engine.query(
+            f"SELECT site_id, max(visits) FROM visit_counts WHERE {chosen} GROUP BY site_id",
+            p.values,
+        )
+        return pa.table(
+            {
+                "site_id": pa.array([int(site) for site, _ in rows], pa.int32()),
+                "visits": pa.array([int(n) for _, n in rows], pa.int64()),
+            }
+        )
