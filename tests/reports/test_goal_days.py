@@ -320,3 +320,16 @@ def test_goals_with_the_same_rule_share_their_kept_days() -> None:
     b = Goal(2, "B", "page", "exact", "/x", currency="EUR")
     assert goal_days.rule_of(a) == goal_days.rule_of(b)
     assert goal_days.rule_of(a) != goal_days.rule_of(replace(a, path="/y"))
+
+
+def test_a_smaller_bitmap_of_a_kept_day_never_replaces_a_bigger_one() -> None:
+    ledger = Ledger(background=False)
+    rule = goal_days.rule_of(Goal(1, "A", "page", "exact", "/x"))
+    big = goal_bitmaps.Piece([3], [None], [0b1011 << 100], 1 << 19)
+    small = goal_bitmaps.Piece([3], [None], [0b11], 1 << 18)
+    ledger.keep(SITE, (0, 1), [rule], (5, 9), big)
+    ledger.keep(SITE, (0, 1), [rule], (5, 9), small)
+    kept = ledger.get(SITE, (0, 1), rule, 1 << 18)
+    assert kept is not None
+    assert kept.size == 1 << 19
+    assert ledger.get(SITE, (0, 1), rule, 1 << 20) is None

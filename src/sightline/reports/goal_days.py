@@ -143,11 +143,15 @@ class Ledger:
     def keep(
         self, site_id: int, span: tuple[int, int], rules: Sequence[Rule], basis: tuple[int, int], piece: Piece
     ) -> None:
-        """Keeps a complete day's figures of each goal (``rules`` in the piece's order)."""
+        """Keeps a complete day's figures of each goal (``rules`` in the piece's order), unless a
+        bigger bitmap of the day is kept (it folds into this one: a 7-day panel's days never
+        push out a 30-day panel's)."""
         with self._lock:
             for i, rule in enumerate(rules):
                 key = (site_id, *span, rule)
                 if key in self._kept:
+                    if self._kept[key].size > piece.size:
+                        continue
                     self._forget(key)
                 kept = _Kept(basis, piece.conversions[i], piece.revenue[i], piece.bits[i], piece.size)
                 self._kept[key] = kept
