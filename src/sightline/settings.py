@@ -54,6 +54,13 @@ def _port(raw: str) -> int:
     return value
 
 
+def _niceness(raw: str) -> int:
+    value = _whole(raw)
+    if value > 19:
+        raise ValueError("a CPU priority (nice value) is a number from 0 to 19")
+    return value
+
+
 def _positive_int(raw: str) -> int:
     value = _whole(raw)
     if value < 1:
@@ -487,6 +494,15 @@ REGISTRY: tuple[Setting, ...] = (
         "while events are waiting it feeds them without pause, in batches of 20000 events (122880 while "
         "a backlog of more waits).",
         _positive_float,
+    ),
+    Setting(
+        "store_niceness",
+        "integer",
+        10,
+        "The store process's CPU priority below the server's (a nice value, 0-19): while ingest "
+        "keeps the cores busy, feeding the store and answering reports wait for it, so events "
+        "are acknowledged without delay and reports lag instead. 0: the same priority as ingest.",
+        _niceness,
     ),
 )
 

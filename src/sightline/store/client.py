@@ -66,6 +66,7 @@ class Store:
             address=str(self._socket_dir / "store.sock"),
             authkey=secrets.token_bytes(32),
             log_retention_days=settings.event_log_retention_days,
+            niceness=int(settings.store_niceness),
         )
         self._process: multiprocessing.process.BaseProcess | None = None
         self._ready = False  # the process said it listens
