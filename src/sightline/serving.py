@@ -18,6 +18,12 @@ protocol with:
   connection is busy with a request, uvicorn's ``limit_concurrency`` answers the new one 503. The
   cap is kept below the process's open-file limit, which is raised to its hard limit if needed.
 
+The deadlines (these two and uvicorn's keep-alive one) are times kept on each connection, not a
+timer each: one sweep per server, every tenth of the shortest timeout (at most once a second),
+closes the connections past theirs, so a connection is closed at most that much after its
+deadline. A timer per deadline cost three timers started and cancelled per request on the
+ingest hot path (docs/performance.md).
+
 Each response's head and first body part leave in one write (``OneWrite``): one system call
 and one wake-up of the client per answer instead of two. Closed connections are counted and
 logged at most once a minute. May import: ``sightline.settings``.
@@ -30,10 +36,12 @@ import logging
 import re
 import resource
 import time
+import weakref
 from collections import Counter
 from typing import Any, ClassVar
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.server import ServerState
 
 from sightline.settings import Settings
 
@@ -57,6 +65,9 @@ TOO_LARGE_BODY = (
 # Paths whose body is a file streamed to disk (an import), and the bytes that re-arm its timeout.
 STREAMED = re.compile(rb"/api/sites/[0-9]+/imports(\?.*)?")
 STREAM_STEP = 64 * 1024
+SWEEP_SHARE = 0.1  # the sweep runs every tenth of the shortest timeout ...
+SWEEP_MAX = 1.0  # ... and at least once a second
+SWEEP_MIN = 0.01
 
 
 class SlowClientLimits(HttpToolsProtocol):
@@ -71,7 +82,8 @@ class SlowClientLimits(HttpToolsProtocol):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._deadline: asyncio.TimerHandle | None = None
+        self._due = 0.0  # the loop time at which the connection is closed for _reason (0: none)
+        self._idle_due = 0.0  # the loop time at which an idle keep-alive connection is closed (0: none)
         self._reason = ""
         self._header_bytes = 0
         self._refused = False
@@ -83,17 +95,14 @@ class SlowClientLimits(HttpToolsProtocol):
     # -- deadlines ---------------------------------------------------------------------------
 
     def _arm(self, seconds: float, reason: str) -> None:
-        self._disarm()
         self._reason = reason
-        self._deadline = self.loop.call_later(seconds, self._expire)
+        self._due = self.loop.time() + seconds
 
     def _disarm(self) -> None:
-        if self._deadline is not None:
-            self._deadline.cancel()
-            self._deadline = None
+        self._due = 0.0
 
     def _expire(self) -> None:
-        self._deadline = None
+        self._due = 0.0
         self._close(self._reason)
 
     def _close(self, reason: str) -> None:
@@ -114,12 +123,18 @@ class SlowClientLimits(HttpToolsProtocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._wait_for_headers()
+        _Sweep.of(self)
         if len(self.connections) > self.max_connections:
             self._make_room()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        self._idle_due = 0.0
         super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        self._idle_due = 0.0  # no longer idle (uvicorn cancels its keep-alive timer here)
+        super().data_received(data)
 
     def on_message_begin(self) -> None:
         self._header_bytes = 0
@@ -163,9 +178,18 @@ class SlowClientLimits(HttpToolsProtocol):
         super().on_message_complete()
 
     def on_response_complete(self) -> None:
-        super().on_response_complete()
-        if self.timeout_keep_alive_task is not None:  # idle now: the next headers are due
+        """uvicorn's, with the keep-alive deadline kept on the connection instead of a timer."""
+        self.server_state.total_requests += 1
+        if self.transport.is_closing():
+            return
+        self._unset_keepalive_if_required()
+        self.flow.resume_reading()
+        if self.pipeline:  # pipelined requests: the next one starts
+            cycle, app = self.pipeline.pop()
+            self._start_asgi_task(cycle, app)
+        else:  # idle now: closed after the keep-alive time, and the next headers are due
             self._wait_for_headers()
+            self._idle_due = self.loop.time() + self.timeout_keep_alive
 
     # -- limits ------------------------------------------------------------------------------
 
@@ -192,6 +216,42 @@ class SlowClientLimits(HttpToolsProtocol):
         ]
         if waiting:
             min(waiting, key=lambda c: c.waiting_since or 0.0)._close("evicted")
+
+
+class _Sweep:
+    """One per server: every ``interval`` seconds, closes the connections past their deadline."""
+
+    _of: ClassVar[weakref.WeakKeyDictionary[ServerState, _Sweep]] = weakref.WeakKeyDictionary()
+
+    def __init__(self, protocol: SlowClientLimits) -> None:
+        self.loop = protocol.loop
+        self.connections = protocol.connections
+        shortest = min(protocol.header_timeout, protocol.body_timeout, float(protocol.timeout_keep_alive))
+        self.interval = max(SWEEP_MIN, min(SWEEP_MAX, shortest * SWEEP_SHARE))
+        self.handle: asyncio.TimerHandle | None = None
+
+    @classmethod
+    def of(cls, protocol: SlowClientLimits) -> None:
+        """Make sure the sweep of the protocol's server runs (it stops while no connection is open)."""
+        sweep = cls._of.get(protocol.server_state)
+        if sweep is None:
+            sweep = cls._of[protocol.server_state] = cls(protocol)
+        if sweep.handle is None:
+            sweep.handle = sweep.loop.call_later(sweep.interval, sweep.run)
+
+    def run(self) -> None:
+        self.handle = None
+        now = self.loop.time()
+        for connection in list(self.connections):
+            if not isinstance(connection, SlowClientLimits):
+                continue
+            if connection._idle_due and connection._idle_due <= now:
+                connection._idle_due = 0.0
+                connection.timeout_keep_alive_handler()  # uvicorn's: closed quietly
+            elif connection._due and connection._due <= now:
+                connection._expire()
+        if self.connections:
+            self.handle = self.loop.call_later(self.interval, self.run)
 
 
 class OneWrite:

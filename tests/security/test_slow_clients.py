@@ -22,6 +22,7 @@ from tests.support.server import LiveServer, create_owner
 CAP = 100
 HEADER_TIMEOUT = 2.0
 BODY_TIMEOUT = 2.0
+KEEP_ALIVE = 1
 SLOW = 3 * CAP
 
 
@@ -31,6 +32,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
         "SIGHTLINE_HEADER_TIMEOUT_SECONDS": str(HEADER_TIMEOUT),
         "SIGHTLINE_BODY_TIMEOUT_SECONDS": str(BODY_TIMEOUT),
         "SIGHTLINE_MAX_CONNECTIONS": str(CAP),
+        "SIGHTLINE_KEEP_ALIVE_SECONDS": str(KEEP_ALIVE),
     }
     live = LiveServer(tmp_path_factory.mktemp("slow") / "data", env=env)
     live.start()
@@ -148,6 +150,18 @@ def test_an_idle_keep_alive_connection_must_send_its_next_headers_in_time(server
     assert sock.recv(65536).startswith(b"HTTP/1.1 200")
     sock.sendall(b"GET /healthz HTTP/1.1\r\n")  # the next request starts and never ends
     time.sleep(HEADER_TIMEOUT + 1)
+    assert closed_by_server(sock)
+    sock.close()
+
+
+def test_an_idle_keep_alive_connection_is_closed_after_the_keep_alive_time(server: LiveServer) -> None:
+    sock = connect(server, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert sock.recv(65536).startswith(b"HTTP/1.1 200")
+    answered = time.monotonic()
+    time.sleep(KEEP_ALIVE / 2)
+    assert not closed_by_server(sock)
+    time.sleep(KEEP_ALIVE / 2 + 0.4)
+    assert time.monotonic() - answered < HEADER_TIMEOUT  # closed for being idle, not at the header timeout
     assert closed_by_server(sock)
     sock.close()
 
