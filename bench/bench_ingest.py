@@ -11,7 +11,9 @@ dashboard's queries), read from /proc; the ceiling has neither.
 
 The server runs as users run it: its store process feeds the analytics store from the log while
 wrk sends events, and an owner's dashboard asks for today's summary, time series and realtime
-visitors every half second throughout (``BENCH_REPORTS=0`` stops the dashboard: a diagnostic).
+visitors every half second throughout (``BENCH_REPORTS=0`` stops the dashboard: a diagnostic);
+each run's line says how many of its requests were answered during the run, on which the store
+process's CPU per request depends.
 After the runs it reports how long the store took to hold every acknowledged event.
 
 Environment: ``BENCH_SECONDS`` (default 5) per run, ``BENCH_ROUNDS`` (default 3) alternating rounds;
@@ -82,6 +84,7 @@ class Result:
     cpu_us: float = float("nan")  # CPU of the server's process per request (µs)
     writer_cpu_us: float = float("nan")  # CPU of ingest's writer process per request
     store_cpu_us: float = float("nan")  # CPU of the store process per request (feed, dashboard)
+    reports: int = 0  # the dashboard's requests answered during the run (the store's share depends on it)
 
 
 def free_port() -> int:
@@ -169,6 +172,9 @@ def run_wrk(label: str, base_url: str, script: Path, seconds: int, pid: int | No
     non_2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
     errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", output)
     tick_us = 1e6 / os.sysconf("SC_CLK_TCK")
+    server, writer, store = (
+        (after[i] - before[i]) * tick_us / total if pid and total else float("nan") for i in range(3)
+    )
     return Result(
         label,
         rps,
@@ -178,7 +184,9 @@ def run_wrk(label: str, base_url: str, script: Path, seconds: int, pid: int | No
         int(non_2xx.group(1)) if non_2xx else 0,
         sum(int(g) for g in errors.groups()) if errors else 0,
         os.getloadavg()[0],
-        *((after[i] - before[i]) * tick_us / total if pid and total else float("nan") for i in range(3)),
+        server,
+        writer,
+        store,
     )
 
 
@@ -230,7 +238,10 @@ def main() -> int:
                 for name, port in pair:
                     label = f"{name}-{per}"
                     script = lua_script(work, key, per, f"{label}-r{number}")
-                    results.append(run_wrk(label, f"http://127.0.0.1:{port}", script, seconds, pids[name]))
+                    answered = dashboard.requests - dashboard.failures
+                    result = run_wrk(label, f"http://127.0.0.1:{port}", script, seconds, pids[name])
+                    result.reports = dashboard.requests - dashboard.failures - answered
+                    results.append(result)
         dashboard.stop()
         caught_up = dashboard.wait_for_store()
     finally:
@@ -351,7 +362,7 @@ def report(results: list[Result], rows: int) -> int:
     for r in results:
         print(
             f"  round run {r.label:<12} {r.requests_per_s:>8.0f} req/s  p50 {r.p50_ms:.1f} ms  "
-            f"p99 {r.p99_ms:.1f} ms  load {r.load:.1f}"
+            f"p99 {r.p99_ms:.1f} ms  load {r.load:.1f}  dashboard requests answered {r.reports}"
         )
     failures = 0
     for per in (1, 20):
