@@ -7,6 +7,7 @@ store rebuilt) gives the oracle's figures over the changed events, never the kep
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -333,3 +334,40 @@ def test_a_smaller_bitmap_of_a_kept_day_never_replaces_a_bigger_one() -> None:
     assert kept is not None
     assert kept.size == 1 << 19
     assert ledger.get(SITE, (0, 1), rule, 1 << 20) is None
+
+
+def test_a_panel_whose_days_are_being_read_for_a_longer_one_reads_none_again(
+    store: tuple[duckdb.DuckDBPyConnection, list[Event]],
+) -> None:
+    """The 7-day panel right after a cold 30-day one: its days come with the 30 days' being read."""
+    con, _ = store
+    ledger = Ledger()
+    started: list[int] = []
+    original = goal_bitmaps.pieces
+
+    def slow(*args: Any, **kwargs: Any) -> Any:
+        if threading.current_thread().name == "sightline-goal-days":
+            started.append(len(args[4]))
+            gate.wait(30)
+        return original(*args, **kwargs)
+
+    gate = threading.Event()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(goal_bitmaps, "pieces", slow)
+        _panel(con, ledger)  # 30 days: the days are read in the background, held at the gate
+        week = period_of("7d", None, None, ZONE, NOW)
+        chosen = [_goal(i, g) for i, g in RULES.items()]
+        goals.breakdown(
+            logged_run(con, []),
+            DUCKDB,
+            SITE,
+            (week.start, week.end),
+            Filters(),
+            chosen,
+            queries.Page(limit=100),
+            Days(ledger, ZONE, NOW),
+        )
+        gate.set()
+        ledger.wait()
+    assert sorted(started) == [1, 7, 7, 7, 7]  # one reader, a week at a time; none for the 7 days
+    assert len(ledger) == 29 * len(RULES)

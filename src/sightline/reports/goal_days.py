@@ -76,7 +76,7 @@ class Ledger:
     def __init__(self, keep_bytes: int = KEEP_BYTES, background: bool = True) -> None:
         self.keep_bytes = keep_bytes
         self.background = background  # read a cold span's days in a thread (tests: in the request)
-        self._filling: dict[tuple[int, int, tuple[Rule, ...]], threading.Thread] = {}
+        self._filling: dict[_Job, threading.Thread] = {}
         self._lock = threading.Lock()
         self._kept: OrderedDict[tuple[int, int, int, Rule], _Kept] = OrderedDict()
         self._bytes = 0
@@ -170,12 +170,13 @@ class Ledger:
         own: int,
         basis: tuple[int, int],
     ) -> None:
-        """Reads and keeps the complete ``days`` in a thread of its own (one at a time per site,
-        goals and bitmap size: a request arriving meanwhile reads its span at once again)."""
+        """Reads and keeps the complete ``days`` in a thread of its own, unless one already reads
+        them for the same goals with bitmaps as big (a request arriving meanwhile reads its span
+        at once again: a 7-day panel's days come with the 30-day panel's being read)."""
         rules = [rule_of(g) for g in goals]
-        job = (site_id, own, tuple(rules))
+        job = _Job(site_id, tuple(rules), own, frozenset((bounds[i], bounds[i + 1]) for i in days))
         with self._lock:
-            if job in self._filling:
+            if any(job.within(other) for other in self._filling):
                 return
 
             def read() -> None:
@@ -201,6 +202,21 @@ class Ledger:
             threads = list(self._filling.values())
         for thread in threads:
             thread.join()
+
+
+@dataclass(frozen=True)
+class _Job:
+    """Days read in the background: of which site, for which goal rules, at what bitmap size."""
+
+    site_id: int
+    rules: tuple[Rule, ...]
+    size: int
+    spans: frozenset[tuple[int, int]]
+
+    def within(self, other: _Job) -> bool:
+        """Whether ``other`` reads all this job would."""
+        same = (self.site_id, self.rules) == (other.site_id, other.rules)
+        return same and other.size >= self.size and self.spans <= other.spans
 
 
 def _bytes(size: int) -> int:
