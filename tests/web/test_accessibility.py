@@ -20,7 +20,7 @@ from tests.recordings.helpers import RecordingSite, chunk, new_recording_id, pag
 from tests.reports import helpers
 from tests.support.axe import assert_accessible, describe, violations
 from tests.support.server import LiveServer
-from tests.web.conftest import Console, unique
+from tests.web.conftest import Console, show, unique
 
 pytestmark = pytest.mark.parametrize("console_server", ["sqlite"], indirect=True)
 
@@ -100,25 +100,12 @@ PAGES = [
 LOOKS = [(scheme, size) for scheme in ("light", "dark") for size in SIZES]
 
 
-def look(page: Page, scheme: str, size: str) -> None:
-    """Show ``page`` in a theme and at a size, as a browser does when the system's theme changes or
-    the window is resized: the console's styles follow the media queries, and its charts redraw on
-    the theme's change event and the resize observer (run before the next frame)."""
-    page.emulate_media(color_scheme=scheme)  # type: ignore[arg-type]
-    page.set_viewport_size(SIZES[size])  # type: ignore[arg-type]
-    shown = page.evaluate(
-        "() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => done("
-        "[matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light', innerWidth]))))"
-    )
-    assert shown == [scheme, SIZES[size]["width"]]
-
-
 def violations_in_every_look(page: Page, where: str, first: int) -> list[str]:
     """axe-core's findings on the page in each look, starting with LOOKS[first] (the one it was
     loaded in)."""
     found = []
     for scheme, size in LOOKS[first:] + LOOKS[:first]:
-        look(page, scheme, size)
+        show(page, scheme, SIZES[size])
         serious = violations(page)
         if serious:
             found.append(f"{where} ({scheme}, {size}):\n{describe(serious)}")
@@ -135,7 +122,7 @@ def test_every_console_page_passes_axe_core_in_both_themes_on_a_desktop_and_a_ph
     found: list[str] = []
     for n, (template, heading) in enumerate(PAGES):
         first = n % len(LOOKS)
-        look(page, *LOOKS[first])
+        show(page, LOOKS[first][0], SIZES[LOOKS[first][1]])
         path = template.format(**seeded)
         page.goto(path)
         if heading:
@@ -146,9 +133,11 @@ def test_every_console_page_passes_axe_core_in_both_themes_on_a_desktop_and_a_ph
         page.wait_for_timeout(300)
         found += violations_in_every_look(page, path, first)
     page.context.clear_cookies()
+    first = len(PAGES) % len(LOOKS)
+    show(page, LOOKS[first][0], SIZES[LOOKS[first][1]])
     page.goto("/login")
     expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
-    found += violations_in_every_look(page, "/login", len(PAGES) % len(LOOKS))
+    found += violations_in_every_look(page, "/login", first)
     assert found == [], "axe-core:\n" + "\n".join(found)
 
 
@@ -162,7 +151,7 @@ def test_the_setup_page_passes_axe_core_and_opens_without_an_error(
     page.goto(link)
     expect(page.get_by_role("heading", name="Set up Sightline")).to_be_visible()
     for scheme, size in LOOKS:
-        look(page, scheme, size)
+        show(page, scheme, SIZES[size])
         # The error box is hidden until there is an error (.notice's display must not beat `hidden`).
         expect(page.get_by_role("alert")).to_be_hidden()
         assert page.locator("#message").evaluate("e => getComputedStyle(e).display") == "none"

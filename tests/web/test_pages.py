@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import re
 
-import pytest
 from playwright.sync_api import Page, expect
 
 from tests.conftest import StartServer
-from tests.web.conftest import DESKTOP, PHONE, SITE_URL, Console, backend_of, unique
+from tests.web.conftest import DESKTOP, PHONE, SITE_URL, Console, backend_of, show, unique
 
 
 def test_health_shows_the_overall_status_and_the_database_figures(console: Console) -> None:
@@ -36,29 +35,45 @@ def no_horizontal_scroll(page: Page) -> None:
     assert width <= viewport, f"the page is {width}px wide in a {viewport}px window"
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-@pytest.mark.parametrize(("size", "viewport"), [("desktop", DESKTOP), ("phone", PHONE)])
-def test_every_page_fits_the_screen_in_both_themes(
-    console: Console, scheme: str, size: str, viewport: dict[str, int]
-) -> None:
-    page = console.signed_in(scheme=scheme, viewport=viewport)
+BACKGROUNDS = {"light": "rgb(245, 246, 248)", "dark": "rgb(14, 17, 21)"}
+# Both themes on a desktop and on a phone.
+SIZES = {"desktop": DESKTOP, "phone": PHONE}
+LOOKS = [(scheme, size) for scheme in BACKGROUNDS for size in SIZES]
+
+
+def fits_in_every_look(console: Console, page: Page, name: str, first: int) -> None:
+    """The page in each look, starting with LOOKS[first] (the one it was loaded in): the theme's
+    background and no sideways scrolling."""
+    for scheme, size in LOOKS[first:] + LOOKS[:first]:
+        show(page, scheme, SIZES[size])
+        assert page.evaluate("getComputedStyle(document.body).backgroundColor") == BACKGROUNDS[scheme]
+        no_horizontal_scroll(page)
+        console.shoot(page, f"{name}-{scheme}-{size}")
+
+
+def test_every_page_fits_the_screen_in_both_themes(console: Console) -> None:
+    """Each page is loaded once and checked in the four looks (a load and a tab per look before);
+    the look a page loads in turns with each page, so every look is also checked as a page first
+    renders in it."""
+    page = console.signed_in()
     site = console.api(
         page, "POST", "/api/sites", {"name": "Garden centre", "domain": unique("garden") + ".example.org"}
     )
     assert isinstance(site, dict)
-    expected = "rgb(245, 246, 248)" if scheme == "light" else "rgb(14, 17, 21)"
-    for path, name in [("/sites", "sites"), (f"/sites/{site['id']}", "site"), ("/health", "health")]:
+    pages = [("/sites", "sites"), (f"/sites/{site['id']}", "site"), ("/health", "health")]
+    for n, (path, name) in enumerate(pages):
+        scheme, size = LOOKS[n % len(LOOKS)]
+        show(page, scheme, SIZES[size])
         page.goto(path)
         expect(page.locator("main h1")).to_be_visible()
         page.wait_for_load_state("networkidle")
-        assert page.evaluate("getComputedStyle(document.body).backgroundColor") == expected
-        no_horizontal_scroll(page)
-        console.shoot(page, f"{name}-{scheme}-{size}")
+        fits_in_every_look(console, page, name, n % len(LOOKS))
     page.context.clear_cookies()
+    scheme, size = LOOKS[len(pages) % len(LOOKS)]
+    show(page, scheme, SIZES[size])
     page.goto("/login")
     expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
-    no_horizontal_scroll(page)
-    console.shoot(page, f"login-{scheme}-{size}")
+    fits_in_every_look(console, page, "login", len(pages) % len(LOOKS))
 
 
 def test_the_theme_toggle_is_remembered_across_visits(console: Console) -> None:
