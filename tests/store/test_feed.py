@@ -17,6 +17,7 @@ from sqlalchemy import func, insert, select
 from sightline.storage import Database
 from sightline.storage.schema import deleted_sites, events, store_tasks
 from sightline.storage.types import utcnow
+from sightline.store import feed
 from sightline.store.engines import ClickHouse, Embedded, Engine, visit_counts
 from sightline.store.feed import Feeder, key_of, micros
 from sightline.store.upkeep import Upkeep
@@ -159,6 +160,19 @@ def test_a_backlog_is_fed_in_bigger_batches_until_the_log_is_read_to_its_end(
     assert steps == [(50, True)] + [(120, True)] * whole + ([(rest, False)] if rest else [])
     assert not feeder.behind
     assert _count(engine, "events") == len(rows)
+
+
+def test_a_backlog_of_big_rows_is_fed_in_batches_bounded_by_their_bytes(
+    db: Database, engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, rows = _seed(db)
+    monkeypatch.setattr(feed, "BACKLOG_BYTES", 1)  # every row is "too big" to grow the batch
+    feeder = Feeder(db, engine, batch=50, backlog=120)
+    steps = []
+    while fed := feeder.step():
+        steps.append(fed)
+    feeder.close()
+    assert steps == [50] * (len(rows) // 50) + ([len(rows) % 50] if len(rows) % 50 else [])
 
 
 def test_each_event_keeps_its_time_to_the_microsecond(db: Database, engine: Engine) -> None:

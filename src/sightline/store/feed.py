@@ -53,6 +53,7 @@ LOOK_BACK = 2 * 86400 * 1_000_000  # how far back a visit is looked for in the s
 # away instead of into its write-ahead log first, and one step's fixed cost over 6x the events:
 # 25 -> 16.5 µs of CPU per event (docs/performance.md, session 11).
 BACKLOG_BATCH = 122_880
+BACKLOG_BYTES = 64 * 2**20  # ... or fewer, when the log's rows are big (props up to 64 KiB)
 _ATTRIBUTES = {  # a visit attribute from its first event, as the reports show it
     "source": f"coalesce(nullif(left(source, {VALUE_MAX}), ''), '{NONE}')",
     "utm_source": f"coalesce(left(utm_source, {VALUE_MAX}), '')",
@@ -180,7 +181,7 @@ class Feeder:
         if self.behind:
             # A backlog: the next, bigger batch is read from the log (Python, the interpreter lock)
             # while this one is built and written (DuckDB, which releases it): two cores, not one.
-            size = self.backlog
+            size = min(self.backlog, max(self.batch, BACKLOG_BYTES * rows.num_rows // max(rows.nbytes, 1)))
             self._ahead = (last, size, self._reader.submit(self._read, last, None, size))
         event_rows, visit_rows = self._build(rows)
         self.engine.write(after, last, event_rows, visit_rows)
