@@ -63,13 +63,17 @@ def generate(
         """,
         params,
     )
-    con.execute(  # each site's visits numbered 1, 2, 3, ... in the order they start
-        "CREATE OR REPLACE TEMP TABLE gen_visits AS SELECT *, "
-        "row_number() OVER (PARTITION BY site_id ORDER BY start, v)::UINTEGER AS visit FROM gen_visits"
-    )
+
     first = end - days * DAY
     for day in range(days):
         low, high = first + day * DAY, first + (day + 1) * DAY
+        con.execute(  # the day's visits numbered on from each site's count, in the order they start
+            "CREATE OR REPLACE TEMP TABLE day_visits AS SELECT g.*, (coalesce(c.visits, 0) + "
+            "row_number() OVER (PARTITION BY g.site_id ORDER BY g.start, g.v))::UINTEGER AS visit "
+            "FROM gen_visits AS g LEFT JOIN visit_counts AS c ON c.site_id = g.site_id "
+            "WHERE g.start >= $low AND g.start < $high",
+            {"low": low, "high": high},
+        )
         con.execute(
             """
             INSERT INTO events
@@ -85,10 +89,10 @@ def generate(
                    ELSE []::VARCHAR[] END AS props,
               start AS visit_start, source, utm[1], utm[2], utm[3], agent[1], agent[2], agent[3],
               country, '', ''
-            FROM (SELECT *, unnest(range(n)) AS i FROM gen_visits WHERE start >= $low AND start < $high)
+            FROM (SELECT *, unnest(range(n)) AS i FROM day_visits)
             ORDER BY site_id, time
             """,
-            {"gap": GAP, "custom": CUSTOM, "low": low, "high": high},
+            {"gap": GAP, "custom": CUSTOM},
         )
         con.execute(
             """
@@ -108,9 +112,13 @@ def generate(
             """,
             {"low": low, "high": high},
         )
+        con.execute(
+            "INSERT INTO visit_counts SELECT site_id, max(visit) FROM day_visits GROUP BY site_id "
+            "ON CONFLICT (site_id) DO UPDATE SET visits = excluded.visits"
+        )
         print(f"  day {day + 1}/{days} written ({time.perf_counter() - started:.0f} s)", flush=True)
     con.execute("DROP TABLE gen_visits")
-    con.execute("INSERT INTO visit_counts SELECT site_id, max(visit) FROM visits GROUP BY site_id")
+    con.execute("DROP TABLE day_visits")
     con.execute(  # every span written is in site order: nothing for the store process to rewrite
         "INSERT INTO store_state VALUES ($name, $value) "
         "ON CONFLICT (name) DO UPDATE SET value = excluded.value",
