@@ -24,6 +24,8 @@ SETUP_LINK = re.compile(r"(http://\S+/setup\?token=\S+)")
 # an installed server has none of them: pandas (here for chDB) cost every store process 0.2 s of CPU,
 # imported by pyarrow at its first array, and Pygments (for pytest) each migration 0.07 s, loaded by
 # Alembic's Mako. A server whose events go to chDB needs pandas: it keeps them.
+STORE_READY = "analytics store ready ("  # the server's log lines (store/client.py)
+STORE_UNAVAILABLE = "the analytics store is unavailable: "
 AS_INSTALLED = Path(__file__).resolve().parent / "installed"
 
 
@@ -48,7 +50,7 @@ class LiveServer:
         self.output: list[str] = []
         self.process: subprocess.Popen[str] | None = None
 
-    def start(self, timeout: float = waits.START) -> LiveServer:
+    def start(self, timeout: float = waits.START, wait_for_store: bool = True) -> LiveServer:
         command = [
             sys.executable,
             "-m",
@@ -68,6 +70,7 @@ class LiveServer:
         env["PYTHONUNBUFFERED"] = "1"
         if not env.get("SIGHTLINE_EVENTS_URL", "").startswith("chdb://"):
             env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(AS_INSTALLED), env.get("PYTHONPATH")]))
+        said_before = len(self.output)  # a restarted server: only this run's lines count
         self.process = subprocess.Popen(
             command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
         )
@@ -82,12 +85,32 @@ class LiveServer:
                     raise RuntimeError("server exited:\n" + "".join(self.output))
                 try:
                     if poller.get(self.base_url + "/healthz").status_code == 200:
-                        return self
+                        break
                 except httpx.HTTPError:
                     pass
                 time.sleep(0.1)
-        self.stop()
-        raise RuntimeError("server did not start:\n" + "".join(self.output))
+            else:
+                self.stop()
+                raise RuntimeError("server did not start:\n" + "".join(self.output))
+        if wait_for_store:
+            self.wait_for_store(deadline, said_before)
+        return self
+
+    def wait_for_store(self, deadline: float, said_before: int = 0) -> None:
+        """Until the server's analytics store process said it is ready or why it is not.
+
+        The server answers before its store process is up (reports answer 503 until then, after
+        waiting a while); on a loaded machine the store may take longer than that wait, so a test
+        that asks a report right away would see a 503 that no user of an idle server sees.
+        """
+        while time.monotonic() < deadline:
+            said = "".join(self.output[said_before:])
+            if STORE_READY in said or STORE_UNAVAILABLE in said:
+                return
+            if self.process is not None and self.process.poll() is not None:
+                raise RuntimeError("server exited:\n" + said)
+            time.sleep(0.05)
+        raise RuntimeError("the server's analytics store did not start:\n" + "".join(self.output))
 
     def _collect(self) -> None:
         """Read the output until every process writing to it is gone, then close it.
