@@ -4,19 +4,28 @@ and still selects a visit whose matching event came after the span's end."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import duckdb
 
-from sightline.reports import queries, timeseries
+from sightline.reports import queries, tables, timeseries
 from sightline.reports.filters import Filters
 from sightline.store import schema
 from sightline.store.dialects import DUCKDB
 from sightline.store.feed import key_of, micros
+from sightline.store.kept import Kept
 from tests.reports.logged import logged_run
 
 SITE = 1
 DAY = datetime(2026, 3, 2, tzinfo=UTC)  # long past: the span is bounded
 MINUTE = 60_000_000
+TABLES = [
+    ("page", "pageviews"),
+    ("source", "visits"),
+    ("entry", "visits"),
+    ("browser", "visitors"),
+    ("event", "events"),
+]
 
 
 def _store() -> duckdb.DuckDBPyConnection:
@@ -73,3 +82,36 @@ def test_a_span_reaching_now_is_not_bounded() -> None:
         logged_run(con, seen), DUCKDB, SITE, (now - timedelta(days=1), now), Filters(page="/pricing")
     )
     assert not any("time <= $" in sql for sql in seen)
+
+
+def test_reports_under_an_event_filter_read_one_kept_selection_and_count_as_without_it() -> None:
+    con = _store()
+    span = (DAY, DAY + timedelta(days=1))
+    only = Filters(page="/pricing")
+    kept = Kept(con.cursor)
+    seen: list[str] = []
+    asked: list[str] = []
+
+    class Keeping:
+        def __call__(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+            return logged_run(con, seen)(sql, params)
+
+        def keep(self, sql: str, params: dict[str, Any]) -> str | None:
+            asked.append(sql)
+            return kept.keep(sql, params)
+
+    def every(run: queries.Run) -> list[Any]:
+        return [
+            queries.totals(run, DUCKDB, SITE, span, only),
+            timeseries.series(run, DUCKDB, SITE, [span], only),
+            *(
+                tables.breakdown(run, DUCKDB, SITE, span, only, dim, order, queries.Page(10))
+                for dim, order in TABLES
+            ),
+        ]
+
+    assert every(Keeping()) == every(logged_run(con, []))
+    assert len(asked) == 2 + len(TABLES)
+    assert len(kept) == 1  # one selection, read once
+    assert sum("kept." in sql for sql in seen) >= 2 + len(TABLES)  # every report read the kept rows
+    assert not any("path = $" in sql for sql in seen)  # no report query selected by itself

@@ -44,6 +44,9 @@ VISIT_COLUMNS = {
 VIEWED = f"name = '{PAGEVIEW}'"
 # Filters on attributes every event's row carries as its visit has them (``Query.by_rows``).
 ROW_FILTERS = frozenset(VISIT_FILTERS) - {"entry_page", "exit_page"}
+Keep = Callable[[str, dict[str, Any]], "str | None"]  # a store's ``keep`` (``Runner``)
+# The columns of a selected visit that the summary and time series read (``Query.keep``).
+KEPT = "site_id, visit, visitor, start, last, pageviews, events"
 MAX_RANGES = 64  # stretches of time read for the events of visits crossing an edge; more: one
 
 
@@ -55,7 +58,8 @@ class Query:
         self.p = Params(dialect)
         self.filters = filters
         self.site_id, self.span = site_id, span
-        self.until: str | None = None  # the last event of the span's visits (``bound``)
+        self.last: int | None = None  # the last event of the span's visits (``bound``)
+        self.kept: str | None = None  # a table of the selected visits' rows in the store (``keep``)
         self.moved: list[int] | None = None  # visits whose events' rows may be stale (``by_rows``)
         self.site = self.p.bind(site_id)
         self.a = self.p.bind(micros(span[0]))
@@ -88,8 +92,30 @@ class Query:
     def selected(self) -> str:
         """The WHERE clause of the visits the filters select (they started in the span)."""
         parts = [f"site_id = {self.site}", f"start >= {self.a}", f"start < {self.b}"]
+        if self.kept is not None:
+            return " AND ".join([*parts, f"visit IN (SELECT visit FROM {self.kept})"])
         parts.extend(self._rule(rule) for rule in self.filters.rules)
         return " AND ".join(parts)
+
+    def chosen(self) -> str:
+        """FROM and WHERE of the selected visits' rows (at least ``KEPT``'s columns)."""
+        if self.kept is None:
+            return f"{self.d.visits} WHERE {self.selected()}"
+        return f"{self.kept} WHERE site_id = {self.site} AND start >= {self.a} AND start < {self.b}"
+
+    def keep(self, run: Run) -> None:
+        """With a filter on the visits' events (page, event, goal, prop), asks the store to keep
+        the selected visits' rows (``store.kept``: the dashboard asks a dozen reports of one period
+        and filters at once, and the selection, a semi-join of the period's events with its
+        visits, is the costliest part of each); the queries then read them from that table. A
+        ``run`` without ``keep`` (or a store that keeps nothing: ClickHouse) selects in each query."""
+        keep: Keep | None = getattr(run, "keep", None)
+        if keep is None or self.kept is not None or not by_events(self.filters):
+            return
+        self.bound(run)
+        s = Query(self.d, self.site_id, self.span, self.filters)
+        s.last = self.last
+        self.kept = keep(f"SELECT {KEPT} FROM {self.d.visits} WHERE {s.selected()}", s.p.values)
 
     def _rule(self, rule: Filter) -> str:
         """One filter as a condition on the visits table."""
@@ -130,7 +156,7 @@ class Query:
     def _their_time(self) -> str:
         """The events a selected visit can have: from the span's start on, and up to the last event
         of the visits that started in it once ``bound`` has read it."""
-        until = f" AND time <= {self.until}" if self.until else ""
+        until = f" AND time <= {self.bind(self.last)}" if self.last is not None else ""
         return f"site_id = {self.site} AND time >= {self.a}{until}"
 
     def bound(self, run: Run) -> None:
@@ -138,12 +164,15 @@ class Query:
         that started in it, so that a filter's reads stop there: a comparison's earlier period read
         every later event (twice the rows at 30 days). A span that reaches now has no event after
         it, and a bound in the SQL itself (a scalar subquery) cost more than it saved there."""
-        by_events = any(rule.name not in VISIT_FILTERS for rule in self.filters.rules)
-        if not by_events or self.span[1] > datetime.now(UTC) - timedelta(hours=1):
+        if (
+            self.last is not None
+            or not by_events(self.filters)
+            or self.span[1] > datetime.now(UTC) - timedelta(hours=1)
+        ):
             return
         q = Query(self.d, self.site_id, self.span, Filters())
         last = run(f"SELECT max(last) FROM {self.d.visits} WHERE {q.selected()}", q.p.values)[0][0]
-        self.until = self.bind(int(last if last is not None else micros(self.span[0])))
+        self.last = int(last if last is not None else micros(self.span[0]))
 
     def by_rows(self, run: Run) -> None:
         """With filters on visit attributes only (source, UTM tags, browser, OS, device, place),
@@ -179,8 +208,13 @@ class Query:
                     f"{self.d.visits} WHERE {self.selected()} AND visit IN (SELECT {keys})))"
                 )
             return " AND ".join([self._their_time(), chosen, *extra])
-        chosen = f"visit IN (SELECT visit FROM {self.d.visits} WHERE {self.selected()})"
+        chosen = f"visit IN (SELECT visit FROM {self.chosen()})"
         return " AND ".join([self._their_time(), chosen, *extra])
+
+
+def by_events(filters: Filters) -> bool:
+    """Whether a filter selects visits by their events (page, event, goal, prop)."""
+    return any(rule.name not in VISIT_FILTERS for rule in filters.rules)
 
 
 def figures_of(row: Sequence[Any]) -> dict[str, int]:
@@ -190,10 +224,11 @@ def figures_of(row: Sequence[Any]) -> dict[str, int]:
 def totals(run: Run, d: Dialect, site_id: int, span: Span, filters: Filters) -> dict[str, int]:
     q = Query(d, site_id, span, filters)
     q.bound(run)
+    q.keep(run)
     unique = selection(run, d, site_id, span) if filters else counting.EXACT
     # Without filters, visitors come from the span's events below: not counted twice.
     sums = ", ".join(q.sums(visitors=bool(filters), unique=unique))
-    visitors, *row = run(f"SELECT {sums} FROM {d.visits} WHERE {q.selected()}", q.p.values)[0]
+    visitors, *row = run(f"SELECT {sums} FROM {q.chosen()}", q.p.values)[0]
     figures = figures_of((unique.read(visitors), *row))
     if not filters:  # visitors and pageviews of the events in the span
         figures.update(_visitors_in(run, d, site_id, span, figures))
@@ -306,6 +341,17 @@ def _per_run(q: Query, spans: Sequence[Span], column: str, part: Callable[[str, 
     ends = [q.bind(a) for a, _, _ in runs[1:]]
     branches = " ".join(f"WHEN {column} < {end} THEN {part}" for end, part in zip(ends, parts, strict=False))
     return f"CASE {branches} ELSE {parts[-1]} END"
+
+
+class Runner:
+    """A report's ``run`` on a store, with the store's ``keep`` when it has one (``Query.keep``)."""
+
+    def __init__(self, store: Any) -> None:
+        self.query: Run = store.query
+        self.keep: Keep | None = getattr(store, "keep", None)
+
+    def __call__(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+        return self.query(sql, params)
 
 
 @dataclass(frozen=True)

@@ -55,7 +55,7 @@ class Report:
         self.goals = list(goals)
         self.filters = _resolved(query.filters, self.goals)
         self.store = store
-        self.run = store.query
+        self.run = queries.Runner(store)
         self.d = store.dialect
         self.site = site
         self.query = query

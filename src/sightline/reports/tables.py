@@ -20,7 +20,6 @@ from typing import Any
 
 from sightline.autocapture.events import MEASUREMENTS
 from sightline.reports import counting
-from sightline.reports.filters import VISIT_FILTERS
 from sightline.reports.queries import (
     FIGURES,
     VISIT_COLUMNS,
@@ -29,6 +28,7 @@ from sightline.reports.queries import (
     Query,
     Run,
     Span,
+    by_events,
     figures_of,
     selection,
 )
@@ -52,6 +52,7 @@ def breakdown(
     name: str | None = None,
 ) -> tuple[list[dict[str, Any]], bool]:
     q = Query(d, site_id, span, filters)
+    q.keep(run)
     if dim in VISIT_COLUMNS:
         rows = _visit_breakdown(run, q, dim, order, page)
     elif dim == "prop":
@@ -106,8 +107,9 @@ def _visit_breakdown(run: Run, q: Query, dim: str, order: str, page: Page) -> li
 
 def _selects_by_events(q: Query) -> bool:
     """Whether a filter selects visits by their events (page, event, goal, prop): a semi-join over
-    the span's events that every query of the table would repeat, so the table is one query."""
-    return any(rule.name not in VISIT_FILTERS for rule in q.filters.rules)
+    the span's events (or, kept, a probe of the span's visits or events into the selected visits:
+    ``Query.keep``) that every query of the table would repeat, so the table is one query."""
+    return by_events(q.filters)
 
 
 def _visit_rows(

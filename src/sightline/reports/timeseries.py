@@ -62,9 +62,10 @@ def _visits(
     unique = selection(run, d, site_id, whole, len(spans)) if filters else counting.EXACT
     q = Query(d, site_id, whole, filters)
     q.bound(run)
+    q.keep(run)
     points = [figures_of((0, 0, 0, 0, 0)) for _ in spans]
     sums = ", ".join(q.sums(visitors=bool(filters), unique=unique))
-    query = f"SELECT {bucket(q, spans, 'start')} AS i, {sums} FROM {d.visits} WHERE {q.selected()} GROUP BY i"
+    query = f"SELECT {bucket(q, spans, 'start')} AS i, {sums} FROM {q.chosen()} GROUP BY i"
     for i, visitors, *row in run(query, q.p.values):
         points[int(i) - 1] = figures_of((unique.read(visitors), *row))
     return points

@@ -209,6 +209,14 @@ class Store:
         rows: list[tuple[Any, ...]] = self.ask(("query", sql, params))
         return rows
 
+    def keep(self, sql: str, params: dict[str, Any]) -> str | None:
+        """The name of a table holding the rows of ``sql`` until the store's data changes
+        (``store.kept``), or None when the engine keeps none (ClickHouse)."""
+        if not self._settled.is_set():
+            self._settled.wait(FIRST_WAIT)
+        kept: str | None = self.ask(("keep", sql, params))
+        return kept
+
     # -- health ----------------------------------------------------------------------------
 
     def lag(self, watermark: int) -> tuple[int, float]:

@@ -30,6 +30,7 @@ import pyarrow.compute as pc
 
 from sightline.store import schema
 from sightline.store.dialects import CLICKHOUSE, DUCKDB, Dialect
+from sightline.store.kept import Kept
 
 log = logging.getLogger("sightline.store")
 
@@ -76,6 +77,7 @@ class Embedded:
         self.memory_mb = memory_mb
         self._write = threading.Lock()
         self._con = self._open()
+        self.kept = Kept(self._con.cursor)  # report selections kept while nothing is written
 
     def _open(self) -> duckdb.DuckDBPyConnection:
         try:
@@ -166,6 +168,11 @@ class Embedded:
         finally:
             cursor.close()
 
+    def keep(self, sql: str, params: dict[str, Any]) -> str | None:
+        """The name of a table holding the rows of ``sql`` until the store's data changes
+        (``store.kept``: the dashboard's requests under one filter select their visits once)."""
+        return self.kept.keep(sql, params)
+
     def execute(self, sql: str, params: dict[str, Any] | None = None) -> None:
         with self._write:
             cursor = self._con.cursor()
@@ -173,6 +180,7 @@ class Embedded:
                 cursor.execute(sql, params or {})
             finally:
                 cursor.close()
+            self.kept.changed()
 
     def watermark(self) -> int:
         rows = self.query("SELECT value FROM store_state WHERE name = $name", {"name": WATERMARK})
@@ -255,6 +263,7 @@ class Embedded:
                     "ON CONFLICT (site_id) DO UPDATE SET visits = greatest(visits, excluded.visits)"
                 )
             _set_state(cursor, WATERMARK, last)
+        self.kept.changed()
 
     @contextmanager
     def _transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -278,6 +287,7 @@ class Embedded:
             for table in ("events", "visits", "visit_counts", "store_state"):
                 self._con.execute(f"DELETE FROM {table}")  # noqa: S608 (fixed names)
             self._con.execute("CHECKPOINT")
+            self.kept.changed()
 
     def export(self, target: Path) -> list[Path]:
         """Every table as Parquet files in ``target``, from one snapshot (``store.snapshot``)."""

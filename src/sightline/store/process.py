@@ -5,7 +5,9 @@ engine: the embedded DuckDB file may be opened by one process only, and ClickHou
 batched here. Its work never holds the server's interpreter: queries and feeding run here, and
 the server only waits on a socket. Requests arrive over ``multiprocessing.connection`` (a Unix
 socket with an authentication key): ``("query", sql, params)`` answers ``("ok", rows)`` or
-``("error", message)``; ``("status",)`` answers the feed's figures; ``("export", directory)``
+``("error", message)``; ``("keep", sql, params)`` answers the name of a table holding the
+query's rows while the store's data stays as it was (``store.kept``; None on ClickHouse);
+``("status",)`` answers the feed's figures; ``("export", directory)``
 copies the embedded store there for a backup (``store.snapshot``). The process leaves when its
 parent is gone. Of several nodes on one PostgreSQL log, one feeds (a lease, ``storage.lease``);
 another takes over within seconds when it dies.
@@ -66,6 +68,9 @@ def _serve(conn: Connection, engine: Engine, status: Status) -> None:
             try:
                 if request[0] == "query":
                     conn.send(("ok", engine.query(request[1], request[2])))
+                elif request[0] == "keep":
+                    kept = engine.keep(request[1], request[2]) if isinstance(engine, Embedded) else None
+                    conn.send(("ok", kept))
                 elif request[0] == "status":
                     conn.send(("ok", status.as_dict()))
                 elif request[0] == "export" and isinstance(engine, Embedded):
