@@ -24,6 +24,7 @@ from sightline.reports.filters import Filters, Goal
 from sightline.reports.imported import History
 from sightline.reports.params import DIMENSIONS, Query
 from sightline.reports.period import Period, period_of
+from sightline.reports.realtime import ledger_of as kept_realtime
 from sightline.sites.service import get_site
 from sightline.storage.types import utcnow
 from sightline.store.dialects import Dialect
@@ -278,12 +279,18 @@ def realtime_of(site: Any, store: Store, now: datetime | None = None) -> dict[st
     until = now or utcnow()
     since = until - REALTIME_WINDOW
     first = until.replace(second=0, microsecond=0) - timedelta(minutes=REALTIME_MINUTES - 1)
-    minutes = queries.per_minute(store.query, store.dialect, int(site["id"]), first, REALTIME_MINUTES)
+    window = (since, until + timedelta(minutes=1))
+    found = kept_realtime(store).answer(
+        store.query, store.dialect, int(site["id"]), window, first, REALTIME_MINUTES
+    )
     return {
         "site_id": int(site["id"]),
         "window_seconds": int(REALTIME_WINDOW.total_seconds()),
-        **queries.realtime(store.query, store.dialect, int(site["id"]), since, until + timedelta(minutes=1)),
+        "visitors": found.visitors,
+        "pageviews": found.pageviews,
+        "pages": found.pages,
         "minutes": [
-            {"start": (first + timedelta(minutes=n)).isoformat(), **point} for n, point in enumerate(minutes)
+            {"start": (first + timedelta(minutes=n)).isoformat(), **point}
+            for n, point in enumerate(found.minutes)
         ],
     }
