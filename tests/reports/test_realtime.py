@@ -46,7 +46,8 @@ class Store:
                 | {"path": path},
             )
             self.next_id += 1
-        self.con.execute("UPDATE store_state SET value = $w WHERE name = 'watermark'", {"w": self.next_id - 1})
+        mark = {"w": self.next_id - 1}
+        self.con.execute("UPDATE store_state SET value = $w WHERE name = 'watermark'", mark)
 
     def traffic(self, now: datetime, count: int, back: timedelta = timedelta(seconds=30)) -> None:
         """``count`` events of 40 visitors in the ``back`` before ``now``, a few on another site."""
@@ -87,7 +88,9 @@ def test_a_warm_ledger_answers_as_the_plain_queries_while_minutes_pass(store: St
     now = START
     store.traffic(now, 400, back=timedelta(minutes=40))  # some before the chart's 30 minutes
     first = _both(store, ledger, now)
-    assert first.visitors > 0 and first.pageviews > 0 and first.pages
+    assert first.visitors > 0
+    assert first.pageviews > 0
+    assert first.pages
     for _ in range(12):  # 12 requests 25 s apart: the window and the chart move on
         now += timedelta(seconds=25, microseconds=333)
         store.traffic(now, 60, back=timedelta(seconds=25))
@@ -132,7 +135,8 @@ def test_an_erased_visitor_and_a_deleted_site_leave_the_figures(store: Store) ->
     _both(store, ledger, START)
     store.con.execute("DELETE FROM events WHERE site_id = $s AND visitor = 5", {"s": SITE})
     _both(store, ledger, START + timedelta(seconds=1))
-    store.con.execute("DELETE FROM events WHERE site_id = $s AND time < $t", {"s": SITE, "t": micros(START) - 10**7})
+    cut = {"s": SITE, "t": micros(START) - 10**7}
+    store.con.execute("DELETE FROM events WHERE site_id = $s AND time < $t", cut)
     got = _both(store, ledger, START + timedelta(seconds=2))
     store.con.execute("DELETE FROM events WHERE site_id = $s", {"s": SITE})
     assert _both(store, ledger, START + timedelta(seconds=3)).visitors == 0
@@ -171,8 +175,10 @@ def test_clickhouse_stores_are_answered_by_the_plain_queries(store: Store) -> No
 
     window, first, minutes = _args(START)
     got = Ledger().answer(run, CLICKHOUSE, SITE, window, first, minutes)
-    assert got.visitors == 0 and len(got.minutes) == minutes
-    assert seen and all("count(DISTINCT" in sql for sql in seen)
+    assert got.visitors == 0
+    assert len(got.minutes) == minutes
+    assert seen
+    assert all("count(DISTINCT" in sql for sql in seen)
 
 
 def test_a_site_over_the_size_bound_is_not_kept(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:

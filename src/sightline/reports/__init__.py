@@ -1,11 +1,12 @@
 """Reports: the figures of a site per period, each one query on the analytics store.
 
-``queries`` holds every report's SQL, written once for both store engines; ``period`` turns
-ranges into UTC spans in the site's time zone; ``params`` checks the API's query parameters;
-``service`` runs the queries for the console and shapes the answers. ``filters`` are the report
-filters, ``rules`` and ``steps`` the conditions on events of goals and steps, ``goals`` the Goals
-panel; ``funnels``, ``retention`` and ``journeys`` the conversion reports (``conversions`` shapes
-them); ``saved`` keeps saved funnels and segments; ``autocapture`` the reports of the SDK's
+``queries`` holds every report's SQL, written once for both store engines; ``period`` turns ranges
+into UTC spans in the site's time zone; ``params`` checks the API's query parameters; ``service``
+runs the queries for the console and shapes the answers; ``realtime`` keeps the realtime report's
+last 30 minutes between requests (``goal_days`` the Goals panel's past days). ``filters`` are the
+report filters, ``rules`` and ``steps`` the conditions on events of goals and steps, ``goals`` the
+Goals panel; ``funnels``, ``retention`` and ``journeys`` the conversion reports (``conversions``
+shapes them); ``saved`` keeps saved funnels and segments; ``autocapture`` the reports of the SDK's
 captures (404 pages, links, downloads, engagement, web vitals). ``imported`` adds imported history
 (``sightline.imports.figures``) to the summary, series and breakdowns.
 May import: ``sightline.imports`` (imported figures), ``sightline.sites`` (owner's site lookup),
