@@ -103,3 +103,14 @@ def test_concurrent_asks_for_one_selection_read_it_once(store: Embedded) -> None
     assert len(set(names)) == 1
     tables = store.query("SELECT count(*) FROM duckdb_tables() WHERE database_name = 'kept'", {})
     assert tables == [(1,)]
+
+
+def test_a_selection_too_big_to_keep_serves_its_request_and_is_read_again_next_time(
+    store: Embedded, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(kept_module, "MOST_ROWS", 2)
+    small = store.keep(SELECTION + " LIMIT 2", {"site": 1})
+    big = store.keep(SELECTION, {"site": 1})
+    assert rows_of(store, big) == [(1, 101), (2, 102), (3, 103)]
+    assert store.keep(SELECTION, {"site": 1}) != big
+    assert store.keep(SELECTION + " LIMIT 2", {"site": 1}) == small  # the kept one stays

@@ -19,7 +19,8 @@ is never counted from a kept table, and a report never mixes a kept selection wi
 
 A table no longer handed out is dropped ``GRACE`` seconds later (a query may still be on its way
 with its name); at most ``MOST`` tables and ``MOST_ROWS`` rows are kept, the least recently used
-going first. Concurrent asks for the same selection wait for the one reading it. Lost with the
+going first; a selection of more rows than that serves the request that read it and is then
+dropped like a stale one. Concurrent asks for the same selection wait for the one reading it. Lost with the
 process: nothing outlives a restart.
 """
 
@@ -37,7 +38,7 @@ import duckdb
 
 DATABASE = "kept"
 MOST = 16  # tables kept at once
-MOST_ROWS = 4_000_000  # rows of every kept table together (a visit's row: about 40 bytes)
+MOST_ROWS = 3_000_000  # rows of every kept table together (a visit's row: about 48 bytes in memory)
 GRACE = 30.0  # seconds a table stays after it was last handed out, once stale or evicted
 
 
@@ -95,8 +96,13 @@ class Kept:
                 old = self._entries.pop(key, None)
                 if old is not None:
                     self._retired.append(old)
-                self._entries[key] = _Entry(name, version, int(found[0]) if found else 0)
-                self._evict()
+                entry = _Entry(name, version, int(found[0]) if found else 0)
+                if entry.rows > MOST_ROWS:  # too big to keep: this request's alone, dropped after its grace
+                    self._retired.append(entry)
+                    self._reading.pop(key, None)
+                else:
+                    self._entries[key] = entry
+                    self._evict()
                 gone = self._due()
             self._drop(gone)
             return name
