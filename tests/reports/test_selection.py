@@ -7,8 +7,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import duckdb
+import pytest
 
-from sightline.reports import queries, tables, timeseries
+from sightline.reports import counting, queries, tables, timeseries
 from sightline.reports.filters import Filters
 from sightline.store import schema
 from sightline.store.dialects import DUCKDB
@@ -115,3 +116,36 @@ def test_reports_under_an_event_filter_read_one_kept_selection_and_count_as_with
     assert len(kept) == 1  # one selection, read once
     assert sum("kept." in sql for sql in seen) >= 2 + len(TABLES)  # every report read the kept rows
     assert not any("path = $" in sql for sql in seen)  # no report query selected by itself
+
+
+def test_a_big_filtered_props_table_ranks_by_exact_counts_and_estimates_the_shown_rows_visitors(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    con = _store()
+    end = micros(DAY + timedelta(days=1))
+    for n, (visit, kv) in enumerate(
+        [(1, ["plan\x1fpro"]), (2, ["plan\x1fpro", "seats\x1f5"]), (2, ["plan\x1ffree"])]
+    ):
+        con.execute(
+            "INSERT INTO events SELECT site_id, $t, 100 + $n, visitor, visit, 'signup', path, $props, "
+            "visit_start, source, utm_source, utm_medium, utm_campaign, browser, os, device, country, "
+            "region, city FROM events WHERE visit = $v LIMIT 1",
+            {"t": end - 300 * MINUTE + n, "n": n, "props": kv, "v": visit},
+        )
+    span = (DAY, DAY + timedelta(days=1))
+    only = Filters(page="/pricing")
+
+    def props(run: queries.Run) -> list[tuple[str, int, int]]:
+        rows, _ = tables.breakdown(
+            run, DUCKDB, SITE, span, only, "prop", "events", queries.Page(10), "signup"
+        )
+        return [(row["value"], row["events"], row["visitors"]) for row in rows]
+
+    exact_sql: list[str] = []
+    exact = props(logged_run(con, exact_sql))
+    assert exact == [("plan\x1fpro", 2, 2), ("plan\x1ffree", 1, 1), ("seats\x1f5", 1, 1)]
+    assert not any("bitstring_agg" in sql for sql in exact_sql)
+    monkeypatch.setattr(counting, "EXACT_BELOW", 1)
+    seen: list[str] = []
+    assert props(logged_run(con, seen)) == exact
+    assert any("bitstring_agg" in sql and "unnest(props)" in sql for sql in seen)
