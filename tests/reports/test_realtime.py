@@ -189,3 +189,19 @@ def test_a_site_over_the_size_bound_is_not_kept(store: Store, monkeypatch: pytes
     assert len(ledger) == 0
     _both(store, ledger, START + timedelta(seconds=1))
     assert len(ledger) == 0
+
+
+def test_the_least_recently_asked_site_goes_when_the_kept_pairs_pass_the_bound(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ledger = Ledger()
+    store.traffic(START, 300)
+    store.feed([(3, START - timedelta(seconds=5), 1, "pageview", "/")])
+    window, first, minutes = _args(START)
+    ledger.answer(store.run, DUCKDB, 3, window, first, minutes)
+    _both(store, ledger, START)
+    assert len(ledger) == 2
+    size = sum(site.size for site in ledger._sites.values())
+    monkeypatch.setattr(realtime, "MAX_ENTRIES", size - 1)  # the small site 3 goes, site 1 stays
+    _both(store, ledger, START + timedelta(seconds=1))
+    assert list(ledger._sites) == [SITE]

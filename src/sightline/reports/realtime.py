@@ -20,8 +20,9 @@ one means the store was rebuilt: everything is read again. A request for an olde
 the kept state was cut to (the spike alert's own clock) is answered by the plain queries.
 
 Only the embedded DuckDB store keeps it (its queries run on the cores ingest uses); on ClickHouse
-the plain queries answer. It lives in the server's memory, at most ``MAX_SITES`` sites of at most
-``MAX_ENTRIES`` kept pairs each (a bigger site is answered by the plain queries).
+the plain queries answer. It lives in the server's memory: at most ``MAX_SITES`` sites and
+``MAX_ENTRIES`` kept pairs in all (about 150 bytes each with their expiry heaps; the least recently
+asked sites go first, and a site bigger than that alone is answered by the plain queries).
 """
 
 # ruff: noqa: S608  (SQL made of fixed fragments; every value is a bound parameter or an integer)
@@ -45,7 +46,7 @@ from sightline.store.schema import PAGEVIEW
 MINUTE = 60_000_000  # microseconds
 SECOND = 1_000_000
 MAX_SITES = 64
-MAX_ENTRIES = 2_000_000  # kept (minute, visitor) and (page, visitor) pairs of one site
+MAX_ENTRIES = 500_000  # kept (minute, visitor) and (page, visitor) pairs of all sites together
 TOO_BIG_RETRY = 600.0  # seconds before a site over MAX_ENTRIES is kept again
 Window = tuple[datetime, datetime]  # the realtime window's events: from, until (exclusive)
 
@@ -81,6 +82,7 @@ class _Site:
     pages: dict[str, dict[int, int]] = field(default_factory=dict)  # path -> visitor -> latest time
     pages_heap: list[tuple[int, str, int]] = field(default_factory=list)  # (time, path, visitor)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    size: int = 0  # ``entries`` after its last request (read by other requests' threads)
 
     @property
     def entries(self) -> int:
@@ -140,11 +142,27 @@ class Ledger:
         start, end = micros(first), micros(first) + minutes * MINUTE
         if site.newest >= min(end, micros(window[1])):  # events after the window (a past moment)
             return plain(run, d, site_id, window, first, minutes)
-        if site.entries > MAX_ENTRIES:
-            with self._lock:
-                self._sites.pop(site_id, None)
+        answer = _figures(site, micros(window[0]), start, minutes)
+        site.size = site.entries
+        self._bound(site_id, site)
+        return answer
+
+    def _bound(self, site_id: int, site: _Site) -> None:
+        """Keeps the kept pairs of all sites under ``MAX_ENTRIES``, the least recently asked going
+        first; a site over it alone is not kept for a while."""
+        with self._lock:
+            if site.size > MAX_ENTRIES:
+                if self._sites.get(site_id) is site:
+                    del self._sites[site_id]
                 self._too_big[site_id] = time.monotonic() + TOO_BIG_RETRY
-        return _figures(site, micros(window[0]), start, minutes)
+                return
+            total = sum(kept.size for kept in self._sites.values())
+            while total > MAX_ENTRIES and len(self._sites) > 1:
+                oldest, kept = next(iter(self._sites.items()))
+                if oldest == site_id:
+                    break
+                del self._sites[oldest]
+                total -= kept.size
 
     def _restart(self, site_id: int, start: int) -> _Site:
         """A fresh state for a site whose kept one no longer matches the store."""
