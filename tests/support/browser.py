@@ -23,7 +23,40 @@ from tests.support import waits
 ROOT = Path(__file__).resolve().parents[2]
 STATIC = ROOT / "src" / "sightline" / "web" / "static"
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking"]
+# Chromium takes the last --disable-features only, so this list repeats Playwright's own (its
+# chromiumSwitches.ts, 1.65) before ours. Ours: each new window of Chromium's headless mode (one per
+# browser context) preloaded the omnibox's WebUI popups in a renderer of their own (0.8 s of CPU per
+# context, two thirds of a context's cost for a blank page), and a spare renderer that our one page
+# per context never takes.
+PLAYWRIGHT_DISABLED_FEATURES = [
+    "AvoidUnnecessaryBeforeUnloadCheckSync",
+    "DestroyProfileOnBrowserClose",
+    "HttpsUpgrades",
+    "HttpsFirstBalancedModeAutoEnable",
+    "LensOverlay",
+    "MediaRouter",
+    "PaintHolding",
+    "ThirdPartyStoragePartitioning",
+    "AvoidCorsURLLoaderRestartOnRedirect",
+    "TcpPortRandomizationWin",
+    "OptimizationHints",
+    "NetworkTimeServiceQuerying",
+    "AimEnabled",
+    "PreconnectToSearch",
+]
+DISABLED_FEATURES = [
+    *PLAYWRIGHT_DISABLED_FEATURES,
+    "WebUIOmniboxPopup",
+    "WebUIOmniboxAimPopup",
+    "SpareRendererForSitePerProcess",
+]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--headless",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-features=" + ",".join(DISABLED_FEATURES),
+]
 # Ingest drops headless browsers as bots; tests browse as the desktop Chrome a visitor runs.
 DESKTOP_CHROME = (
     "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
