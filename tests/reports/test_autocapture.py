@@ -5,31 +5,56 @@ downloads, time on page and scroll depth, web vitals, and bounces that passive e
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import replace
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from sightline.reports import autocapture, queries, tables
-from sightline.storage import Database
+from sightline.storage import Database, open_database
 from sightline.store.engines import Engine
 from sightline.store.feed import Feeder
+from tests.conftest import BACKENDS, database_url_for
 from tests.reports import helpers
 from tests.reports.capture_data import MISSING, NOW, SPAN, p75, rated, seed
 from tests.reports.helpers import Event
-from tests.store.conftest import engine
+from tests.store.conftest import ENGINES, module_engine, opened_engine
 
-__all__ = ["engine"]
+__all__ = ["module_engine"]
 
 
-@pytest.fixture
-def fed(db: Database, engine: Engine) -> tuple[int, list[Event]]:
+@pytest.fixture(scope="module", params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture(scope="module")
+def engine(module_engine: Engine) -> Engine:
+    return module_engine
+
+
+@pytest.fixture(scope="module")
+def fed(
+    request: pytest.FixtureRequest, backend: str, engine: Engine, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[int, list[Event]]:
+    """The seed's events in a database of ``backend``, fed once into each engine: the tests that
+    take it only read them."""
+    db = open_database(database_url_for(request, backend, tmp_path_factory.mktemp("capture")))
     _, site = helpers.create_site(db, "capture.example.com")
     rows = seed(site)
     helpers.insert_events(db, sorted(rows, key=lambda e: e.time))
     Feeder(db, engine).catch_up()
+    db.dispose()
     return site, rows
+
+
+@pytest.fixture(params=ENGINES)
+def fresh_engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
+    """A new engine of each kind, for a test that feeds events of its own."""
+    yield from opened_engine(request, request.param, tmp_path)
 
 
 def table(engine: Engine, site: int, dim: str, name: str | None = None, **page: Any) -> list[dict[str, Any]]:
@@ -209,7 +234,8 @@ def test_rage_and_dead_clicks_list_each_element_and_page_with_visitors_bursts_an
     ]
 
 
-def test_no_web_vitals_leaves_every_figure_empty(db: Database, engine: Engine) -> None:
+def test_no_web_vitals_leaves_every_figure_empty(db: Database, fresh_engine: Engine) -> None:
+    engine = fresh_engine
     _, site = helpers.create_site(db, "quiet.example.com")
     found = autocapture.vitals(engine.query, engine.dialect, site, SPAN, queries.Filters())
     assert found[0] == {
@@ -223,7 +249,10 @@ def test_no_web_vitals_leaves_every_figure_empty(db: Database, engine: Engine) -
     }
 
 
-def test_passive_autocapture_events_leave_a_one_page_visit_a_bounce(db: Database, engine: Engine) -> None:
+def test_passive_autocapture_events_leave_a_one_page_visit_a_bounce(
+    db: Database, fresh_engine: Engine
+) -> None:
+    engine = fresh_engine
     _, site = helpers.create_site(db, "bounce.example.com")
     start = NOW - timedelta(hours=1)
     shape = Event(site, start, "v", "", "pageview", "/", None, None, None, None, "Chrome", "Linux", "desktop")

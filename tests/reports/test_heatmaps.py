@@ -14,15 +14,16 @@ from typing import Any
 import pytest
 
 from sightline.reports import heatmaps, queries
-from sightline.storage import Database
+from sightline.storage import open_database
 from sightline.store.engines import Engine
 from sightline.store.feed import Feeder
+from tests.conftest import BACKENDS, database_url_for
 from tests.reports import helpers
 from tests.reports.capture_data import NOW, SPAN
 from tests.reports.helpers import Event
-from tests.store.conftest import engine
+from tests.store.conftest import module_engine
 
-__all__ = ["engine"]
+__all__ = ["module_engine"]
 
 SELECTORS = [
     "html>body>main>button#buy",
@@ -72,12 +73,28 @@ def seed(site: int, seed: int = 5) -> list[Event]:
     return out
 
 
-@pytest.fixture
-def fed(db: Database, engine: Engine) -> tuple[int, list[Event]]:
+@pytest.fixture(scope="module", params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture(scope="module")
+def engine(module_engine: Engine) -> Engine:
+    return module_engine
+
+
+@pytest.fixture(scope="module")
+def fed(
+    request: pytest.FixtureRequest, backend: str, engine: Engine, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[int, list[Event]]:
+    """The clicks of one seed in a database of ``backend``, fed once into each engine: every test
+    of the module only reads them."""
+    db = open_database(database_url_for(request, backend, tmp_path_factory.mktemp("heat")))
     _, site = helpers.create_site(db, "heat.example.com")
     rows = seed(site)
     helpers.insert_events(db, sorted(rows, key=lambda e: e.time))
     Feeder(db, engine).catch_up()
+    db.dispose()
     return site, rows
 
 

@@ -12,15 +12,31 @@ import pytest
 
 from sightline.store.engines import ClickHouse, Embedded, Engine
 
+ENGINES = ["duckdb", "clickhouse"]
 
-@pytest.fixture(params=["duckdb", "clickhouse"])
-def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
+
+def opened_engine(request: pytest.FixtureRequest, kind: str, directory: Path) -> Iterator[Engine]:
+    """The body of an engine fixture: a new store of ``kind`` (DuckDB in ``directory``, or a new
+    chDB database), closed after its tests."""
     opened: Engine
-    if request.param == "duckdb":
-        opened = Embedded(tmp_path / "data", 256)
+    if kind == "duckdb":
+        opened = Embedded(directory / "data", 256)
     else:
         path: Path = request.getfixturevalue("chdb_path")
         opened = ClickHouse(f"chdb://{path}", database=f"t_{uuid.uuid4().hex[:12]}")
     yield opened
-    if request.param == "duckdb":
+    if kind == "duckdb":
         opened.close()
+
+
+@pytest.fixture(params=ENGINES)
+def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
+    yield from opened_engine(request, request.param, tmp_path)
+
+
+@pytest.fixture(scope="module", params=ENGINES)
+def module_engine(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Engine]:
+    """An engine of each kind for a whole module whose tests only read what it was fed."""
+    yield from opened_engine(request, request.param, tmp_path_factory.mktemp(f"store-{request.param}"))
