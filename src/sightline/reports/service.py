@@ -20,7 +20,16 @@ from sqlalchemy import Connection
 from sightline.errors import ApiError
 from sightline.goals.service import rows_of
 from sightline.imports.figures import ImportedFigures
-from sightline.reports import autocapture, goal_days, goals, heatmaps, queries, tables, timeseries
+from sightline.reports import (
+    autocapture,
+    goal_days,
+    goals,
+    heatmaps,
+    queries,
+    series_days,
+    tables,
+    timeseries,
+)
 from sightline.reports.filters import Filters, Goal
 from sightline.reports.imported import History
 from sightline.reports.params import DIMENSIONS, Query
@@ -123,7 +132,8 @@ class Report:
 
     def points(self, period: Period, reason: str | None = "unavailable") -> list[dict[str, Any]]:
         spans = period.buckets()
-        figures = timeseries.series(self.run, self.d, self.site_id, spans, self.filters)
+        kept = series_days.ledger_of(self.store)
+        figures = timeseries.series(self.run, self.d, self.site_id, spans, self.filters, kept)
         self.history.add_points(spans, figures, period, reason)
         return [{"time": period.label(a), **present(f)} for (a, _), f in zip(spans, figures, strict=True)]
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 
-from sightline.reports import counting
+from sightline.reports import counting, series_days
 from sightline.reports.queries import (
     VIEWED,
     Filters,
@@ -34,9 +34,15 @@ from sightline.store.epoch import micros
 
 
 def series(
-    run: Run, d: Dialect, site_id: int, spans: Sequence[Span], filters: Filters
+    run: Run,
+    d: Dialect,
+    site_id: int,
+    spans: Sequence[Span],
+    filters: Filters,
+    kept: series_days.Ledger | None = None,
 ) -> list[dict[str, int]]:
-    """Figures per span, in the order of ``spans`` (contiguous, each ``[start, end)`` in UTC)."""
+    """Figures per span, in the order of ``spans`` (contiguous, each ``[start, end)`` in UTC); with
+    ``kept``, a big period's spans that ended are kept there between requests (``series_days``)."""
     if not spans:
         return []
     if not filters and d.bitmap is not None:
@@ -45,6 +51,10 @@ def series(
             f"SELECT count(*), sum(pageviews) FROM {d.visits} WHERE {q.selected()}", q.p.values
         )[0]
         unique = counting.visitors(d, int(viewed or 0), len(spans), rows=int(visits or 0))
+        if unique is not counting.EXACT and kept is not None:
+            return kept.series(
+                run, site_id, spans, unique.sql, lambda part: _estimated(run, d, site_id, part, unique)
+            )
         if unique is not counting.EXACT:
             return _estimated(run, d, site_id, spans, unique)
     points = _visits(run, d, site_id, spans, filters)

@@ -1,0 +1,152 @@
+"""A big period's time series keeps its ended spans between requests, with the same figures as
+reading them, and reads a span again once an event in its window was fed or events were deleted."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime, timedelta
+
+import duckdb
+import pytest
+
+from sightline.reports import counting, series_days, timeseries
+from sightline.reports.filters import Filters
+from sightline.reports.queries import Span
+from sightline.store import schema
+from sightline.store.dialects import DUCKDB
+from sightline.store.feed import micros
+from tests.reports.logged import logged_run
+
+SITE = 1
+START = datetime(2026, 3, 1, tzinfo=UTC)  # long past: every span has ended
+DAYS = 6
+VISITORS = 3_000  # visitor i on day i % DAYS at hour i % 24, three pageviews a minute apart
+MINUTE = 60_000_000
+SPANS = [(START + timedelta(days=i), START + timedelta(days=i + 1)) for i in range(DAYS)]
+
+
+@pytest.fixture
+def con(monkeypatch: pytest.MonkeyPatch) -> Iterator[duckdb.DuckDBPyConnection]:
+    monkeypatch.setattr(counting, "EXACT_BELOW", 100)  # the period is big: estimated
+    opened = duckdb.connect(config={"threads": 2})
+    for statement in schema.DUCKDB:
+        opened.execute(statement)
+    opened.execute(
+        "INSERT INTO events (site_id, time, id, visitor, visit, name, path, props, visit_start, source, "
+        "utm_source, utm_medium, utm_campaign, browser, os, device, country, region, city) "
+        "SELECT $site, $start + (i % $days) * 86400000000 + (i % 24) * 3600000000 + j * $minute, "
+        "i * 3 + j + 1, hash(i), i + 1, 'pageview', '/', [], 0, '(none)', '', '', '', 'Chrome', 'Linux', "
+        "'desktop', '(none)', '', '' FROM range($n) AS r(i), range(3) AS s(j)",
+        {"site": SITE, "start": micros(START), "days": DAYS, "minute": MINUTE, "n": VISITORS},
+    )
+    _visits(opened)
+    yield opened
+    opened.close()
+
+
+def _visits(con: duckdb.DuckDBPyConnection) -> None:
+    """The visits table and the watermark as the feed would leave them."""
+    con.execute("DELETE FROM visits")
+    con.execute(
+        "INSERT INTO visits SELECT site_id, visit, min(visitor), min(visitor), min(time), min(time), "
+        "max(time), count(*), 0, '/', min(time), '/', max(time), '(none)', '', '', '', 'Chrome', 'Linux', "
+        "'desktop', '(none)', '', '', max(id) FROM events GROUP BY site_id, visit"
+    )
+    con.execute("UPDATE events SET visit_start = v.start FROM visits AS v WHERE events.visit = v.visit")
+    con.execute(
+        "INSERT INTO store_state SELECT 'watermark', max(id) FROM events "
+        "ON CONFLICT (name) DO UPDATE SET value = excluded.value"
+    )
+
+
+def _series(
+    con: duckdb.DuckDBPyConnection, ledger: series_days.Ledger | None, seen: list[str]
+) -> list[dict[str, int]]:
+    return timeseries.series(logged_run(con, seen), DUCKDB, SITE, SPANS, Filters(), ledger)
+
+
+def _reads_visits(seen: list[str]) -> int:
+    """Queries that read the period's visits row by row (the count of the period aside)."""
+    return sum("bitstring_agg" in sql for sql in seen)
+
+
+def test_ended_spans_are_kept_with_the_figures_reading_them_gives(con: duckdb.DuckDBPyConnection) -> None:
+    ledger = series_days.Ledger()
+    plain = _series(con, None, [])
+    first: list[str] = []
+    assert _series(con, ledger, first) == plain
+    assert _reads_visits(first) == 1
+    assert len(ledger) == DAYS
+    again: list[str] = []
+    assert _series(con, ledger, again) == plain
+    assert _reads_visits(again) == 0
+    assert plain[0]["visits"] == VISITORS // DAYS
+    assert plain[0]["pageviews"] == 3 * VISITORS // DAYS
+
+
+def test_an_event_fed_into_a_kept_spans_window_makes_it_read_again(con: duckdb.DuckDBPyConnection) -> None:
+    ledger = series_days.Ledger()
+    _series(con, ledger, [])
+    # A late pageview of visit 1 (day 0), fed after the spans were kept.
+    con.execute(
+        "INSERT INTO events SELECT site_id, time + 2 * $minute, (SELECT max(id) + 1 FROM events), visitor, "
+        "visit, name, path, props, visit_start, source, utm_source, utm_medium, utm_campaign, browser, os, "
+        "device, country, region, city FROM events WHERE id = 1",
+        {"minute": MINUTE},
+    )
+    _visits(con)
+    seen: list[str] = []
+    figures = _series(con, ledger, seen)
+    assert figures == _series(con, None, [])
+    assert figures[0]["pageviews"] == 3 * VISITORS // DAYS + 1
+    assert _reads_visits(seen) == 1  # days 0 to 2 again (the event's window), in one run
+    assert len(ledger) == DAYS
+
+
+def test_deleted_events_make_every_span_of_the_site_read_again(con: duckdb.DuckDBPyConnection) -> None:
+    ledger = series_days.Ledger()
+    _series(con, ledger, [])
+    con.execute("DELETE FROM events WHERE visit = 2")
+    _visits(con)
+    seen: list[str] = []
+    figures = _series(con, ledger, seen)
+    assert figures == _series(con, None, [])
+    assert figures[1]["visits"] == VISITORS // DAYS - 1
+
+
+def test_a_span_still_going_on_is_read_at_every_request(con: duckdb.DuckDBPyConnection) -> None:
+    ledger = series_days.Ledger()
+    now = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+    spans = [(now - timedelta(hours=3 - i), now - timedelta(hours=2 - i)) for i in range(3)]
+    spans[-1] = (spans[-1][0], now + timedelta(hours=1))  # this hour, until its end
+    asked: list[int] = []
+
+    def read(part: Sequence[Span]) -> list[dict[str, int]]:
+        asked.append(len(part))
+        return [{"visits": micros(a)} for a, _ in part]
+
+    first = ledger.series(logged_run(con, []), SITE, spans, "counted", read)
+    assert ledger.series(logged_run(con, []), SITE, spans, "counted", read) == first
+    assert asked == [3, 1]  # every span, then the one still going on
+    assert len(ledger) == 2
+
+
+def test_spans_read_while_the_store_was_written_are_not_kept(con: duckdb.DuckDBPyConnection) -> None:
+    ledger = series_days.Ledger()
+
+    def read(part: Sequence[Span]) -> list[dict[str, int]]:
+        con.execute("UPDATE store_state SET value = value + 1 WHERE name = 'watermark'")  # a feed step
+        return [{"visits": 1} for _ in part]
+
+    assert len(ledger.series(logged_run(con, []), SITE, SPANS, "counted", read)) == DAYS
+    assert len(ledger) == 0
+
+
+def test_a_store_holding_ids_above_its_watermark_keeps_its_spans(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute("DELETE FROM store_state")  # as the benchmarks' generated store: no watermark
+    ledger = series_days.Ledger()
+    plain = _series(con, None, [])
+    assert _series(con, ledger, []) == plain
+    seen: list[str] = []
+    assert _series(con, ledger, seen) == plain
+    assert _reads_visits(seen) == 0
