@@ -1,6 +1,6 @@
 """Ingest throughput and p99 latency with wrk, side by side with the machine's HTTP ceiling.
 
-Four runs of ``wrk -t2 -c50`` against ``POST /i/events`` with a fresh batch id per request:
+Four runs of ``wrk -t1 -c50`` (one load thread, as issue 11 states the measurement) against ``POST /i/events`` with a fresh batch id per request:
 single-event requests and 20-event batches, each against ``sightline serve`` (SQLite, WAL,
 synchronous=FULL: every 202 is on disk) and against a trivial Starlette endpoint that only parses
 JSON (``bench/ceiling_app.py``, same uvicorn settings). Afterwards it checks that the database
@@ -40,7 +40,7 @@ import httpx
 from sqlalchemy import func, select
 
 CONNECTIONS = 50
-THREADS = 2
+THREADS = 1  # as issue 11 measured; -t2 (sessions 1-11) cost wrk 36-38 µs per request, -t1 31
 TARGET_RATIO = 0.60
 TARGET_P99_MS = 25.0
 ORIGIN = "http://localhost:9999"
