@@ -1,6 +1,7 @@
 """Ingest throughput and p99 latency with wrk, side by side with the machine's HTTP ceiling.
 
-Four runs of ``wrk -t1 -c50`` (one load thread, as issue 11 states the measurement) against ``POST /i/events`` with a fresh batch id per request:
+Four runs of ``wrk -t1 -c50`` (one load thread, as issue 11 states the measurement) against
+``POST /i/events`` with a fresh batch id per request:
 single-event requests and 20-event batches, each against ``sightline serve`` (SQLite, WAL,
 synchronous=FULL: every 202 is on disk) and against a trivial Starlette endpoint that only parses
 JSON (``bench/ceiling_app.py``, same uvicorn settings). Afterwards it checks that the database
