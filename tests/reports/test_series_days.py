@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import duckdb
 import pytest
 
-from sightline.reports import counting, series_days, timeseries
+from sightline.reports import counting, queries, series_days, tables, timeseries
 from sightline.reports.filters import Filters
 from sightline.reports.queries import Span
 from sightline.store import schema
@@ -150,3 +150,40 @@ def test_a_store_holding_ids_above_its_watermark_keeps_its_spans(con: duckdb.Duc
     seen: list[str] = []
     assert _series(con, ledger, seen) == plain
     assert _reads_visits(seen) == 0
+
+
+def test_the_pages_table_ranks_by_kept_day_counts_as_by_reading_them(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute("UPDATE events SET path = '/p/' || (visit % 7) WHERE id % 3 = 0")  # seven more pages
+    ledger = series_days.Ledger()
+    whole = (SPANS[0][0], SPANS[-1][1])
+
+    def pages(kept: series_days.Ledger | None, seen: list[str], page: queries.Page) -> object:
+        return tables.breakdown(
+            logged_run(con, seen),
+            DUCKDB,
+            SITE,
+            whole,
+            Filters(),
+            "page",
+            "pageviews",
+            page,
+            None,
+            kept,
+            SPANS,
+        )
+
+    for page in (queries.Page(3), queries.Page(3, 3), queries.Page(10)):
+        assert pages(ledger, [], page) == pages(None, [], page)
+    seen: list[str] = []
+    assert pages(ledger, seen, queries.Page(5)) == pages(None, [], queries.Page(5))
+    assert not any("GROUP BY i, path" in sql or "GROUP BY path" in sql for sql in seen)
+    # A pageview of /p/6 fed for visit 4's day: that day and its neighbours are read again.
+    con.execute(
+        "INSERT INTO events SELECT site_id, time + 1, (SELECT max(id) + 1 FROM events), visitor, visit, "
+        "name, '/p/6', props, visit_start, source, utm_source, utm_medium, utm_campaign, browser, os, "
+        "device, country, region, city FROM events WHERE visit = 4 LIMIT 1"
+    )
+    _visits(con)
+    seen = []
+    assert pages(ledger, seen, queries.Page(10)) == pages(None, [], queries.Page(10))
+    assert any("GROUP BY i, path" in sql for sql in seen)

@@ -23,7 +23,9 @@ never kept in step by hand:
 - Only spans that ended before the request are kept; the span still going on is read every time.
 
 Unfiltered reports on the embedded store only (ClickHouse counts them exactly and fast). It lives
-in the server's memory (one ``Ledger`` per store, at most ``MOST`` spans): lost with the process.
+in the server's memory (one ``Ledger`` per store, at most ``MOST`` figures in all): lost with the
+process. The pages and custom events tables keep each ended day's count per value the same way
+(``tables``: their ranking summed over the kept days), for days of at most ``MOST_VALUES`` values.
 """
 
 # ruff: noqa: S608  (SQL made of fixed fragments; every value is a bound parameter or an integer)
@@ -40,7 +42,8 @@ from sightline.store.epoch import micros
 
 HOUR = 3_600_000_000  # microseconds
 LOOK_BACK = 2 * 86_400_000_000  # the feed's: a visit's events reach at most this far from its start
-MOST = 20_000  # spans kept, every site of a store together (a few dozen bytes each)
+MOST = 500_000  # figures kept (a span of the series holds 6, a day's table one per value)
+MOST_VALUES = 2_000  # a span whose figures are more (a table's values) is not kept
 MAX_BASES = 8  # kept spans of more distinct snapshots than this: the oldest go
 Key = tuple[int, int, int, str]  # site, span start, span end, the visitors' SQL
 Figures = dict[str, int]
@@ -52,6 +55,7 @@ class Ledger:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._kept: OrderedDict[Key, tuple[tuple[int, int], Figures]] = OrderedDict()
+        self._size = 0  # figures kept in all
 
     def __len__(self) -> int:
         return len(self._kept)
@@ -98,11 +102,15 @@ class Ledger:
         return [figures for figures in out if figures is not None]
 
     def _keep(self, key: Key, basis: tuple[int, int], figures: Figures) -> None:
+        if len(figures) > MOST_VALUES:
+            return
         with self._lock:
+            old = self._kept.pop(key, None)
+            self._size -= len(old[1]) if old is not None else 0
             self._kept[key] = (basis, dict(figures))
-            self._kept.move_to_end(key)
-            while len(self._kept) > MOST:
-                self._kept.popitem(last=False)
+            self._size += len(figures)
+            while self._size > MOST and self._kept:
+                self._size -= len(self._kept.popitem(last=False)[1][1])
 
     def check(self, run: Run, site_id: int) -> tuple[tuple[int, int], int]:
         """Drops the site's kept spans that the store no longer matches; returns the snapshot read
@@ -113,7 +121,7 @@ class Ledger:
             bases = sorted({basis for key, (basis, _) in self._kept.items() if key[0] == site_id})
             for key in [key for key, (basis, _) in self._kept.items() if key[0] == site_id]:
                 if self._kept[key][0] not in bases[-MAX_BASES:]:
-                    del self._kept[key]
+                    self._size -= len(self._kept.pop(key)[1])
             bases = bases[-MAX_BASES:]
         since = min((m for m, _ in bases), default=None)
         site = "(SELECT [max(id), count(*)] FROM events WHERE site_id = $site)"
@@ -145,7 +153,7 @@ class Ledger:
             for key in [
                 key for key, (basis, _) in self._kept.items() if key[0] == site_id and stale(key, basis)
             ]:
-                del self._kept[key]
+                self._size -= len(self._kept.pop(key)[1])
             for key, (_, figures) in list(self._kept.items()):
                 if key[0] == site_id:
                     self._kept[key] = ((newest, count), figures)

@@ -196,6 +196,8 @@ class Report:
                 dimension.order,
                 page,
                 self.query.name,
+                series_days.ledger_of(self.store),
+                self.period.buckets(),
             )
         shown = [_row(row, dimension.fields, self.query.name is not None) for row in rows]
         out = self._rows(shown, more)

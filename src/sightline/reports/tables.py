@@ -16,10 +16,12 @@ fast and always ranks in one query.
 # ruff: noqa: S608  (SQL made of fixed fragments; every value is a bound parameter)
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 from sightline.autocapture.events import MEASUREMENTS
-from sightline.reports import counting
+from sightline.reports import counting, series_days
 from sightline.reports.queries import (
     FIGURES,
     VISIT_COLUMNS,
@@ -28,6 +30,7 @@ from sightline.reports.queries import (
     Query,
     Run,
     Span,
+    bucket,
     by_events,
     figures_of,
     selection,
@@ -50,7 +53,11 @@ def breakdown(
     order: str,
     page: Page,
     name: str | None = None,
+    kept: series_days.Ledger | None = None,
+    days: Sequence[Span] = (),
 ) -> tuple[list[dict[str, Any]], bool]:
+    """One page of a table. With ``kept`` and the span's ``days`` (its spans in the site's zone),
+    the unfiltered pages and custom events tables rank by counts kept per ended day."""
     q = Query(d, site_id, span, filters)
     q.keep(run)
     if dim in VISIT_COLUMNS:
@@ -58,7 +65,7 @@ def breakdown(
     elif dim == "prop":
         rows = _prop_breakdown(run, q, name or "", page)
     else:
-        rows = _event_breakdown(run, q, dim, page)
+        rows = _event_breakdown(run, q, dim, page, kept, days)
     return rows[: page.limit], len(rows) > page.limit
 
 
@@ -177,7 +184,14 @@ def _event_row(value: str, visitors: int, count_name: str, count: int) -> dict[s
     return row
 
 
-def _event_breakdown(run: Run, q: Query, dim: str, page: Page) -> list[dict[str, Any]]:
+def _event_breakdown(
+    run: Run,
+    q: Query,
+    dim: str,
+    page: Page,
+    kept: series_days.Ledger | None = None,
+    days: Sequence[Span] = (),
+) -> list[dict[str, Any]]:
     """Pages (by pageviews) or custom events (by count). The rows are ranked by a plain count, so
     the page of rows is chosen first and unique visitors are counted for those values only: with
     a bitmap each when they hold many events (``reports.counting``), exactly otherwise."""
@@ -198,11 +212,14 @@ def _event_breakdown(run: Run, q: Query, dim: str, page: Page) -> list[dict[str,
         )
         found = run(query, q.p.values)
         return [_event_row(value, int(people), count_name, int(n)) for value, n, people in found]
-    ranked = run(
-        f"SELECT {column} AS value, count(*) AS n FROM events WHERE {condition} "
-        f"GROUP BY {column} ORDER BY n DESC, value{_window(page)}",
-        q.p.values,
-    )
+    if kept is not None and days and not q.filters and not page.search and not page.values:
+        ranked = _ranked_by_days(run, q, column, where, page, kept, days)
+    else:
+        ranked = run(
+            f"SELECT {column} AS value, count(*) AS n FROM events WHERE {condition} "
+            f"GROUP BY {column} ORDER BY n DESC, value{_window(page)}",
+            q.p.values,
+        )
     if not ranked:
         return []
     counts = [int(n) for _, n in ranked]
@@ -223,6 +240,34 @@ def _event_breakdown(run: Run, q: Query, dim: str, page: Page) -> list[dict[str,
         _event_row(value, unique.read(people.get(k)), count_name, int(n))
         for k, (value, n) in enumerate(ranked)
     ]
+
+
+def _ranked_by_days(
+    run: Run, q: Query, column: str, where: str, page: Page, kept: series_days.Ledger, days: Sequence[Span]
+) -> list[tuple[str, int]]:
+    """The page of values ranked by their count over ``days``: each ended day's count per value kept
+    between requests (``series_days``: checked against the store at each request; a day of more
+    values than it keeps is read each time), the others read in one query per run of days, summed
+    and ranked as the query would (count, then value). At 100 M events, the largest site's 30-day
+    pages table: its ranking (18 M pageviews grouped by path, 377 ms of CPU) becomes today's."""
+
+    def read(part: Sequence[Span]) -> list[dict[str, int]]:
+        p = Query(q.d, q.site_id, (part[0][0], part[-1][1]), Filters())
+        found = run(
+            f"SELECT {bucket(p, part, 'time')} AS i, {column}, count(*) FROM events WHERE {p.events(where)} "
+            f"GROUP BY i, {column}",
+            p.p.values,
+        )
+        out: list[dict[str, int]] = [{} for _ in part]
+        for i, value, n in found:
+            out[int(i) - 1][value] = int(n)
+        return out
+
+    total: Counter[str] = Counter()
+    for counts in kept.series(run, q.site_id, days, f"table {column} {where}", read):
+        total.update(counts)
+    ordered = sorted(total.items(), key=lambda item: (-item[1], item[0]))
+    return ordered[int(page.offset) : int(page.offset) + int(page.limit) + 1]
 
 
 def _ranked_once(
