@@ -10,14 +10,17 @@ every request, never kept in step by hand (the feed, erasures and goal edits kno
   rule (kind, match, path, event, prop, revenue prop: an edited goal is another rule; a deleted
   one is never asked for again).
 - Each kept day notes the store's watermark and the site's event count (``basis``) in a snapshot
-  taken before its events were read. At each request one query (a snapshot of its own) reads the
-  watermark, the site's event count and, per hour, the newest id of the site's events fed since
-  the oldest basis. A kept day stays when no event fed after its basis falls in its span (a late
-  event for a past day has a newer id than any the store held: ids reach the store in order) and
-  the site's count is its basis's plus the events fed since (else events were deleted: a
-  visitor's erasure, a retention cut, a deleted site: every day of the site goes). A watermark
-  below a basis means the store was rebuilt, or is being rebuilt: every day goes. A day that
-  stays takes the new snapshot as its basis.
+  taken before its events were read, and is read from the events fed up to that watermark only (``id
+  <= watermark``): an event fed while it is read is left for the next request, which sees it fed
+  since the basis, so a kept day never holds an event its basis does not count (one fed and then
+  erased between two requests would otherwise stay in it). At each request one query (a snapshot of
+  its own) reads the watermark, the site's event count and, per hour, the newest id of the site's
+  events fed since the oldest basis. A kept day stays when no event fed after its basis falls in its
+  span (a late event for a past day has a newer id than any the store held: ids reach the store in
+  order) and the site's count is its basis's plus the events fed since (else events were deleted: a
+  visitor's erasure, a retention cut, a deleted site: every day of the site goes). A watermark below
+  a basis means the store was rebuilt, or is being rebuilt: every day goes. A day that stays takes
+  the new snapshot as its basis.
 - Only whole local days that ended before the request are kept; today, and a span's partial
   edges, are read at each request. A day kept with bitmaps smaller than a request needs is read
   again; larger ones fold (``goal_bitmaps.fold``).
@@ -183,7 +186,7 @@ class Ledger:
                 try:
                     for at in range(0, len(days), FILL_DAYS):
                         chunk = days[at : at + FILL_DAYS]
-                        found = goal_bitmaps.pieces(run, d, site_id, bounds, chunk, goals, own)
+                        found = goal_bitmaps.pieces(run, d, site_id, bounds, chunk, goals, own, basis[0])
                         for i, piece in (found or {}).items():
                             self.keep(site_id, (bounds[i], bounds[i + 1]), rules, basis, piece)
                 except Exception:  # a report answered without it: the next request reads again
@@ -285,7 +288,7 @@ class Days:
                 self.ledger.fill(run, d, site_id, bounds, missing, goals, own, basis)
             return goal_bitmaps.pieces(run, d, site_id, [bounds[0], bounds[-1]], [0], goals, own)
         wanted = [i for i in range(len(bounds) - 1) if i not in out]
-        read = goal_bitmaps.pieces(run, d, site_id, bounds, wanted, goals, own) if wanted else {}
+        read = goal_bitmaps.pieces(run, d, site_id, bounds, wanted, goals, own, basis[0]) if wanted else {}
         if read is None:
             return None
         for i, piece in read.items():

@@ -61,6 +61,7 @@ class Query:
         self.last: int | None = None  # the last event of the span's visits (``bound``)
         self.kept: str | None = None  # a table of the selected visits' rows in the store (``keep``)
         self.moved: list[int] | None = None  # visits whose events' rows may be stale (``by_rows``)
+        self.upto: int | None = None  # only events fed up to this id (a kept read's snapshot)
         self.site = self.p.bind(site_id)
         self.a = self.p.bind(micros(span[0]))
         self.b = self.p.bind(micros(span[1]))
@@ -195,6 +196,8 @@ class Query:
 
     def events(self, *extra: str) -> str:
         """The span's events; with filters, every event of the selected visits."""
+        if self.upto is not None:
+            extra = (*extra, f"id <= {self.bind(self.upto)}")
         if not self.filters:
             return " AND ".join([f"site_id = {self.site}", f"time >= {self.a}", f"time < {self.b}", *extra])
         if self.moved is not None:
