@@ -3,7 +3,8 @@
 ``queries`` holds every report's SQL, written once for both store engines; ``period`` turns ranges
 into UTC spans in the site's time zone; ``params`` checks the API's query parameters; ``service``
 runs the queries for the console and shapes the answers; ``realtime`` keeps the realtime report's
-last 30 minutes between requests (``goal_days`` the Goals panel's past days). ``filters`` are the
+last 30 minutes between requests (``goal_days`` the Goals panel's past days, ``series_days`` the
+time series' and tables' ended days; ``per_store`` gives each store its own). ``filters`` are the
 report filters, ``rules`` and ``steps`` the conditions on events of goals and steps, ``goals`` the
 Goals panel; ``funnels``, ``retention`` and ``journeys`` the conversion reports (``conversions``
 shapes them); ``saved`` keeps saved funnels and segments; ``autocapture`` the reports of the SDK's

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -45,6 +44,7 @@ from zoneinfo import ZoneInfo
 from sightline.reports import goal_bitmaps
 from sightline.reports.filters import Goal
 from sightline.reports.goal_bitmaps import Piece
+from sightline.reports.per_store import PerStore
 from sightline.reports.period import local_midnight
 from sightline.reports.queries import Run, Span
 from sightline.store.dialects import Dialect
@@ -226,17 +226,7 @@ def _bytes(size: int) -> int:
     return size // 8 + 100  # the bitmap and the entry around it
 
 
-_LEDGERS: weakref.WeakKeyDictionary[object, Ledger] = weakref.WeakKeyDictionary()
-_LEDGERS_LOCK = threading.Lock()
-
-
-def ledger_of(store: object) -> Ledger:
-    """The kept days of ``store`` (the server's store client: one per running server)."""
-    with _LEDGERS_LOCK:
-        ledger = _LEDGERS.get(store)
-        if ledger is None:
-            ledger = _LEDGERS[store] = Ledger()
-        return ledger
+ledger_of = PerStore(Ledger)  # the kept days of a store (one per running server)
 
 
 @dataclass(frozen=True)

@@ -31,13 +31,13 @@ from __future__ import annotations
 import heapq
 import threading
 import time
-import weakref
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from sightline.reports import queries
+from sightline.reports.per_store import PerStore
 from sightline.reports.queries import Run
 from sightline.store.dialects import Dialect
 from sightline.store.epoch import micros
@@ -283,14 +283,4 @@ def _expire(site: _Site, since: int) -> None:
         heapq.heapify(site.pages_heap)
 
 
-_LEDGERS: weakref.WeakKeyDictionary[object, Ledger] = weakref.WeakKeyDictionary()
-_LEDGERS_LOCK = threading.Lock()
-
-
-def ledger_of(store: object) -> Ledger:
-    """The kept realtime figures of ``store`` (the server's store client: one per running server)."""
-    with _LEDGERS_LOCK:
-        ledger = _LEDGERS.get(store)
-        if ledger is None:
-            ledger = _LEDGERS[store] = Ledger()
-        return ledger
+ledger_of = PerStore(Ledger)  # the kept realtime figures of a store (one per running server)

@@ -32,11 +32,11 @@ process. The pages and custom events tables keep each ended day's count per valu
 from __future__ import annotations
 
 import threading
-import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
+from sightline.reports.per_store import PerStore
 from sightline.reports.queries import Run, Span
 from sightline.store.epoch import micros
 
@@ -165,14 +165,4 @@ def _watermark(run: Run) -> int:
     return int(row[0][0] or 0) if row else 0
 
 
-_LEDGERS: weakref.WeakKeyDictionary[object, Ledger] = weakref.WeakKeyDictionary()
-_LEDGERS_LOCK = threading.Lock()
-
-
-def ledger_of(store: object) -> Ledger:
-    """The kept spans of ``store`` (the server's store client: one per running server)."""
-    with _LEDGERS_LOCK:
-        ledger = _LEDGERS.get(store)
-        if ledger is None:
-            ledger = _LEDGERS[store] = Ledger()
-        return ledger
+ledger_of = PerStore(Ledger)  # the kept spans of a store (one per running server)
