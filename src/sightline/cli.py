@@ -6,32 +6,27 @@ Flags come from the settings registry, so each has a ``SIGHTLINE_*`` environment
 
 from __future__ import annotations
 
-import argparse
-import getpass
 import os
 import sys
 from collections.abc import Sequence
-from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sightline import __version__, logs
-from sightline.settings import (
-    BACKUP,
-    ERASE,
-    EXPORT,
-    MIGRATE,
-    OWNER,
-    REBUILD,
-    REGISTRY,
-    RESTORE,
-    SERVE,
-    Settings,
-    SettingsError,
-    load,
-)
+if TYPE_CHECKING:
+    import argparse
+
+    from sightline.settings import Settings
+
+# The module imports the rest where it is used: the server's store and recordings decoder processes
+# (multiprocessing's spawn) run the module that started the server again, this one, before their own
+# work, and need none of it (the settings and logging modules cost each about 30 ms of CPU).
 
 
 def _parser() -> argparse.ArgumentParser:
+    import argparse
+
+    from sightline import __version__
+    from sightline.settings import BACKUP, ERASE, EXPORT, MIGRATE, OWNER, REBUILD, REGISTRY, RESTORE, SERVE
+
     parser = argparse.ArgumentParser(
         prog="sightline", description="Self-hosted, privacy-first web analytics."
     )
@@ -72,6 +67,20 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from sightline import logs
+    from sightline.settings import (
+        BACKUP,
+        ERASE,
+        EXPORT,
+        OWNER,
+        REBUILD,
+        REGISTRY,
+        RESTORE,
+        SERVE,
+        SettingsError,
+        load,
+    )
+
     args = _parser().parse_args(argv)
     overrides: dict[str, Any] = {s.name: getattr(args, s.name, None) for s in REGISTRY}
     try:
@@ -113,6 +122,7 @@ def backup_or_restore(settings: Settings, command: str, directory: str) -> int:
     from sightline.backup.manifest import BackupError
     from sightline.backup.parts import Place
     from sightline.backup.service import backup, restore
+    from sightline.settings import BACKUP
 
     place = Place.of(settings)
     try:
@@ -185,6 +195,7 @@ def visitor_rights(settings: Settings, command: str, site_id: int, visitor_id: s
 
     from sightline.errors import ApiError
     from sightline.recordings.feature import build
+    from sightline.settings import EXPORT
     from sightline.storage.schema import sites
     from sightline.visitors import rights
 
@@ -218,6 +229,8 @@ def visitor_rights(settings: Settings, command: str, site_id: int, visitor_id: s
 
 
 def create_owner(settings: Settings, email: str) -> int:
+    import getpass
+
     from sightline.accounts.users import create_user
     from sightline.errors import ApiError
 
@@ -246,9 +259,11 @@ def create_owner(settings: Settings, email: str) -> int:
 
 
 def serve(settings: Settings) -> int:
+    from datetime import timedelta
+
     import uvicorn
 
-    from sightline import serving
+    from sightline import __version__, serving
     from sightline.accounts.setup import issue_setup_token
     from sightline.app import create_app
     from sightline.datadir import DataDirError, claim
