@@ -228,7 +228,7 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
     app.mount("/static", StaticAssets(directory=pages.STATIC, check_dir=False), name="static")
 
     @app.get("/healthz", include_in_schema=False)
-    def healthz() -> dict[str, str]:
+    async def healthz() -> dict[str, str]:
         """Liveness for load balancers and orchestrators: the process answers."""
         return {"status": "ok"}
 

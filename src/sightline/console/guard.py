@@ -143,14 +143,23 @@ class ConsoleGuard:
         method = scope["method"]
         state: dict[str, Any] = scope.setdefault("state", {})
         token = session_token(scope)
-        try:
-            user = await to_thread.run_sync(self._resume, ctx, token) if token else None
-        except DatabaseUnavailableError:
-            await unavailable_response()(scope, receive, send)
-            return
         if self._api_routes is None:
             self._api_routes = [r for r in api_routes(self.routes()) if is_guarded(r.path)]
         route = match_route(self._api_routes, scope)
+        # A read (GET, HEAD) is authorised in the session's worker-thread call (one hop, not two);
+        # its outcome is applied below, in the checks' order.
+        checked = False  # authorised already, with ``refusal`` what it raised (None: allowed)
+        refusal: Exception | None = None
+        try:
+            if token and route is not None and method not in STATE_CHANGING:
+                user, checked, refusal = await to_thread.run_sync(
+                    self._resume_and_check, ctx, token, method, route, scope
+                )
+            else:
+                user = await to_thread.run_sync(self._resume, ctx, token) if token else None
+        except DatabaseUnavailableError:
+            await unavailable_response()(scope, receive, send)
+            return
         bearer = bearer_token(scope)
         open_route = (method, scope["path"]) in OPEN_ROUTES
         if user is None and bearer is not None and not open_route:
@@ -194,7 +203,10 @@ class ConsoleGuard:
             return
         if user is not None and route is not None:
             try:
-                await to_thread.run_sync(self._authorise, ctx, user, method, route, scope)
+                if not checked:
+                    await to_thread.run_sync(self._authorise, ctx, user, method, route, scope)
+                elif refusal is not None:
+                    raise refusal
             except ApiError as error:
                 await error.response()(scope, receive, send)
                 return
@@ -275,6 +287,20 @@ class ConsoleGuard:
                 while len(self._checked) > MAX_REMEMBERED:
                     self._checked.pop(next(iter(self._checked)))
         return user
+
+    def _resume_and_check(
+        self, ctx: Context, token: str, method: str, route: tuple[str, Any], scope: Scope
+    ) -> tuple[Principal | None, bool, Exception | None]:
+        """``_resume``, then ``_authorise`` for the user found: (user, whether it was authorised
+        here, what that raised)."""
+        user = self._resume(ctx, token)
+        if user is None:
+            return None, False, None
+        try:
+            self._authorise(ctx, user, method, route, scope)
+        except Exception as exc:
+            return user, True, exc
+        return user, True, None
 
     def _resume_without_database(self, ctx: Context, token: str, key: bytes) -> Principal | None:
         try:  # a locked SQLite file can still be read

@@ -103,7 +103,7 @@ def asked(documented: tuple[str, ...], allowed: tuple[str, ...] | None = None) -
     documented ones), each at most once."""
     accepted = documented if allowed is None else allowed
 
-    def dependency(request: Request, site_id: int, **_: str | None) -> Asked:
+    async def dependency(request: Request, site_id: int, **_: str | None) -> Asked:
         return Asked(site_id, params.parse(request.query_params.multi_items(), accepted))
 
     arguments = [
