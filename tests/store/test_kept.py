@@ -114,3 +114,17 @@ def test_a_selection_too_big_to_keep_serves_its_request_and_is_read_again_next_t
     assert rows_of(store, big) == [(1, 101), (2, 102), (3, 103)]
     assert store.keep(SELECTION, {"site": 1}) != big
     assert store.keep(SELECTION + " LIMIT 2", {"site": 1}) == small  # the kept one stays
+
+
+def test_an_ask_while_a_write_is_under_way_waits_for_it_and_reads_the_store_again(store: Embedded) -> None:
+    first = store.keep(SELECTION, {"site": 1})
+    names: list[str | None] = []
+    asking = threading.Thread(target=lambda: names.append(store.keep(SELECTION, {"site": 1})))
+    with store.kept.writing():  # a write that may have committed already: not handed out before it ends
+        asking.start()
+        asking.join(timeout=0.3)
+        assert asking.is_alive()
+        assert names == []
+    asking.join()
+    assert names != [first]
+    assert names[0] is not None

@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -174,13 +174,12 @@ class Embedded:
         return self.kept.keep(sql, params)
 
     def execute(self, sql: str, params: dict[str, Any] | None = None) -> None:
-        with self._write:
+        with self._write, self.kept.writing():
             cursor = self._con.cursor()
             try:
                 cursor.execute(sql, params or {})
             finally:
                 cursor.close()
-            self.kept.changed()
 
     def watermark(self) -> int:
         rows = self.query("SELECT value FROM store_state WHERE name = $name", {"name": WATERMARK})
@@ -244,7 +243,7 @@ class Embedded:
         """Events with ids in (after, last], the visits they touched and the watermark, at once."""
         event_rows = events  # noqa: F841 (read by DuckDB by its name)
         visit_rows = visits  # noqa: F841
-        with self._transaction() as cursor:
+        with self._transaction(changes=True) as cursor:
             moved = cursor.execute(
                 "SELECT coalesce(max(value), 0) FROM store_state WHERE name = $name", {"name": WATERMARK}
             ).fetchone()
@@ -263,13 +262,12 @@ class Embedded:
                     "ON CONFLICT (site_id) DO UPDATE SET visits = greatest(visits, excluded.visits)"
                 )
             _set_state(cursor, WATERMARK, last)
-        self.kept.changed()
 
     @contextmanager
-    def _transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+    def _transaction(self, changes: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
         """A cursor in a transaction of its own, committed at the end or rolled back on any error;
-        one writer at a time."""
-        with self._write:
+        one writer at a time. ``changes``: it changes the store's data (``Kept.writing``)."""
+        with self._write, self.kept.writing() if changes else nullcontext():
             cursor = self._con.cursor()
             try:
                 cursor.execute("BEGIN TRANSACTION")
@@ -283,11 +281,10 @@ class Embedded:
                 cursor.close()
 
     def reset(self) -> None:
-        with self._write:
+        with self._write, self.kept.writing():
             for table in ("events", "visits", "visit_counts", "store_state"):
                 self._con.execute(f"DELETE FROM {table}")  # noqa: S608 (fixed names)
             self._con.execute("CHECKPOINT")
-            self.kept.changed()
 
     def export(self, target: Path) -> list[Path]:
         """Every table as Parquet files in ``target``, from one snapshot (``store.snapshot``)."""

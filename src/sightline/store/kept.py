@@ -11,9 +11,12 @@ in-memory database attached to the store (``kept``), and the requests read that 
 
 A kept table is a function of its query (SQL and bound values) and of the store's data. It is
 valid only while nothing was written since it was read: every write the store makes (a fed batch,
-an erasure, a retention cut, a reset) moves ``version`` after it commits, and a selection read
-under an older version is read again when next asked for. The version is read before the
-selection's query starts, so a selection that may have seen a later write is merely read again.
+an erasure, a retention cut, a reset) moves ``version`` when it begins and again once it has
+committed (``writing``), and a selection read under an older version is read again when next asked
+for. The version is read before the selection's query starts, so a selection that may have seen a
+later write is merely read again; and an ask waits while a write is under way, so a table handed
+out holds every write committed before the ask (a query that saw a commit never gets a table read
+before it: ``reports.table_days`` keeps figures read from it with the snapshot checked before).
 (Rewriting spans in site order changes no row's content and moves nothing.) So an erased visitor
 is never counted from a kept table, and a report never mixes a kept selection with data it missed.
 
@@ -30,7 +33,8 @@ import itertools
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,16 +65,33 @@ class Kept:
         self._retired: list[_Entry] = []
         self._numbers = itertools.count(1)
         self.version = 0
+        self._writes = 0  # writes under way
+        self._idle = threading.Condition(self._lock)
         cursor = connect()
         try:
             cursor.execute(f"ATTACH ':memory:' AS {DATABASE}")
         finally:
             cursor.close()
 
-    def changed(self) -> None:
-        """The store's data changed (called after the write committed): every kept table is stale."""
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """Around each write of the store's data: every kept table is stale once it began, and no
+        table is handed out until it has ended (committed or rolled back)."""
         with self._lock:
+            self._writes += 1
             self.version += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._writes -= 1
+                self.version += 1
+                self._idle.notify_all()
+
+    def changed(self) -> None:
+        """The store's data changed (a write that committed): every kept table is stale."""
+        with self.writing():
+            pass
 
     def keep(self, sql: str, params: dict[str, Any]) -> str:
         """The name of a table holding the rows of ``sql`` as the store holds them now."""
@@ -79,6 +100,8 @@ class Kept:
             reading = self._reading.setdefault(key, threading.Lock())
         with reading:
             with self._lock:
+                while self._writes:  # a write under way: its commit may be seen already
+                    self._idle.wait()
                 entry = self._entries.get(key)
                 if entry is not None and entry.version == self.version:
                     entry.used = time.monotonic()
