@@ -10,11 +10,12 @@ import duckdb
 import pytest
 
 from sightline.reports import counting, queries, series_days, tables, timeseries
-from sightline.reports.filters import Filters
+from sightline.reports.filters import IS_NOT, Filter, Filters
 from sightline.reports.queries import Span
 from sightline.store import schema
 from sightline.store.dialects import DUCKDB
 from sightline.store.feed import micros
+from sightline.store.kept import Kept
 from tests.reports.logged import logged_run
 
 SITE = 1
@@ -187,3 +188,95 @@ def test_the_pages_table_ranks_by_kept_day_counts_as_by_reading_them(con: duckdb
     seen = []
     assert pages(ledger, seen, queries.Page(10)) == pages(None, [], queries.Page(10))
     assert any("GROUP BY i, path" in sql for sql in seen)
+
+
+class _KeptRun:
+    """A run with the store's kept selections (``store.kept``), as the store process answers."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, seen: list[str], kept: Kept) -> None:
+        self.run = logged_run(con, seen)
+        self.keep = kept.keep
+
+    def __call__(self, sql: str, params: dict[str, object]) -> list[tuple[object, ...]]:
+        return self.run(sql, params)
+
+
+FILTERED = [
+    Filters(page="/pricing"),
+    Filters(rules=(Filter("page", IS_NOT, "/pricing"),)),
+    Filters(page="/pricing", source="(none)"),
+    Filters(event="signup"),
+]
+
+
+@pytest.mark.parametrize("filters", FILTERED, ids=["page", "not page", "page and source", "event"])
+@pytest.mark.parametrize("keeps", [False, True], ids=["selecting", "kept selection"])
+def test_a_filtered_pages_table_ranks_by_day_counts_of_the_visits_started_each_day_as_reading_them(
+    con: duckdb.DuckDBPyConnection, filters: Filters, keeps: bool
+) -> None:
+    con.execute("UPDATE events SET path = '/p/' || (visit % 7) WHERE id % 3 = 0")
+    con.execute("UPDATE events SET path = '/pricing' WHERE id % 3 = 1 AND visit % 5 = 0")
+    con.execute("UPDATE events SET name = 'signup' WHERE id % 3 = 1 AND visit % 4 = 0")
+    # The last pageview of the visits of 23:00 two hours later: it falls in the next day.
+    con.execute("UPDATE events SET time = time + 7200000000 WHERE id % 3 = 0 AND visit % 24 = 0")
+    _visits(con)
+    ledger = series_days.Ledger()
+    whole = (SPANS[0][0], SPANS[-1][1])
+    selections = Kept(con.cursor)
+
+    def pages(kept: series_days.Ledger | None, seen: list[str], page: queries.Page) -> object:
+        run = _KeptRun(con, seen, selections) if keeps else logged_run(con, seen)
+        return tables.breakdown(
+            run, DUCKDB, SITE, whole, filters, "page", "pageviews", page, None, kept, SPANS
+        )
+
+    for page in (queries.Page(3), queries.Page(3, 3), queries.Page(10)):
+        first: list[str] = []
+        assert pages(ledger, first, page) == pages(None, [], page)
+    seen: list[str] = []
+    found = pages(ledger, seen, queries.Page(10))
+    assert found == pages(None, [], queries.Page(10))
+    assert not any("v_day" in sql for sql in seen)  # every day kept
+    assert any("bitstring_agg" in sql for sql in seen)  # the shown paths' visitors, estimated
+    # A pageview of /pricing (and a signup) fed for visit 7, which had neither: its day is read again.
+    con.execute(
+        "INSERT INTO events SELECT site_id, time + 1, (SELECT max(id) + 1 FROM events), visitor, visit, "
+        "'pageview', '/pricing', props, visit_start, source, utm_source, utm_medium, utm_campaign, browser, "
+        "os, device, country, region, city FROM events WHERE visit = 7 LIMIT 1"
+    )
+    con.execute(
+        "INSERT INTO events SELECT site_id, time + 2, (SELECT max(id) + 1 FROM events), visitor, visit, "
+        "'signup', path, props, visit_start, source, utm_source, utm_medium, utm_campaign, browser, "
+        "os, device, country, region, city FROM events WHERE visit = 7 LIMIT 1"
+    )
+    _visits(con)
+    selections.changed()  # as the store does after every write
+    seen = []
+    again = pages(ledger, seen, queries.Page(10))
+    assert again == pages(None, [], queries.Page(10))
+    assert again != found
+    assert any("v_day" in sql for sql in seen)
+
+
+def test_a_filtered_pages_tables_day_counts_follow_its_visits_start_not_its_events_time(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    con.execute("UPDATE events SET path = '/pricing' WHERE id % 3 = 1")  # every visit's first pageview
+    # The last pageview of the visits of 23:00 (125 of the last day's 500) two hours later, past the
+    # period's end.
+    con.execute("UPDATE events SET time = time + 7200000000 WHERE id % 3 = 0 AND visit % 24 = 0")
+    _visits(con)
+    rows, _ = tables.breakdown(
+        logged_run(con, []),
+        DUCKDB,
+        SITE,
+        SPANS[-1],
+        Filters(page="/pricing"),
+        "page",
+        "pageviews",
+        queries.Page(10),
+        None,
+        series_days.Ledger(),
+        SPANS[-1:],
+    )
+    assert {row["value"]: row["pageviews"] for row in rows} == {"/pricing": 500, "/": 1000}

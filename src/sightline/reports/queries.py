@@ -152,9 +152,9 @@ class Query:
     def _visits_with(self, condition: str) -> str:
         """Visits with a matching event in the time of the span's visits (a visit's events all fall
         between its start and its last event, and only visits that started in the span are kept)."""
-        return f"SELECT visit FROM events WHERE {self._their_time()} AND {condition}"
+        return f"SELECT visit FROM events WHERE {self.their_time()} AND {condition}"
 
-    def _their_time(self) -> str:
+    def their_time(self) -> str:
         """The events a selected visit can have: from the span's start on, and up to the last event
         of the visits that started in it once ``bound`` has read it."""
         until = f" AND time <= {self.bind(self.last)}" if self.last is not None else ""
@@ -210,9 +210,9 @@ class Query:
                     f"(({chosen} AND visit NOT IN (SELECT {keys})) OR visit IN (SELECT visit FROM "
                     f"{self.d.visits} WHERE {self.selected()} AND visit IN (SELECT {keys})))"
                 )
-            return " AND ".join([self._their_time(), chosen, *extra])
+            return " AND ".join([self.their_time(), chosen, *extra])
         chosen = f"visit IN (SELECT visit FROM {self.chosen()})"
-        return " AND ".join([self._their_time(), chosen, *extra])
+        return " AND ".join([self.their_time(), chosen, *extra])
 
 
 def by_events(filters: Filters) -> bool:

@@ -17,6 +17,7 @@ class Dialect:
     visits: str  # how a query names the visits table (ClickHouse reads its latest rows: FINAL)
     element: str  # array element, 1-based: "{array}[{index}]"-like template
     has: str  # array contains value
+    position: str  # the 1-based position of "{value}" in "{array}", 0 or NULL when absent
     idiv: str  # integer division
     unnest: str  # one row per array element, in the SELECT list
     uint64: str  # the type of visitor keys
@@ -74,6 +75,7 @@ DUCKDB = Dialect(
     visits="visits",
     element="list_extract({array}, {index})",
     has="list_contains({array}, {value})",
+    position="list_position({array}, {value})",
     idiv="({a}) // ({b})",
     unnest="unnest({array})",
     uint64="UBIGINT",
@@ -105,6 +107,7 @@ CLICKHOUSE = Dialect(
     visits="visits FINAL",
     element="arrayElement({array}, {index})",
     has="has({array}, {value})",
+    position="indexOf({array}, {value})",
     idiv="intDiv({a}, {b})",
     unnest="arrayJoin({array})",
     uint64="UInt64",

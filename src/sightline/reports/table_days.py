@@ -1,0 +1,128 @@
+"""The pages and custom events tables ranked by counts kept per ended day (``series_days.Ledger``).
+
+A table of a big period ranks its values by a plain count (pageviews, events) and then counts the
+unique visitors of the shown values only (``tables``). The ranking is a sum over the period's days,
+so each ended day's count per value is kept between requests, checked against the store at every
+request as the time series' spans are (``series_days``), and a request reads only the days that
+are not kept (today's, and the days an event fed since fell near).
+
+- **Unfiltered**, a day's counts are those of the events in it (bucketed by their time).
+- **Under a filter on the visits' events** (page, event, goal, prop), the table counts every event
+  of the visits the filters select, those that started in the period: so a day's counts are those
+  of the selected visits that started in it, whatever day their events fall in (bucketed by the
+  visit's start, which the visits table holds; an event's ``visit_start`` may be older). A
+  visit's selection depends on its own events only, so the period's counts are the days' sum. The
+  figures of a day depend on the events from ``LOOK_BACK`` before it to ``LOOK_BACK`` after it, the
+  window the ledger checks. They are kept per filters (the goal's rule included) and read through
+  the selection the store keeps (``Query.keep``), asked for again after the ledger's check so that
+  the selection is never older than the check's snapshot.
+"""
+
+# ruff: noqa: S608  (SQL made of fixed fragments; every value is a bound parameter)
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from sightline.reports import counting, series_days
+from sightline.reports.queries import Filters, Page, Query, Run, Span, bucket
+from sightline.store.epoch import micros
+
+
+def ranked(
+    run: Run,
+    q: Query,
+    column: str,
+    where: str,
+    page: Page,
+    kept: series_days.Ledger,
+    days: Sequence[Span],
+    unique: counting.Visitors | None = None,
+) -> tuple[list[tuple[str, int]], dict[object, object]]:
+    """The page of values ranked by their count over ``days``: each ended day's count per value kept
+    between requests (a day of more values than the ledger keeps is read each time), the others
+    read in one query per run of days, summed and ranked as the query would (count, then value).
+    At 100 M events, the largest site's 30-day pages table: its ranking (18 M pageviews grouped by
+    path, 377 ms of CPU) becomes today's. Under filters with ``unique`` (how the table counts
+    visitors), a read of every day at once (none kept: the first request) also counts the visitors
+    of the values it ranks first, in the same query (returned, value -> the engine's count; else
+    an empty dict): the selected visits' events are read once, as without kept days."""
+    found: dict[object, object] = {}
+
+    def read(part: Sequence[Span]) -> list[dict[str, int]]:
+        if q.filters:
+            whole = unique if len(part) == len(days) else None
+            counts, people = _read_selected(run, q, column, where, part, page, whole)
+            found.update(people)
+            return counts
+        p = Query(q.d, q.site_id, (part[0][0], part[-1][1]), Filters())
+        sql = (
+            f"SELECT {bucket(p, part, 'time')} AS i, {column}, count(*) FROM events "
+            f"WHERE {p.events(where)} GROUP BY i, {column}"
+        )
+        return _grouped(run(sql, p.p.values), part)[0]
+
+    counted = f"table {column} {where}" + (f" selected by start {q.filters!r}" if q.filters else "")
+    total: Counter[str] = Counter()
+    for counts in kept.series(run, q.site_id, days, counted, read):
+        total.update(counts)
+    ordered = sorted(total.items(), key=lambda item: (-item[1], item[0]))
+    return ordered[int(page.offset) : int(page.offset) + int(page.limit) + 1], found
+
+
+def _read_selected(
+    run: Run,
+    q: Query,
+    column: str,
+    where: str,
+    part: Sequence[Span],
+    page: Page,
+    unique: counting.Visitors | None,
+) -> tuple[list[dict[str, int]], dict[object, object]]:
+    """Each day's counts per value of the events of the selected visits that started in it; with
+    ``unique``, also the visitors of the page of values their sum ranks (``ranked``)."""
+    s = Query(q.d, q.site_id, q.span, q.filters)
+    s.last = q.last
+    s.keep(run)  # asked now, after the ledger's check: never a selection older than its snapshot
+    low, high = s.bind(micros(part[0][0])), s.bind(micros(part[-1][1]))
+    day = bucket(s, part, "start")  # for each selected visit, not each of its events
+    chosen = (
+        f"SELECT visit AS v_visit, {day} AS v_day FROM {s.chosen()} AND start >= {low} AND start < {high}"
+    )
+    rows = (
+        f"SELECT v_day, {column} AS value, visitor FROM events JOIN ({chosen}) AS v ON visit = v_visit "
+        f"WHERE {s.their_time()} AND time >= {low} AND {where}"
+    )
+    if unique is None:
+        return _grouped(
+            run(f"SELECT v_day, value, count(*) FROM ({rows}) AS t GROUP BY v_day, value", s.p.values), part
+        )
+    window = f" LIMIT {int(page.limit) + 1} OFFSET {int(page.offset)}"
+    return _grouped(
+        run(
+            f"WITH sel AS MATERIALIZED ({rows}), "
+            "days AS (SELECT v_day, value, count(*) AS n FROM sel GROUP BY v_day, value), "
+            f"ranked AS (SELECT value, sum(n) AS n FROM days GROUP BY value ORDER BY n DESC, value{window}) "
+            "SELECT v_day, value, n FROM days UNION ALL "
+            f"SELECT 0, r.value, {unique.sql} FROM sel JOIN ranked AS r ON sel.value = r.value "
+            "GROUP BY r.value",
+            s.p.values,
+        ),
+        part,
+    )
+
+
+def _grouped(
+    found: Sequence[tuple[Any, ...]], part: Sequence[Span]
+) -> tuple[list[dict[str, int]], dict[object, object]]:
+    """Rows of (day's 1-based index, value, count) as each day's counts; rows of day 0 carry a
+    value's visitors instead."""
+    out: list[dict[str, int]] = [{} for _ in part]
+    people: dict[object, object] = {}
+    for i, value, n in found:
+        if int(i) == 0:
+            people[value] = n
+        else:
+            out[int(i) - 1][value] = int(n)
+    return out, people
