@@ -22,9 +22,13 @@ def built() -> None:
     ensure_built("ui")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    """One server per module (SQLite), with an owner; recorded chunks land in its data dir.
+    """One server (SQLite) for the package's browser modules, with an owner; recorded chunks land in
+    its data dir. Each test records on a site and shop of its own (a fresh loopback port) and changes
+    only that site, so the modules share it as the SDK modules share theirs: they go to xdist as one
+    unit (``PACKAGE_UNITS`` in tests/support/sharing.py), and pytest keeps the server while the next
+    test is of this package.
 
     It accepts headless browsers: the tests' pages send a desktop Chrome user agent, but Chromium
     sends the beacons of a page being left with its own headless one.

@@ -40,6 +40,8 @@ SHARING = frozenset(
         "tests/ingest/test_events.py",
         "tests/ingest/test_exclusions.py",
         "tests/ingest/test_script.py",
+        "tests/recordings/test_console_api.py",
+        "tests/recordings/test_ingest.py",
         "tests/reports/test_api.py",
         "tests/surveys/test_console_api.py",
         "tests/surveys/test_export.py",
@@ -58,7 +60,8 @@ _servers: dict[str, LiveServer] = {}
 # The SDK modules share their package's own server (``sdk_server`` in tests/sdk/conftest.py), which
 # stays up only while the next test is of the package too: with each module a unit of its own, xdist
 # ran other modules in between and the server started again for nearly every module. Its modules go
-# in two units of about equal time (a new module not named here is a unit of its own).
+# in two units of about equal time (a new module not named here is a unit of its own). So do the
+# recording package's browser modules, with its ``server`` (tests/recordings/conftest.py).
 PACKAGE_UNITS = {
     "tests/sdk/test_capture_measures.py": "tests/sdk, part 1",
     "tests/sdk/test_consent.py": "tests/sdk, part 1",
@@ -70,6 +73,10 @@ PACKAGE_UNITS = {
     "tests/sdk/test_delivery.py": "tests/sdk, part 2",
     "tests/sdk/test_privacy.py": "tests/sdk, part 2",
     "tests/sdk/test_validation.py": "tests/sdk, part 2",
+    "tests/recordings/test_capture.py": "tests/recordings, browser",
+    "tests/recordings/test_console_pages.py": "tests/recordings, browser",
+    "tests/recordings/test_heatmap_overlay.py": "tests/recordings, browser",
+    "tests/recordings/test_replay.py": "tests/recordings, browser",
 }
 
 
