@@ -15,7 +15,7 @@ import pytest
 from playwright.sync_api import expect
 
 from sightline.storage import Database, open_database
-from tests.support import sharing
+from tests.support import scheduling, sharing
 from tests.support.browser import close_kept
 from tests.support.objectstore import ObjectStore
 from tests.support.postgres import PostgresServer
@@ -28,6 +28,7 @@ OWNER_PASSWORD = "correct horse battery staple"
 
 def pytest_configure(config: pytest.Config) -> None:
     _keep_bytecode()
+    scheduling.prepare(config)
     # A page's assertions wait for it to get there: 5 s (Playwright's default) is short for a
     # console page on a two-core machine running the suite in parallel workers. Only a failing
     # assertion waits the full time.
@@ -218,16 +219,15 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
     """Under ``--dist loadscope``, a package's modules that share servers are one unit of work, run
     one after the other on one worker, and so are the parts of the SDK package, which shares a
-    server of its own (``tests.support.sharing``); every other module is its own."""
+    server of its own (``tests.support.sharing``); every other module is its own. A worker gets
+    units that use a browser after one that did (``tests.support.scheduling``)."""
     if config.getoption("dist", None) != "loadscope":
         return None
-    from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
+    return scheduling.make_scheduler(config, log)
 
-    class SharedServerScheduling(LoadScopeScheduling):  # type: ignore[misc]
-        def _split_scope(self, nodeid: str) -> str:
-            return sharing.unit_of(nodeid) or super()._split_scope(nodeid)
 
-    return SharedServerScheduling(config, log)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    scheduling.report(config, items)
 
 
 def sign_in(server: LiveServer, email: str = OWNER_EMAIL, password: str = OWNER_PASSWORD) -> httpx.Client:
