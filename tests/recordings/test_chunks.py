@@ -11,7 +11,7 @@ import pytest
 
 from sightline.errors import ApiError
 from sightline.recordings import chunks
-from sightline.recordings.decoder import Refusal, decode_in_worker
+from sightline.recordings.worker import Refusal, decode_in_worker
 
 T = 1_700_000_000_000
 
