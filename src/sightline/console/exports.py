@@ -34,15 +34,23 @@ def _table(request: Request, report: Asked, kind: str) -> Response:
     return _csv(text, tables.filename(report.site_id, kind, answer))
 
 
-@router.get("/api/sites/{site_id}/reports/export/summary.csv", summary="The summary as CSV", responses=ERRORS)
-def summary_csv(request: Request, report: Annotated[Asked, PERIOD]) -> Response:
+@router.get(
+    "/api/sites/{site_id}/reports/export/summary.csv",
+    summary="The summary as CSV",
+    responses=ERRORS,
+    openapi_extra=PERIOD.openapi,
+)
+def summary_csv(request: Request, report: Annotated[Asked, PERIOD.depends]) -> Response:
     return _table(request, report, "summary")
 
 
 @router.get(
-    "/api/sites/{site_id}/reports/export/timeseries.csv", summary="The time series as CSV", responses=ERRORS
+    "/api/sites/{site_id}/reports/export/timeseries.csv",
+    summary="The time series as CSV",
+    responses=ERRORS,
+    openapi_extra=PERIOD.openapi,
 )
-def timeseries_csv(request: Request, report: Annotated[Asked, PERIOD]) -> Response:
+def timeseries_csv(request: Request, report: Annotated[Asked, PERIOD.depends]) -> Response:
     return _table(request, report, "timeseries")
 
 
@@ -50,8 +58,9 @@ def timeseries_csv(request: Request, report: Annotated[Asked, PERIOD]) -> Respon
     "/api/sites/{site_id}/reports/export/breakdown.csv",
     summary="One breakdown table as CSV",
     responses=ERRORS,
+    openapi_extra=BREAKDOWN_OF.openapi,
 )
-def breakdown_csv(request: Request, report: Annotated[Asked, BREAKDOWN_OF]) -> Response:
+def breakdown_csv(request: Request, report: Annotated[Asked, BREAKDOWN_OF.depends]) -> Response:
     return _table(request, report, "breakdown")
 
 

@@ -1,21 +1,25 @@
 """Reports of a site: summary, time series, breakdowns, web vitals, click heatmaps and realtime
 visitors (thin handlers).
 
-Each handler takes one dependency, ``asked(...)``: it declares the site id and the query
-parameters the endpoint documents (for the OpenAPI document), and returns them checked by
-``reports.params``, which looks at every parameter of the request (unknown and repeated ones
-too) and answers 422 naming the one at fault. A bad site id is answered (404) before the query is
-looked at, as FastAPI validates the declared parameters before it calls the dependency.
+Each handler takes one dependency, ``asked(...)``: it declares the site id to FastAPI, lists the
+query parameters the endpoint documents in the route's OpenAPI entry (``openapi_extra``: FastAPI
+does not validate them per request), and returns them checked by ``reports.params``, which looks
+at every parameter of the request (unknown and repeated ones too) and answers 422 naming the one
+at fault. A bad site id is answered (404) before the query is looked at, as FastAPI validates the
+declared site id before it calls the dependency. Handlers return their ``JSONResponse`` themselves
+(``answered``).
 """
 
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Path, Query, Request
+from fastapi import APIRouter, Depends, Path, Request
 from fastapi.responses import JSONResponse
+from fastapi.types import DecoratedCallable
 from pydantic import TypeAdapter
 
 from sightline.console.deps import context, owner
@@ -40,43 +44,30 @@ def answered(result: Answer) -> JSONResponse:
     return JSONResponse(_ANSWER.dump_python(result, mode="json"))
 
 
-def _optional(description: str, alias: str | None = None) -> Any:
-    return Annotated[str | None, Query(alias=alias, description=description)]
-
-
-# Every query parameter of the reports API: its name in the URL -> (argument name, declaration).
-PARAMETERS: dict[str, tuple[str, Any]] = {
-    "dimension": ("dimension", _optional("pages, entry_pages, sources, ... (docs/reports.md)")),
-    "limit": ("limit", _optional("Rows, 1 to 100 (default 10)")),
+# Every query parameter of the reports API: its name in the URL -> its description.
+PARAMETERS: dict[str, str] = {
+    "dimension": "pages, entry_pages, sources, ... (docs/reports.md)",
+    "limit": "Rows, 1 to 100 (default 10)",
     "name": (
-        "name",
-        _optional(
-            "The custom event, with dimension=props; the missing path, with not_found_referrers; "
-            "the page's path, with clicked_elements"
-        ),
+        "The custom event, with dimension=props; the missing path, with not_found_referrers; "
+        "the page's path, with clicked_elements"
     ),
-    "path": ("path", _optional("The page's path (required)")),
-    "viewport": (
-        "viewport",
-        _optional("Only clicks in windows of this width: desktop (992 px and up), tablet or phone"),
-    ),
-    "offset": ("offset", _optional("Rows to skip, 0 to 100000 (default 0): the next page of a table")),
-    "search": ("search", _optional("Only values containing this text (any case), at most 200 characters")),
-    "range": ("range", _optional("today, 7d (default), 30d or custom")),
-    "from": ("date_from", _optional("First day (YYYY-MM-DD), range=custom", alias="from")),
-    "to": ("date_to", _optional("Last day (YYYY-MM-DD), range=custom", alias="to")),
-    "compare": ("compare", _optional("true: also the previous period")),
-    "imported": ("imported", _optional("false: leave imported history out (default true)")),
-    "page": ("page", _optional("Filter: visits that viewed this path (!: did not, ~: a path containing)")),
-    "source": ("source", _optional("Filter: visits from this source (!: is not, ~: contains)")),
-    "event": ("event", _optional("Filter: visits that sent this custom event (!: did not, ~: containing)")),
-    "goal": ("goal", _optional("Filter: visits that converted on this goal id (!: did not)")),
-    "prop": ("prop", _optional("Filter: visits with an event whose prop is key:value (!: none)")),
+    "path": "The page's path (required)",
+    "viewport": "Only clicks in windows of this width: desktop (992 px and up), tablet or phone",
+    "offset": "Rows to skip, 0 to 100000 (default 0): the next page of a table",
+    "search": "Only values containing this text (any case), at most 200 characters",
+    "range": "today, 7d (default), 30d or custom",
+    "from": "First day (YYYY-MM-DD), range=custom",
+    "to": "Last day (YYYY-MM-DD), range=custom",
+    "compare": "true: also the previous period",
+    "imported": "false: leave imported history out (default true)",
+    "page": "Filter: visits that viewed this path (!: did not, ~: a path containing)",
+    "source": "Filter: visits from this source (!: is not, ~: contains)",
+    "event": "Filter: visits that sent this custom event (!: did not, ~: containing)",
+    "goal": "Filter: visits that converted on this goal id (!: did not)",
+    "prop": "Filter: visits with an event whose prop is key:value (!: none)",
     **{
-        name: (
-            name,
-            _optional(f"Filter: visits whose {name.replace('_', ' ')} is this (!: is not, ~: contains)"),
-        )
+        name: f"Filter: visits whose {name.replace('_', ' ')} is this (!: is not, ~: contains)"
         for name in (
             "entry_page",
             "exit_page",
@@ -92,6 +83,20 @@ PARAMETERS: dict[str, tuple[str, Any]] = {
         )
     },
 }
+
+
+def _documented(name: str) -> dict[str, Any]:
+    """A query parameter as the OpenAPI document lists it (an optional string, as FastAPI writes
+    one declared ``Annotated[str | None, Query(description=...)] = None``)."""
+    description = PARAMETERS[name]
+    schema = {
+        "anyOf": [{"type": "string"}, {"type": "null"}],
+        "description": description,
+        "title": name.title().replace("_", " "),
+    }
+    return {"name": name, "in": "query", "required": False, "schema": schema, "description": description}
+
+
 SITE_ID = inspect.Parameter(
     "site_id",
     inspect.Parameter.POSITIONAL_OR_KEYWORD,
@@ -108,25 +113,33 @@ class Asked:
     query: params.Query
 
 
-def asked(documented: tuple[str, ...], allowed: tuple[str, ...] | None = None) -> Any:
+@dataclass(frozen=True)
+class Asking:
+    """A reports endpoint's dependency (``depends``) and its query parameters' documentation
+    (``openapi``, the route's ``openapi_extra``)."""
+
+    depends: Any
+    documented: tuple[str, ...]
+
+    @property
+    def openapi(self) -> dict[str, Any]:
+        return {"parameters": [_documented(name) for name in self.documented]}
+
+
+def asked(documented: tuple[str, ...], allowed: tuple[str, ...] | None = None) -> Asking:
     """The dependency of a reports endpoint: the ``documented`` query parameters appear in the
-    OpenAPI document in that order; the request may carry those in ``allowed`` (default: the
-    documented ones), each at most once."""
+    OpenAPI document in that order (through ``openapi``: FastAPI does not validate them, which
+    cost a quarter of a report request's interpreter time; ``reports.params`` checks them all);
+    the request may carry those in ``allowed`` (default: the documented ones), each at most once."""
     accepted = documented if allowed is None else allowed
 
-    async def dependency(request: Request, site_id: int, **_: str | None) -> Asked:
+    async def dependency(request: Request, site_id: int) -> Asked:
         return Asked(site_id, params.parse(request.query_params.multi_items(), accepted))
 
-    arguments = [
-        inspect.Parameter(
-            PARAMETERS[name][0], inspect.Parameter.KEYWORD_ONLY, default=None, annotation=PARAMETERS[name][1]
-        )
-        for name in documented
-    ]
     dependency.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-        [REQUEST, SITE_ID, *arguments], return_annotation=Asked
+        [REQUEST, SITE_ID], return_annotation=Asked
     )
-    return Depends(dependency)
+    return Asking(Depends(dependency), documented)
 
 
 def _store(ctx: Context) -> Store:
@@ -157,50 +170,45 @@ HEATMAP_OF = asked(
 NOTHING = asked(())
 
 
-@router.get(
-    "/summary",
-    response_model=Answer,
-    summary="Visitors, visits, pageviews, bounce rate and visit duration",
-    responses=ERRORS,
-)
-def summary(request: Request, report: Annotated[Asked, PERIOD]) -> JSONResponse:
+def _route(path: str, summary: str, asking: Asking) -> Callable[[DecoratedCallable], DecoratedCallable]:
+    """A reports endpoint's route: its answer documented as an object, its errors, its query
+    parameters."""
+    return router.get(
+        path, response_model=Answer, summary=summary, responses=ERRORS, openapi_extra=asking.openapi
+    )
+
+
+@_route("/summary", "Visitors, visits, pageviews, bounce rate and visit duration", PERIOD)
+def summary(request: Request, report: Annotated[Asked, PERIOD.depends]) -> JSONResponse:
     return answered(_report(request, report, "summary"))
 
 
-@router.get(
-    "/timeseries", response_model=Answer, summary="The figures hour by hour or day by day", responses=ERRORS
-)
-def timeseries(request: Request, report: Annotated[Asked, PERIOD]) -> JSONResponse:
+@_route("/timeseries", "The figures hour by hour or day by day", PERIOD)
+def timeseries(request: Request, report: Annotated[Asked, PERIOD.depends]) -> JSONResponse:
     return answered(_report(request, report, "timeseries"))
 
 
-@router.get("/breakdown", response_model=Answer, summary="Top values of one dimension", responses=ERRORS)
-def breakdown(request: Request, report: Annotated[Asked, BREAKDOWN_OF]) -> JSONResponse:
+@_route("/breakdown", "Top values of one dimension", BREAKDOWN_OF)
+def breakdown(request: Request, report: Annotated[Asked, BREAKDOWN_OF.depends]) -> JSONResponse:
     return answered(_report(request, report, "breakdown"))
 
 
-@router.get(
-    "/vitals",
-    response_model=Answer,
-    summary="Each web vital's p75 and rating, and how its measurements rate",
-    responses=ERRORS,
-)
-def web_vitals(request: Request, report: Annotated[Asked, PERIOD]) -> JSONResponse:
+@_route("/vitals", "Each web vital's p75 and rating, and how its measurements rate", PERIOD)
+def web_vitals(request: Request, report: Annotated[Asked, PERIOD.depends]) -> JSONResponse:
     return answered(_report(request, report, "web_vitals"))
 
 
-@router.get(
+@_route(
     "/heatmap",
-    response_model=Answer,
-    summary="One page's clicks per element and position, and per window width (the heatmap overlay)",
-    responses=ERRORS,
+    "One page's clicks per element and position, and per window width (the heatmap overlay)",
+    HEATMAP_OF,
 )
-def heatmap(request: Request, report: Annotated[Asked, HEATMAP_OF]) -> JSONResponse:
+def heatmap(request: Request, report: Annotated[Asked, HEATMAP_OF.depends]) -> JSONResponse:
     return answered(_report(request, report, "heatmap"))
 
 
-@router.get("/realtime", response_model=Answer, summary="Visitors in the last 5 minutes", responses=ERRORS)
-def realtime(request: Request, report: Annotated[Asked, NOTHING]) -> JSONResponse:
+@_route("/realtime", "Visitors in the last 5 minutes", NOTHING)
+def realtime(request: Request, report: Annotated[Asked, NOTHING.depends]) -> JSONResponse:
     ctx = context(request)
     with ctx.db.read() as conn:
         site = get_site(conn, owner(request).id, report.site_id)
