@@ -9,7 +9,8 @@ dashboard makes (summary and time series with comparison, every breakdown, realt
 source) for 7 and 30 days: p50/p95 over ``BENCH_REPEAT`` rounds (default 20). Unique visitors
 from the API are compared with ``COUNT(DISTINCT visitor_id)`` over the raw events, and the size
 of the store is reported per event. Target: p95 < 150 ms for every dashboard request, filtered or
-not; visitors exact.
+not; unique visitors within 1 % of the exact count (issue 11: exact, or within 1 % when
+approximate; the 30-day figures count visitors with bitmaps, docs/reports.md).
 
 ``BENCH_DIR`` keeps the generated database between runs (generated once when missing).
 """
@@ -36,7 +37,7 @@ from sightline.storage import open_database
 from sightline.storage.schema import events
 
 TARGET_MS = 150.0
-MAX_ERROR = 0.0
+MAX_ERROR = 0.01  # issue 11: unique visitors exact, or within 1 % when approximate (docs/reports.md)
 EMAIL = "bench@example.com"
 PASSWORD = "a long benchmark password"
 ZONE = "America/New_York"
@@ -248,7 +249,7 @@ def main() -> int:
         if not keep:
             shutil.rmtree(work, ignore_errors=True)
     print(
-        "target: p95 < 150 ms for every dashboard request, visitors within 2 %: "
+        "target: p95 < 150 ms for every dashboard request, visitors within 1 %: "
         + ("ok" if not failures else "MISSED")
     )
     return 1 if failures else 0
