@@ -1,11 +1,16 @@
-"""How ``sightline serve`` writes answers: a response's head goes out with its body, in one write."""
+"""How ``sightline serve`` writes answers (a response's head goes out with its body, in one write),
+and how often uvicorn's main loop wakes."""
 
 from __future__ import annotations
 
 import asyncio
+import threading
+import time
 from typing import Any
 
-from sightline.serving import OneWrite
+import uvicorn
+
+from sightline.serving import OneWrite, Server
 
 
 class Recorded:
@@ -81,3 +86,34 @@ def test_a_head_held_for_a_client_that_left_is_dropped_without_an_error() -> Non
         return transport
 
     assert asyncio.run(answer()).writes == []
+
+
+def test_the_main_loop_turns_once_a_second_and_a_stop_request_wakes_it_at_once() -> None:
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        raise AssertionError("no request comes")
+
+    async def run() -> tuple[int, float]:
+        config = uvicorn.Config(app, host="127.0.0.1", port=0, log_config=None, lifespan="off")
+        server = Server(config)
+        turns = 0
+        renew = server.on_tick
+
+        async def counted(counter: int) -> bool:
+            nonlocal turns
+            turns += 1
+            return await renew(counter)
+
+        server.on_tick = counted  # type: ignore[method-assign]
+        serving = asyncio.create_task(server.serve())
+        while not server.started:
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(2.5)
+        seen = turns
+        asked = time.monotonic()
+        threading.Thread(target=setattr, args=(server, "should_exit", True)).start()  # as a signal would
+        await serving
+        return seen, time.monotonic() - asked
+
+    turns, stopping = asyncio.run(run())
+    assert turns <= 4  # uvicorn's own loop: 26 in 2.5 s
+    assert stopping < 0.5  # the stop did not wait for the next turn

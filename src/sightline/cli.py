@@ -259,9 +259,11 @@ def create_owner(settings: Settings, email: str) -> int:
 
 
 def serve(settings: Settings) -> int:
+    import contextlib
     from datetime import timedelta
 
     import uvicorn
+    from uvicorn.config import STARTUP_FAILURE
 
     from sightline import __version__, serving
     from sightline.accounts.setup import issue_setup_token
@@ -292,7 +294,7 @@ def serve(settings: Settings) -> int:
         f"(console at {settings.console_origin})",
         flush=True,
     )
-    uvicorn.run(
+    config = uvicorn.Config(
         app,
         host=settings.host,
         port=settings.port,
@@ -303,9 +305,12 @@ def serve(settings: Settings) -> int:
         access_log=False,  # uvicorn's has client addresses; sightline.access logs requests at debug
         **serving.options(settings),  # header and body timeouts, the connection cap
     )
+    server = serving.Server(config)
+    with contextlib.suppress(KeyboardInterrupt):  # as uvicorn.run
+        server.run()
     db.dispose()
     lock.release()
-    return 0
+    return 0 if server.started else STARTUP_FAILURE
 
 
 if __name__ == "__main__":
