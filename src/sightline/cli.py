@@ -1,5 +1,5 @@
 """The ``sightline`` command: ``serve``, ``create-owner``, ``migrate``, ``rebuild-store``,
-``backup``, ``restore``.
+``backup``, ``restore``, ``erase-visitor``, ``export-visitor``, ``compact``.
 
 Flags come from the settings registry, so each has a ``SIGHTLINE_*`` environment variable too.
 """
@@ -25,7 +25,18 @@ def _parser() -> argparse.ArgumentParser:
     import argparse
 
     from sightline import __version__
-    from sightline.settings import BACKUP, ERASE, EXPORT, MIGRATE, OWNER, REBUILD, REGISTRY, RESTORE, SERVE
+    from sightline.settings import (
+        BACKUP,
+        COMPACT,
+        ERASE,
+        EXPORT,
+        MIGRATE,
+        OWNER,
+        REBUILD,
+        REGISTRY,
+        RESTORE,
+        SERVE,
+    )
 
     parser = argparse.ArgumentParser(
         prog="sightline", description="Self-hosted, privacy-first web analytics."
@@ -42,6 +53,8 @@ def _parser() -> argparse.ArgumentParser:
         RESTORE: "Restore a backup directory into an empty data directory or database (server stopped).",
         ERASE: "Erase everything stored about one visitor of a site (events, recordings, survey responses).",
         EXPORT: "Print everything stored about one visitor of a site as JSON (for an access request).",
+        COMPACT: "Give the SQLite database's free pages back to the file system, and let the server do so "
+        "by itself from then on (server stopped).",
     }
     for name, text in helps.items():
         sub = commands.add_parser(name, help=text, description=text)
@@ -70,6 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from sightline import logs
     from sightline.settings import (
         BACKUP,
+        COMPACT,
         ERASE,
         EXPORT,
         OWNER,
@@ -99,6 +113,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return backup_or_restore(settings, args.command, args.directory)
     if args.command in (ERASE, EXPORT):
         return visitor_rights(settings, args.command, args.site, args.visitor)
+    if args.command == COMPACT:
+        return compact(settings)
     return migrate(settings)
 
 
@@ -226,6 +242,51 @@ def visitor_rights(settings: Settings, command: str, site_id: int, visitor_id: s
         return 2
     finally:
         db.dispose()
+
+
+def compact(settings: Settings) -> int:
+    """VACUUM the SQLite database while holding the data directory, as ``serve`` would."""
+    from pathlib import Path
+
+    from sqlalchemy.engine import make_url
+
+    from sightline.datadir import DataDirError, claim
+    from sightline.storage import open_database
+    from sightline.storage.compact import CompactError, compact
+
+    url = make_url(settings.effective_database_url)
+    if url.get_backend_name() != "sqlite":
+        print(
+            "sightline: compact is for SQLite. PostgreSQL's autovacuum reuses deleted rows' space; "
+            "to give it back to the file system run VACUUM FULL events with the servers stopped "
+            "(it locks the table), or pg_repack while they run (docs/operations.md)",
+            file=sys.stderr,
+        )
+        return 1
+    try:
+        lock = claim(settings.data_path)
+    except DataDirError as exc:
+        print(f"sightline: compact refused: {exc}", file=sys.stderr)
+        return 1
+    try:
+        db = open_database(settings.effective_database_url, migrate=False)
+        try:
+            done = compact(db, Path(str(url.database)).resolve())
+        finally:
+            db.dispose()
+    except CompactError as exc:
+        print(f"sightline: compact refused: {exc}", file=sys.stderr)
+        return 1
+    except Exception as exc:  # the file is not a database, a disk error: said, not a traceback
+        print(
+            f"sightline: compact failed, the database is as it was: {type(exc).__name__}: {exc}",
+            file=sys.stderr,
+        )
+        return 1
+    finally:
+        lock.release()
+    print(done.summary())
+    return 0
 
 
 def create_owner(settings: Settings, email: str) -> int:

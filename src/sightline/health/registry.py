@@ -11,6 +11,7 @@ from typing import Any
 
 from sightline.storage import Database
 from sightline.storage.outage import CAUSES, cause_of
+from sightline.storage.reclaim import advice, free_pages
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +86,9 @@ class HealthRegistry:
 
 
 def database_probe(db: Database) -> Probe:
-    """Reachable (one round trip) and writable (SQLite: the write lock can be taken), in plain words."""
+    """Reachable (one round trip) and writable (SQLite: the write lock can be taken), in plain words;
+    on SQLite also the file's size and free pages (``space``), with ``advice`` when a large share is
+    free and only ``sightline compact`` can give it back."""
 
     def down(exc: Exception, figures: dict[str, Any]) -> ServiceReport:
         cause = db.note_outage(exc) or CAUSES["unreachable"]
@@ -114,6 +117,8 @@ def database_probe(db: Database) -> Probe:
         except Exception as exc:
             return down(exc, {**figures, "writable": False})
         figures["writable"] = True
+        if (space := free_pages(db)) is not None:  # SQLite: how much of the file is free pages
+            figures.update(space=space.as_dict(), advice=advice(space))
         recent = db.outages.recent()
         if recent is not None and db.dialect != "sqlite" and recent[0].kind != "unreachable":
             cause, since = recent  # PostgreSQL refused a write lately (disk full, read-only)

@@ -20,6 +20,7 @@ from sightline.settings.data import DATA
 from sightline.settings.server import SERVER
 from sightline.settings.setting import (
     BACKUP,
+    COMPACT,
     DB_COMMANDS,
     ENV_PREFIX,
     ERASE,
@@ -35,6 +36,7 @@ from sightline.settings.setting import (
 __all__ = [
     "BACKUP",
     "BY_NAME",
+    "COMPACT",
     "DB_COMMANDS",
     "ENV_PREFIX",
     "ERASE",

@@ -16,7 +16,8 @@ BACKUP = "backup"
 RESTORE = "restore"
 ERASE = "erase-visitor"
 EXPORT = "export-visitor"
-DB_COMMANDS = (SERVE, OWNER, MIGRATE, REBUILD, BACKUP, RESTORE, ERASE, EXPORT)
+COMPACT = "compact"
+DB_COMMANDS = (SERVE, OWNER, MIGRATE, REBUILD, BACKUP, RESTORE, ERASE, EXPORT, COMPACT)
 
 
 @dataclass(frozen=True)

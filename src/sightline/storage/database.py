@@ -22,6 +22,9 @@ log = logging.getLogger("sightline.storage")
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 BUSY_TIMEOUT_MS = 10_000
+# A WAL that grew past this (a large deletion, a VACUUM) is cut back to it at its next reset; the
+# ingest writer checkpoints at 40 MiB (ingest/checkpoint.py), so steady work never reaches it.
+WAL_SIZE_LIMIT = 64 * 1024 * 1024
 WRITE_CHECK_TIMEOUT_MS = 300
 
 
@@ -35,11 +38,18 @@ def normalise_url(url: str) -> str:
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
+    if cursor.execute("PRAGMA page_count").fetchone()[0] == 0:
+        # A new database, before WAL and its first table: only a database created so keeps the
+        # pointer maps that let the store give deleted events' pages back to the file system
+        # (storage/reclaim.py). An existing one needs `sightline compact` (a VACUUM). Not set on
+        # every connection: on an incremental database the pragma is a write transaction.
+        cursor.execute("PRAGMA auto_vacuum=INCREMENTAL")
     cursor.execute("PRAGMA journal_mode=WAL")
     # FULL: a commit is on disk before the request that made it is answered.
     cursor.execute("PRAGMA synchronous=FULL")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    cursor.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT}")
     cursor.close()
 
 

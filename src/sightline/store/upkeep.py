@@ -5,7 +5,10 @@
   cutting a site's events before a date (``prune_before``); each is marked done when applied;
 - **deleted sites** (``deleted_sites``): their events and visits leave the store;
 - **the log's retention** (``--event-log-retention-days``): log events older than that which the
-  store already holds are deleted from the log, in small transactions.
+  store already holds are deleted from the log, in small transactions;
+- **the SQLite file's free pages** (``storage.reclaim``): after each of the trim's transactions,
+  and for up to ``RECLAIM_SECONDS`` each round, the pages deleted rows left (the trim's, a
+  retention's, an erasure's) are given back to the file system in short steps.
 
 Because it runs after a feeding step has written everything it read, an erasure applied here
 also removes what that step fed from rows the erasure has since deleted from the log.
@@ -21,6 +24,7 @@ from typing import Any
 from sqlalchemy import delete, select, update
 
 from sightline.storage import Database
+from sightline.storage.reclaim import MIB, Reclaimer, StepSize, advice, free_pages
 from sightline.storage.schema import deleted_sites, events, store_tasks
 from sightline.storage.tables.privacy import ERASE_VISITOR, PRUNE_BEFORE
 from sightline.storage.types import utcnow
@@ -31,7 +35,9 @@ from sightline.store.log import Peek
 
 log = logging.getLogger("sightline.store")
 EVERY = 30.0  # seconds between two looks at deleted sites and the log's retention
-CHUNK = 5000  # log events deleted per transaction (ingest's commits never wait long)
+CHUNK = 5000  # log events deleted per transaction at most; fewer when one takes over TRIM_MS
+MIN_CHUNK, TRIM_MS = 100, 20.0  # ingest's commits wait for each transaction: they never wait long
+RECLAIM_SECONDS = 2.0  # free pages given back per round at most for (or after each trim chunk)
 
 
 class Upkeep:
@@ -45,6 +51,9 @@ class Upkeep:
         self.tasks_done = 0
         self._purged: set[int] = set()
         self._pending = Peek(db, select(store_tasks.c.id).where(store_tasks.c.done_at.is_(None)).limit(1))
+        self.reclaimer = Reclaimer(db)
+        self.chunk = StepSize(CHUNK, MIN_CHUNK, CHUNK, TRIM_MS)
+        self._advised = False
 
     def run(self) -> None:
         """Pending tasks now; deleted sites and the log's retention every ``EVERY`` seconds."""
@@ -52,7 +61,11 @@ class Upkeep:
         if time.monotonic() >= self._next:
             self._next = time.monotonic() + EVERY
             self.purge_deleted_sites()
+            before = self.reclaimer.given_back
             self.trim()
+            self.reclaim()
+            if self.reclaimer.given_back > before:
+                self.reclaimer.checkpoint()
 
     def _delete(self, table: str, condition: str, params: Params) -> None:
         self.engine.execute(f"DELETE FROM {table} WHERE {condition}", params.values)  # noqa: S608
@@ -108,16 +121,45 @@ class Upkeep:
             return 0
         cutoff = utcnow() - timedelta(days=self.days)
         fed = self.engine.watermark()
-        removed = 0
+        removed = given = 0
         while True:
             with self.db.begin() as conn:
-                ids = select(events.c.id).where(events.c.id <= fed, events.c.time < cutoff).limit(CHUNK)
-                chosen = [row[0] for row in conn.execute(ids)]
+                ids = select(events.c.id).where(events.c.id <= fed, events.c.time < cutoff)
+                chosen = [row[0] for row in conn.execute(ids.limit(self.chunk.value))]
                 if not chosen:
                     break
+                started = time.perf_counter()  # the write lock is taken here, held to the commit
                 conn.execute(delete(events).where(events.c.id.in_(chosen)))
+            self.chunk.took((time.perf_counter() - started) * 1000)
             removed += len(chosen)
+            given += self.reclaimer.run(RECLAIM_SECONDS)
         if removed:
             self.trimmed += removed
-            log.info("trimmed %d log events older than %d days (the store holds them)", removed, self.days)
+            log.info(
+                "trimmed %d log events older than %d days (the store holds them)%s",
+                removed,
+                self.days,
+                self._given(given),
+            )
         return removed
+
+    def reclaim(self) -> int:
+        """Free pages left by other deletions, for a bounded time; on a database that cannot give
+        them back, a warning once when they are a large share of the file."""
+        if self.reclaimer.enabled:
+            return self.reclaimer.run(RECLAIM_SECONDS)
+        if not self._advised and (text := advice(free_pages(self.db))) is not None:
+            self._advised = True
+            log.warning(text)
+        return 0
+
+    def _given(self, pages: int) -> str:
+        found = free_pages(self.db) if pages else None
+        if found is None:
+            return ""
+        steps = self.reclaimer.pages
+        return (
+            f"; {pages * found.page_size // MIB} MiB of the database file given back (since start: "
+            f"{steps.steps} steps, the longest {steps.longest_ms:.0f} ms; {self.chunk.steps} "
+            f"deletions, the longest {self.chunk.longest_ms:.0f} ms)"
+        )
