@@ -13,31 +13,42 @@ export interface Resource<T> {
   setData: (data: T) => void;
 }
 
-/** Loads data on mount and on `reload()`; keeps the last data while reloading. */
+/** Loads data on mount and on `reload()`; keeps the last data while reloading. An answer older
+ * than the one shown is dropped: a call made before a filter changed (or a periodic reload still
+ * out) that arrives last would otherwise show data the page no longer asks for. */
 export function useResource<T>(load: () => Promise<T>): Resource<T> {
   const [data, setData] = useState<T | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [failure, setFailure] = useState<unknown>(null);
   const [loading, setLoading] = useState(true);
   const alive = useRef(true);
+  // Calls are numbered; `shown` is the number of the call whose answer (or failure) is shown.
+  const calls = useRef(0);
+  const shown = useRef(0);
   const loader = useRef(load);
   loader.current = load;
 
   const reload = useCallback(async () => {
+    const call = ++calls.current;
+    const newest = () => {
+      if (!alive.current || call < shown.current) return false;
+      shown.current = call;
+      return true;
+    };
     setLoading(true);
     try {
       const value = await loader.current();
-      if (!alive.current) return;
+      if (!newest()) return;
       setData(value);
       setError(null);
       setFailure(null);
     } catch (failed) {
-      if (!alive.current) return;
       if (failed instanceof ApiError && failed.status === 401) return;
+      if (!newest()) return;
       setError(messageOf(failed));
       setFailure(failed);
     } finally {
-      if (alive.current) setLoading(false);
+      if (alive.current && call === calls.current) setLoading(false);
     }
   }, []);
 
