@@ -124,10 +124,17 @@ export function label(dimension: string, value: string): string {
   return value;
 }
 
+/** The rows of one request, with what was asked (site, query, table, refresh) and the table alone. */
+interface Answer {
+  asked: string;
+  table: string;
+  data: BreakdownData;
+}
+
 export function BreakdownPanel({ title, tabs, siteId, query, onFilter, props, totals, tick, before, empty }: Props) {
   const [details, setDetails] = useState(false);
   const [tab, setTab] = useState(0);
-  const [data, setData] = useState<BreakdownData | null>(null);
+  const [answer, setAnswer] = useState<Answer | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [event, setEvent] = useState<string | null>(null);
   const current = tabs[tab];
@@ -136,23 +143,29 @@ export function BreakdownPanel({ title, tabs, siteId, query, onFilter, props, to
   const dimension = event && drill ? drill.dimension : current.dimension;
   const caption = event && drill ? drill.title(event) : `${title}: ${current.label}`;
   const key = JSON.stringify(query);
+  const table = JSON.stringify([dimension, event]);
+  const asked = JSON.stringify([siteId, key, table, tick]);
+  // A new filter or period keeps the rows on screen until the new ones come; another table (a tab,
+  // a drill) never shows the rows of the one before. The panel is busy until its answer is in.
+  const data = answer?.table === table ? answer.data : null;
+  const busy = answer?.asked !== asked && !error;
 
   useEffect(() => {
     let alive = true;
     setError(null);
     reports.breakdown(siteId, query, dimension, event ?? undefined).then(
-      (result) => alive && setData(result),
+      (result) => alive && setAnswer({ asked, table, data: result }),
       (failure) => alive && setError(messageOf(failure)),
     );
     return () => {
       alive = false;
     };
-  }, [siteId, key, current.dimension, event, tick]);
+  }, [asked]);
 
   const columns = event && drill ? drill.columns : current.columns;
   const id = `breakdown-${current.dimension}`;
   return (
-    <section class="panel report-panel" aria-labelledby={`${id}-title`}>
+    <section class="panel report-panel" aria-labelledby={`${id}-title`} aria-busy={busy ? "true" : undefined}>
       <div class="report-panel-head">
         <h2 id={`${id}-title`}>{event ? `${title}: ${event}` : title}</h2>
         {tabs.length > 1 && !event && (

@@ -26,21 +26,24 @@ interface Props {
 }
 
 export default function WorldMap({ siteId, query, tick, onCountry }: Props) {
-  const [rows, setRows] = useState<Row[] | null>(null);
+  const [answer, setAnswer] = useState<{ asked: string; rows: Row[] } | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const key = JSON.stringify(query);
+  const asked = JSON.stringify([siteId, query, tick]);
+  // The countries of the last answer stay shaded until the new ones come; the map is busy meanwhile.
+  const rows = answer?.rows ?? null;
+  const busy = answer?.asked !== asked;
 
   useEffect(() => {
     let alive = true;
     setError(null);
     reports.breakdown(siteId, query, "countries", undefined, { limit: 100 }).then(
-      (result) => alive && setRows(result.rows),
+      (result) => alive && setAnswer({ asked, rows: result.rows }),
       (failure) => alive && setError(messageOf(failure)),
     );
     return () => {
       alive = false;
     };
-  }, [siteId, key, tick]);
+  }, [asked]);
 
   if (error) return <p class="notice notice-error" role="alert">The map could not be loaded: {error}</p>;
   const visitors = new Map((rows ?? []).map((row) => [row.value.toUpperCase(), row.visitors ?? 0]));
@@ -48,7 +51,7 @@ export default function WorldMap({ siteId, query, tick, onCountry }: Props) {
   const known = (rows ?? []).filter((row) => row.value !== "(none)");
   const unseen = known.filter((row) => (row.visitors ?? 0) > 0 && !DRAWN.has(row.value.toUpperCase()));
   return (
-    <figure class="world-map">
+    <figure class="world-map" aria-busy={busy ? "true" : undefined}>
       <svg
         viewBox={world.viewBox}
         role="img"
