@@ -178,7 +178,10 @@ def test_replaying_a_real_page_with_scripts_logs_no_blocked_script_message(
             "f => { const s = f.contentDocument.createElement('script'); s.textContent = '1';"
             " f.contentDocument.body.append(s); }"
         )
-        page.wait_for_timeout(500)
-        assert any("Blocked script execution" in m for m in messages), messages
+        # The message comes as a protocol event, heard while Playwright is called: wait for it.
+        deadline = time.monotonic() + 15
+        while not any("Blocked script execution" in m for m in messages):
+            assert time.monotonic() < deadline, messages
+            page.wait_for_timeout(100)
     finally:
         shop.close()
