@@ -14,6 +14,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from tests.recordings.helpers import recording_site
 from tests.support.axe import assert_accessible
+from tests.support.browser import SCRIPTS_RUN, plugins_ran
 from tests.support.server import LiveServer
 from tests.support.shop import Shop
 from tests.web.conftest import Console
@@ -37,6 +38,7 @@ PHONE = {"width": 390, "height": 844}
 
 def _visit(page: Page, shop: Shop, path: str, *, recorded: bool) -> None:
     """Open the page, let the recorder store its snapshot, and click each spot once (the box twice)."""
+    page.add_init_script(SCRIPTS_RUN)
     page.goto(shop.url(path))
     if recorded:
         page.wait_for_function(
@@ -46,8 +48,7 @@ def _visit(page: Page, shop: Shop, path: str, *, recorded: bool) -> None:
         page.wait_for_function(
             "() => window.analytics && analytics.status().events === 'ready'", timeout=20000
         )
-    page.wait_for_function("() => document.querySelectorAll('script[src*=analytics-heatmaps]').length > 0")
-    page.wait_for_timeout(300)
+    plugins_ran(page, "heatmaps")
     for _, element, x, y in [*CLICKS, CLICKS[1]]:
         box = page.locator(element).bounding_box()
         assert box is not None

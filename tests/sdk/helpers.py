@@ -13,6 +13,7 @@ from playwright.sync_api import Page
 from sqlalchemy import text
 
 from sightline.storage import Database
+from tests.support.browser import SCRIPTS_RUN
 
 
 @dataclass
@@ -120,6 +121,7 @@ def wait_until(
 
 def open_page(page: Page, url: str, ready: bool = True) -> None:
     """Load ``url`` and wait for ``window.analytics`` (and, with ``ready``, for the events connection)."""
+    page.add_init_script(SCRIPTS_RUN)
     page.goto(url)
     page.wait_for_function("() => window.analytics !== undefined")
     if ready:

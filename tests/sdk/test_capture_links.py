@@ -10,6 +10,7 @@ import pytest
 from playwright.sync_api import Page
 
 from tests.sdk.helpers import Site, Stored, named, open_page, wait_until
+from tests.support.browser import plugins_ran
 from tests.support.shop import Shop
 
 LINKS = (
@@ -42,8 +43,7 @@ def test_an_outbound_click_that_leaves_the_page_is_stored_with_the_bare_url(
     shop.body = LINKS.format(partner=partner.origin)
     shop.use(site.base_url, site.key, outbound_links="")
     open_page(page, shop.url())
-    page.wait_for_function("() => document.querySelector('script[src$=\"analytics-outbound-links.js\"]')")
-    page.wait_for_timeout(300)  # the plugin registers as its script runs
+    plugins_ran(page, "outbound-links")
     page.click("#out")  # the page is left at once: only the beacon at pagehide can carry the event
     page.wait_for_url(f"{partner.origin}/docs**")
     [click] = named(stored, "outbound_link")
@@ -59,8 +59,7 @@ def test_ctrl_clicks_middle_clicks_and_links_added_after_load_count_and_inside_l
     site.change(autocapture={"outbound_links": True})  # the site setting, no snippet attribute
     shop.body = LINKS.format(partner=partner.origin)
     open_page(page, shop.url())
-    page.wait_for_function("() => document.querySelector('script[src$=\"analytics-outbound-links.js\"]')")
-    page.wait_for_timeout(300)
+    plugins_ran(page, "outbound-links")
     with page.context.expect_page() as opened:
         page.click("#out", modifiers=["Control"])
     opened.value.close()
@@ -86,8 +85,7 @@ def test_file_downloads_count_by_extension_or_download_attribute(
     shop.body = LINKS.format(partner=partner.origin)
     shop.use(site.base_url, site.key, file_downloads="")
     open_page(page, shop.url())
-    page.wait_for_function("() => document.querySelector('script[src$=\"analytics-file-downloads.js\"]')")
-    page.wait_for_timeout(300)
+    plugins_ran(page, "file-downloads")
     page.click("#saved", modifiers=["Control"])
     page.click("#pdf")
     page.wait_for_url("**/files/price-list.PDF?v=2")
@@ -103,8 +101,7 @@ def test_the_snippet_s_extension_list_replaces_the_site_s(
     shop.body = LINKS.format(partner=partner.origin) + "<a id='zip' href='/a.zip'>zip</a>"
     shop.use(site.base_url, site.key, file_downloads="zip")
     open_page(page, shop.url())
-    page.wait_for_function("() => document.querySelector('script[src$=\"analytics-file-downloads.js\"]')")
-    page.wait_for_timeout(300)
+    plugins_ran(page, "file-downloads")
     page.click("#pdf", modifiers=["Control"])
     page.click("#zip")
     page.wait_for_url("**/a.zip")
@@ -126,8 +123,7 @@ def test_tagged_elements_send_their_events_with_props_and_broken_tags_send_nothi
     warnings: list[str] = []
     page.on("console", lambda m: warnings.append(m.text) if m.type == "warning" else None)
     open_page(page, shop.url())
-    page.wait_for_function("() => document.querySelector('script[src$=\"analytics-tagged.js\"]')")
-    page.wait_for_timeout(300)
+    plugins_ran(page, "tagged")
     page.click("#label")
     page.click("#broken")
     page.fill("input[name=email]", "typed")
@@ -149,8 +145,7 @@ def test_tagged_elements_added_after_load_are_captured(
         "() => { const b = document.createElement('button'); b.id = 'later';"
         "b.dataset.analyticsEvent = 'later_click'; b.textContent = 'Later'; document.body.append(b); }"
     )
-    wait_until(page, lambda: "analytics-tagged.js" in loaded, 5)
-    page.wait_for_timeout(300)
+    plugins_ran(page, "tagged")
     page.click("#later")
     [event] = named(stored, "later_click")
     assert event.props == {}
@@ -219,11 +214,8 @@ def test_captures_work_under_a_strict_content_security_policy(
         "window.__violations = []; addEventListener('securitypolicyviolation',"
         " e => window.__violations.push(e.violatedDirective + ' ' + e.blockedURI), true);"
     )
-    loaded = _plugins(page)
     open_page(page, shop.url())
-    wanted = {"analytics-heatmaps.js", "analytics-tagged.js", "analytics-engagement.js"}
-    wait_until(page, lambda: wanted <= set(loaded), 10)
-    page.wait_for_timeout(500)
+    plugins_ran(page, "outbound-links", "heatmaps", "tagged", "engagement", "web-vitals")
     page.click("#tag")
     assert page.evaluate("window.__violations") == []
     page.click("#out")

@@ -9,14 +9,10 @@ import time
 from playwright.sync_api import Page
 
 from tests.sdk.helpers import Site, Stored, hide_page, named, open_page
+from tests.support.browser import plugins_ran
 from tests.support.shop import Shop
 
 TALL = "<h1 id='top'>Article</h1><div style='height:4000px'>long read</div><p id='end'>End</p>"
-
-
-def _loaded(page: Page, name: str) -> None:
-    page.wait_for_function(f"() => document.querySelector('script[src$=\"analytics-{name}.js\"]')")
-    page.wait_for_timeout(300)  # the plugin registers as its script runs
 
 
 def test_engagement_counts_visible_seconds_and_the_deepest_scroll_per_spa_route(
@@ -26,7 +22,7 @@ def test_engagement_counts_visible_seconds_and_the_deepest_scroll_per_spa_route(
     shop.use(site.base_url, site.key, engagement="")
     page.set_viewport_size({"width": 1280, "height": 800})
     open_page(page, shop.url("/article"))
-    _loaded(page, "engagement")
+    plugins_ran(page, "engagement")
     page.evaluate("window.scrollTo(0, 1600)")
     page.wait_for_timeout(2200)
     page.evaluate("window.scrollTo(0, 0)")  # the deepest point counts, not the last one
@@ -50,7 +46,7 @@ def test_engagement_counts_visible_seconds_and_the_deepest_scroll_per_spa_route(
 def test_time_in_a_hidden_tab_is_not_counted(page: Page, shop: Shop, site: Site, stored: Stored) -> None:
     shop.use(site.base_url, site.key, engagement="")
     open_page(page, shop.url())
-    _loaded(page, "engagement")
+    plugins_ran(page, "engagement")
     page.wait_for_timeout(1100)
     hide_page(page)
     [first] = named(stored, "engagement")
@@ -79,7 +75,7 @@ def test_leaving_a_page_sends_one_engagement_event_even_when_a_half_second_is_le
     )
     shop.use(site.base_url, site.key, engagement="")
     open_page(page, shop.url())
-    _loaded(page, "engagement")
+    plugins_ran(page, "engagement")
     page.evaluate("window.__now = 1499")
     page.goto("about:blank")
     [only] = named(stored, "engagement")
@@ -97,7 +93,7 @@ def test_web_vitals_are_sent_with_value_and_rating_when_the_page_is_hidden(
     )
     site.change(autocapture={"web_vitals": True})
     open_page(page, shop.url())
-    _loaded(page, "web-vitals")
+    plugins_ran(page, "web-vitals")
     # A slow click handler (for INP) and a layout shift (for CLS).
     page.evaluate(
         "() => document.getElementById('slow').addEventListener('click', () => {"
@@ -128,7 +124,7 @@ def test_heatmap_clicks_carry_selector_position_viewport_and_tell_rage_and_dead_
     shop.use(site.base_url, site.key, heatmaps="")
     page.set_viewport_size({"width": 1280, "height": 800})
     open_page(page, shop.url())
-    _loaded(page, "heatmaps")
+    plugins_ran(page, "heatmaps")
     page.evaluate(
         "() => document.getElementById('add').addEventListener('click', () =>"
         " document.querySelector('main').append("
@@ -164,7 +160,7 @@ def test_a_narrow_window_is_the_mobile_class(page: Page, shop: Shop, site: Site,
     site.change(autocapture={"heatmaps": True})
     page.set_viewport_size({"width": 390, "height": 800})
     open_page(page, shop.url())
-    _loaded(page, "heatmaps")
+    plugins_ran(page, "heatmaps")
     page.click("h1")
     hide_page(page)
     [click] = named(stored, "heatmap_click")

@@ -153,3 +153,23 @@ def watched(tab: Page, *, rejections: bool = True) -> Iterator[Page]:
     rejected = tab.evaluate("window.__rejections || []") if rejections and not tab.is_closed() else []
     assert errors == [], f"page errors: {errors}"
     assert rejected == [], f"unhandled rejections: {rejected}"
+
+
+# A plugin registers as its script runs, and a script's load event follows its run: the page notes
+# the scripts that ran (a listener on the document, which a load event reaches and the window does
+# not, set before the page's own scripts).
+SCRIPTS_RUN = (
+    "if (!window.__scriptsRun) { window.__scriptsRun = [];"
+    " document.addEventListener('load', e => { if (e.target instanceof HTMLScriptElement)"
+    " window.__scriptsRun.push(e.target.src.split('?')[0].split('/').pop()); }, true); }"
+)
+
+
+def plugins_ran(page: Page, *names: str) -> None:
+    """Wait until the plugins ``names`` (``analytics-<name>.js``) have run on the page (loaded after
+    ``SCRIPTS_RUN`` was added to it): their listeners are on, so what the test does next is captured."""
+    page.wait_for_function(
+        "names => names.every(n => (window.__scriptsRun || []).includes(`analytics-${n}.js`))",
+        arg=list(names),
+        timeout=15000,
+    )
