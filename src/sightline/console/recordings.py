@@ -19,8 +19,15 @@ from sightline.sites import service as sites
 router = APIRouter(prefix="/api", tags=["recordings"])
 
 SiteId = Annotated[int, Path(ge=1, le=2**62, description="The site's id.")]
+# Checked with pydantic's engine (\z: no trailing newline); the OpenAPI document gives JSON Schema's
+# (ECMA-262) form, which has neither \A nor \z and whose $ ends the text.
 RecordingId = Annotated[
-    str, Path(pattern=r"\A[A-Za-z0-9_-]{16,64}\z", description="The recording's id (the SDK's recordingId).")
+    str,
+    Path(
+        pattern=r"\A[A-Za-z0-9_-]{16,64}\z",
+        json_schema_extra={"pattern": "^[A-Za-z0-9_-]{16,64}$"},
+        description="The recording's id (the SDK's recordingId).",
+    ),
 ]
 
 
