@@ -201,7 +201,12 @@ def test_a_failed_upload_is_retried_and_the_next_page_of_the_tab_continues_the_r
     def seqs() -> list[int]:
         return [int(p.name.split(".")[0]) for p in stored_chunk_files(server.data_dir, recording_id)]
 
-    wait_until(lambda: len(seqs()) >= 4, timeout=20)
+    def indexed() -> bool:
+        # A chunk's file is written before its index row commits: wait for both.
+        stored = owner_client.get(f"/api/recordings/{recording_id}").json()["chunks"]
+        return len(seqs()) >= 4 and stored == len(seqs())
+
+    wait_until(indexed, timeout=20)
     assert seqs() == list(range(len(seqs())))
     details = owner_client.get(f"/api/recordings/{recording_id}").json()
     assert details["pages"] == 3  # first page, the in-page navigation, the second page
