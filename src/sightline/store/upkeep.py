@@ -132,6 +132,7 @@ class Upkeep:
                 conn.execute(delete(events).where(events.c.id.in_(chosen)))
             self.chunk.took((time.perf_counter() - started) * 1000)
             removed += len(chosen)
+            self.chunk.rest()  # and the reclaimer rests after each of its steps
             given += self.reclaimer.run(RECLAIM_SECONDS)
         if removed:
             self.trimmed += removed
