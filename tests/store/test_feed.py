@@ -4,7 +4,6 @@ retention cuts and deleted sites applied, on DuckDB and on ClickHouse's SQL (chD
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -148,38 +147,6 @@ def test_every_event_of_the_log_reaches_the_store_once_however_often_it_is_fed(
     assert engine.watermark() == max_id(db)
 
 
-def test_a_caught_up_feeder_asks_only_the_log_until_an_event_comes(
-    db: Database, engine: Engine, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    site, rows = _seed(db, visits=20)
-    feeder = Feeder(db, engine)
-    assert feeder.catch_up() == len(rows)
-    asked = Counter[str]()
-    watermark = engine.watermark
-    monkeypatch.setattr(engine, "watermark", lambda: asked.update(["watermark"]) or watermark())
-    assert feeder.step() == 0
-    assert feeder.step() == 0
-    assert asked["watermark"] == 0  # the idle look: the log's newest id only
-    helpers.insert_events(db, [helpers.pageview(site, NOW, "late", "/late")])
-    assert feeder.step() == 1
-    assert asked["watermark"] == 1
-    assert engine.watermark() == max_id(db)
-
-
-def test_a_store_emptied_behind_the_feeders_back_is_fed_again_once_its_watermark_is_read_again(
-    db: Database, engine: Engine, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    _, rows = _seed(db, visits=20)
-    feeder = Feeder(db, engine)
-    feeder.catch_up()
-    engine.reset()  # e.g. `sightline rebuild-store` on a shared ClickHouse
-    assert feeder.step() == 0  # the watermark it read is trusted for a while ...
-    later = time.monotonic() + feed.TRUST
-    monkeypatch.setattr(time, "monotonic", lambda: later)
-    assert feeder.catch_up() == len(rows)  # ... and then read again
-    assert _count(engine, "events") == len(rows)
-
-
 def test_a_backlog_is_fed_in_bigger_batches_until_the_log_is_read_to_its_end(
     db: Database, engine: Engine
 ) -> None:
@@ -310,12 +277,9 @@ def test_an_erasure_removes_the_visitor_from_the_store_and_forgets_the_code(
     site, rows = _seed(db)
     feeder = Feeder(db, engine)
     feeder.catch_up()
-    upkeep = Upkeep(db, engine, feeder, None)
-    assert upkeep.apply_tasks() == 0  # none pending: the cheap look
     gone = rows[0].visitor_id
     _task(db, site, "erase_visitor", visitor_id=gone)
-    assert upkeep.apply_tasks() == 1
-    assert upkeep.apply_tasks() == 0
+    assert Upkeep(db, engine, feeder, None).apply_tasks() == 1
     key = key_of(site, gone)
     for table in ("events", "visits"):
         left = engine.query(

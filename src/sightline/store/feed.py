@@ -3,9 +3,8 @@
 One ``step`` reads up to ``batch`` events after the store's watermark (by id: ingest's single
 writer commits them in id order; ``BACKLOG_BATCH`` while a backlog is fed), reads back from the
 store the visits they continue, brings those visits up to date, and hands the engine the events,
-the new rows of the visits and the new watermark to write together. The store holds all a step
-needs (a feeder keeps only where the watermark stood, to find cheaply that the log has nothing
-newer: ``TRUST``), so a restarted feeder continues exactly where the last one stopped.
+the new rows of the visits and the new watermark to write together. Nothing is kept in memory
+between two steps, so a restarted feeder continues exactly where the last one stopped.
 
 The per-event work is SQL, vectorised, in an in-memory DuckDB of the feeder's own (``batch.sql``
 below), whichever engine holds the store: Python only reads the log's rows and parses props.
@@ -55,13 +54,6 @@ LOOK_BACK = 2 * 86400 * 1_000_000  # how far back a visit is looked for in the s
 # 25 -> 16.5 µs of CPU per event (docs/performance.md, session 11).
 BACKLOG_BATCH = 122_880
 BACKLOG_BYTES = 64 * 2**20  # ... or fewer, when the log's rows are big (props up to 64 KiB)
-# A step after one that read the log to its end first asks the log for its newest id: when no
-# event came, it is done without reading the store's watermark or building anything (in the store
-# process about 0.5 ms of CPU against 5: an idle store looks twice a second, forever, and mostly
-# pays for caches gone cold since the last look; docs/performance.md). The watermark read before is
-# trusted for this long; only this feeder moves it, but a store emptied behind its back (e.g.
-# ``sightline rebuild-store`` on a shared ClickHouse) is seen again within this time.
-TRUST = 30.0
 _ATTRIBUTES = {  # a visit attribute from its first event, as the reports show it
     "source": f"coalesce(nullif(left(source, {VALUE_MAX}), ''), '{NONE}')",
     "utm_source": f"coalesce(left(utm_source, {VALUE_MAX}), '')",
@@ -174,17 +166,9 @@ class Feeder:
         self.behind = False  # the last step read a whole batch: more is waiting in the log
         self._reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store-log-reader")
         self._ahead: tuple[int, int, Future[pa.Table]] | None = None  # (after which id, size, batch)
-        # The store's watermark as this feeder last read or wrote it, and until when that is
-        # trusted: until then a step first asks the log only for its newest id (``TRUST``).
-        self._fed_to: tuple[int, float] | None = None
 
     def step(self) -> int:
         """Feeds the next batch; returns how many events it fed (0: the store is up to date)."""
-        known = self._fed_to
-        if known is not None and time.monotonic() < known[1] and self.log.newest() <= known[0]:
-            self.behind = False  # nothing new in the log: the idle look
-            return 0
-        self._fed_to = None  # until this step ends well
         started = time.perf_counter()
         replay = self.engine.pending_range()
         after = replay[0] if replay else self.engine.watermark()
@@ -192,8 +176,6 @@ class Feeder:
         rows, asked = self._rows_after(after, until)
         self.behind = until is None and rows.num_rows == asked
         if not rows.num_rows:
-            if replay is None:
-                self._fed_to = (after, time.monotonic() + TRUST)
             return 0
         last = int(rows.column("id")[-1].as_py())
         if self.behind:
@@ -203,7 +185,6 @@ class Feeder:
             self._ahead = (last, size, self._reader.submit(self._read, last, None, size))
         event_rows, visit_rows = self._build(rows)
         self.engine.write(after, last, event_rows, visit_rows)
-        self._fed_to = (last, time.monotonic() + TRUST)
         self.fed_events += rows.num_rows
         self.last_step_ms = round((time.perf_counter() - started) * 1000, 1)
         return int(rows.num_rows)

@@ -21,7 +21,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from sqlalchemy import Connection, Dialect, Select, func, literal, select
+from sqlalchemy import Select, func, literal, select
 
 from sightline.storage import Database
 from sightline.storage.schema import events
@@ -71,7 +71,6 @@ class LogReader:
             if self._text_time
             else None
         )
-        self._newest = Peek(db, select(func.max(e.id)))
 
     def read(self, after: int, until: int | None, limit: int) -> pa.Table:
         """Up to ``limit`` events with ``after < id <= until``, by id."""
@@ -91,16 +90,27 @@ class LogReader:
             }
         )
 
-    def newest(self) -> int:
-        """The id of the log's newest event (0: none), the feed's cheap look for news."""
-        return int(self._newest() or 0)
-
     def _fetch(self, query: Select[Any], after: int, until: int | None, limit: int) -> list[Any]:
         query = query.where(events.c.id > after)
         if until is not None:
             query = query.where(events.c.id <= until)
         with self.db.read() as conn:
-            return driver_rows(conn, _literal_sql(query.limit(limit), conn.dialect))
+            # Every value in the statement is an integer of ours, bound as a literal.
+            sql = str(
+                query.limit(limit).compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True})
+            )
+            cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+            try:
+                cursor.execute(sql)
+                rows: list[Any] = cursor.fetchall()
+            except Exception:
+                # The driver's own error bypasses SQLAlchemy, which would otherwise hand a dead
+                # connection back to its pool and log the failed reset with a traceback.
+                conn.invalidate()
+                raise
+            finally:
+                cursor.close()
+        return rows
 
     def _split(self, texts: list[str]) -> pa.Table | None:
         """The rows' columns from their joined texts; None when a value holds the separator."""
@@ -123,39 +133,3 @@ class LogReader:
         if not self._text_time:
             return pa.array(values, type=pa.int64())
         return pc.cast(pc.cast(pa.array(values, type=pa.string()), pa.timestamp("us")), pa.int64())
-
-
-class Peek:
-    """The first value of one fixed statement, asked through the driver's own cursor: compiled
-    once, without SQLAlchemy's per-call work (30-40 µs against 200-300 through ``execute``: the
-    store process asks twice a second whether anything is new, docs/performance.md)."""
-
-    def __init__(self, db: Database, statement: Select[Any]) -> None:
-        self.db = db
-        self.sql = _literal_sql(statement, db.engine.dialect)
-
-    def __call__(self) -> Any:
-        with self.db.read() as conn:
-            rows = driver_rows(conn, self.sql)
-        return rows[0][0] if rows else None
-
-
-def _literal_sql(statement: Select[Any], dialect: Dialect) -> str:
-    # Every value in the statement is an integer of ours, bound as a literal.
-    return str(statement.compile(dialect=dialect, compile_kwargs={"literal_binds": True}))
-
-
-def driver_rows(conn: Connection, sql: str) -> list[Any]:
-    """The rows of ``sql`` through the database driver's own cursor (no SQLAlchemy row objects)."""
-    cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
-    try:
-        cursor.execute(sql)
-        rows: list[Any] = cursor.fetchall()
-    except Exception:
-        # The driver's own error bypasses SQLAlchemy, which would otherwise hand a dead
-        # connection back to its pool and log the failed reset with a traceback.
-        conn.invalidate()
-        raise
-    finally:
-        cursor.close()
-    return rows

@@ -31,7 +31,6 @@ from sightline.storage.types import utcnow
 from sightline.store.dialects import Params
 from sightline.store.engines import Engine
 from sightline.store.feed import Feeder, key_of, micros
-from sightline.store.log import Peek
 
 log = logging.getLogger("sightline.store")
 EVERY = 30.0  # seconds between two looks at deleted sites and the log's retention
@@ -50,7 +49,6 @@ class Upkeep:
         self.trimmed = 0
         self.tasks_done = 0
         self._purged: set[int] = set()
-        self._pending = Peek(db, select(store_tasks.c.id).where(store_tasks.c.done_at.is_(None)).limit(1))
         self.reclaimer = Reclaimer(db)
         self.chunk = StepSize(CHUNK, MIN_CHUNK, CHUNK, TRIM_MS)
         self._advised = False
@@ -71,8 +69,6 @@ class Upkeep:
         self.engine.execute(f"DELETE FROM {table} WHERE {condition}", params.values)  # noqa: S608
 
     def apply_tasks(self) -> int:
-        if self._pending() is None:  # the usual answer, asked cheaply twice a second
-            return 0
         with self.db.read() as conn:
             pending = conn.execute(
                 select(store_tasks.c.id, store_tasks.c.site_id, store_tasks.c.kind)
