@@ -22,7 +22,7 @@ const SERVICE_NAMES: Record<string, string> = {
 };
 
 /** Figures a service reports to explain itself: shown as sentences, not in the list. */
-const EXPLAINED = new Set(["problem", "fix", "failing_since"]);
+const EXPLAINED = new Set(["problem", "fix", "failing_since", "advice"]);
 
 interface Explained {
   name: string;
@@ -53,6 +53,9 @@ export function problemsOf(report: Health): Explained[] {
 }
 
 const FIGURE_LABELS: Record<string, string> = {
+  space: "Database file",
+  file_bytes: "Size",
+  auto_vacuum: "Auto-vacuum",
   free_bytes: "Free space",
   total_bytes: "Disk size",
   round_trip_ms: "Round trip",
@@ -75,7 +78,9 @@ function figure(key: string, value: unknown): string {
   }
   if (value === null || value === undefined) return "None";
   if (Array.isArray(value)) return value.length === 0 ? "None" : value.map((item) => figure(key, item)).join(", ");
-  return typeof value === "string" ? value.replace(/_/g, " ") : JSON.stringify(value);
+  // A state word (``catching_up``) reads as words; a path, an address or a sentence stays as it is.
+  if (typeof value === "string") return /^[a-z0-9]+(_[a-z0-9]+)+$/.test(value) ? value.replace(/_/g, " ") : value;
+  return JSON.stringify(value);
 }
 
 export function HealthPage() {
@@ -172,6 +177,9 @@ function HealthReport({ report }: { report: Health }) {
                   {service.problem}
                   {typeof service.fix === "string" && service.fix && <> What to do: {service.fix}</>}
                 </p>
+              )}
+              {typeof service.advice === "string" && service.advice && (
+                <p class="service-advice">{service.advice}</p>
               )}
             </section>
           );
