@@ -5,6 +5,7 @@ SQLite files and a real DuckDB store."""
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from collections.abc import Iterator
 from contextlib import closing
@@ -12,13 +13,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select
 
 from sightline.health.registry import database_probe
 from sightline.storage import Database, open_database
 from sightline.storage.reclaim import Reclaimer, advice, free_pages
 from sightline.storage.schema import events
 from sightline.storage.types import utcnow
+from sightline.store import upkeep as upkeep_module
 from sightline.store.engines import Embedded
 from sightline.store.feed import Feeder
 from sightline.store.upkeep import Upkeep
@@ -52,8 +54,9 @@ def test_a_new_database_is_made_with_incremental_auto_vacuum(log_db: Database) -
 
 
 def test_after_the_trim_the_file_shrinks_without_a_vacuum_and_no_unfed_event_is_lost(
-    log_db: Database, tmp_path: Path
+    log_db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(upkeep_module, "BUDGET_SECONDS", 60.0)  # one round does it all, however loaded
     rows = _fill(log_db)
     engine = Embedded(tmp_path / "store", 256)
     try:
@@ -78,6 +81,39 @@ def test_after_the_trim_the_file_shrinks_without_a_vacuum_and_no_unfed_event_is_
         unfed_or_recent = {i for i, at in times.items() if i > fed or at >= cut}
         assert left == unfed_or_recent  # only old events the store holds left the log
         assert any(i > fed and at < cut for i, at in times.items())  # old but unfed: kept
+    finally:
+        engine.close()
+
+
+def test_a_trim_longer_than_its_budget_goes_on_after_each_feeding_step_and_is_logged_once(
+    log_db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(upkeep_module, "BUDGET_SECONDS", 0.0)  # one transaction per feeding step
+    monkeypatch.setattr(upkeep_module, "CHUNK", 200)
+    rows = _fill(log_db)
+    old = [e for e in rows if e.time < utcnow() - timedelta(days=1)]
+    assert len(old) > 3 * 200
+    engine = Embedded(tmp_path / "store", 256)
+    try:
+        feeder = Feeder(log_db, engine)
+        feeder.catch_up()
+        upkeep = Upkeep(log_db, engine, feeder, 1)
+        caplog.set_level(logging.INFO, logger="sightline.store")
+        upkeep.run()  # the round: one transaction, then back to feeding
+        assert upkeep.trimming
+        assert 0 < upkeep.trimmed <= 200
+        calls = 1
+        while upkeep.trimming and calls < 100:
+            upkeep.run()  # the next steps' upkeep goes on with the trim, though no round is due
+            calls += 1
+        assert not upkeep.trimming
+        assert calls >= len(old) // 200
+        assert upkeep.trimmed == len(old)
+        with log_db.read() as conn:
+            assert conn.execute(select(func.count()).select_from(events)).scalar_one() == len(rows) - len(old)
+        said = [r.getMessage() for r in caplog.records if r.getMessage().startswith("trimmed ")]
+        assert len(said) == 1
+        assert said[0].startswith(f"trimmed {len(old)} log events older than 1 days")
     finally:
         engine.close()
 

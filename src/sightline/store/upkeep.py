@@ -7,8 +7,12 @@
 - **the log's retention** (``--event-log-retention-days``): log events older than that which the
   store already holds are deleted from the log, in small transactions;
 - **the SQLite file's free pages** (``storage.reclaim``): after each of the trim's transactions,
-  and for up to ``RECLAIM_SECONDS`` each round, the pages deleted rows left (the trim's, a
-  retention's, an erasure's) are given back to the file system in short steps.
+  and at the end of each round, the pages deleted rows left (the trim's, a retention's, an
+  erasure's) are given back to the file system in short steps.
+
+The trim and the free pages take at most ``BUDGET_SECONDS`` between two feeding steps: a trim
+with more to do (the first after turning retention on for a long log: millions of events) goes on
+after the next step instead of holding the feed, so reports stay fresh while it runs.
 
 Because it runs after a feeding step has written everything it read, an erasure applied here
 also removes what that step fed from rows the erasure has since deleted from the log.
@@ -36,7 +40,7 @@ log = logging.getLogger("sightline.store")
 EVERY = 30.0  # seconds between two looks at deleted sites and the log's retention
 CHUNK = 5000  # log events deleted per transaction at most; fewer when one takes over TRIM_MS
 MIN_CHUNK, TRIM_MS = 100, 20.0  # ingest's commits wait for each transaction: they never wait long
-RECLAIM_SECONDS = 2.0  # free pages given back per round at most for (or after each trim chunk)
+BUDGET_SECONDS = 1.0  # the trim and the free pages, between two feeding steps at most
 
 
 class Upkeep:
@@ -52,16 +56,23 @@ class Upkeep:
         self.reclaimer = Reclaimer(db)
         self.chunk = StepSize(CHUNK, MIN_CHUNK, CHUNK, TRIM_MS)
         self._advised = False
+        self.trimming = False  # the last trim stopped at its budget with more to delete
+        self._trim_total = self._trim_given = 0  # this trim's, until it is done (then logged)
 
     def run(self) -> None:
-        """Pending tasks now; deleted sites and the log's retention every ``EVERY`` seconds."""
+        """Pending tasks now; deleted sites and the log's retention every ``EVERY`` seconds, and
+        a trim that stopped at its budget again after every feeding step until it is done."""
         self.apply_tasks()
-        if time.monotonic() >= self._next:
+        due = time.monotonic() >= self._next
+        if due:
             self._next = time.monotonic() + EVERY
             self.purge_deleted_sites()
+        if due or self.trimming:
             before = self.reclaimer.given_back
-            self.trim()
-            self.reclaim()
+            deadline = time.monotonic() + BUDGET_SECONDS
+            self.trim(deadline)
+            if not self.trimming:
+                self.reclaim(deadline)
             if self.reclaimer.given_back > before:
                 self.reclaimer.checkpoint()
 
@@ -111,13 +122,15 @@ class Upkeep:
             self._purged.add(site_id)
         return len(gone)
 
-    def trim(self) -> int:
-        """Deletes log events older than the retention that the store already holds."""
+    def trim(self, deadline: float | None = None) -> int:
+        """Deletes log events older than the retention that the store already holds, until none is
+        left or ``deadline`` (``time.monotonic()``) passed; ``trimming`` says whether more is left."""
         if self.days is None:
             return 0
         cutoff = utcnow() - timedelta(days=self.days)
         fed = self.engine.watermark()
         removed = given = 0
+        self.trimming = False
         while True:
             with self.db.begin() as conn:
                 ids = select(events.c.id).where(events.c.id <= fed, events.c.time < cutoff)
@@ -129,22 +142,30 @@ class Upkeep:
             self.chunk.took((time.perf_counter() - started) * 1000)
             removed += len(chosen)
             self.chunk.rest()  # and the reclaimer rests after each of its steps
-            given += self.reclaimer.run(RECLAIM_SECONDS)
-        if removed:
-            self.trimmed += removed
+            left = BUDGET_SECONDS if deadline is None else deadline - time.monotonic()
+            given += self.reclaimer.run(max(0.0, left))
+            if deadline is not None and time.monotonic() >= deadline:
+                self.trimming = True  # the rest after the next feeding step
+                break
+        self.trimmed += removed
+        self._trim_total += removed
+        self._trim_given += given
+        if self._trim_total and not self.trimming:
             log.info(
                 "trimmed %d log events older than %d days (the store holds them)%s",
-                removed,
+                self._trim_total,
                 self.days,
-                self._given(given),
+                self._given(self._trim_given),
             )
+            self._trim_total = self._trim_given = 0
         return removed
 
-    def reclaim(self) -> int:
-        """Free pages left by other deletions, for a bounded time; on a database that cannot give
-        them back, a warning once when they are a large share of the file."""
+    def reclaim(self, deadline: float | None = None) -> int:
+        """Free pages left by other deletions, until ``deadline`` (at least one step); on a
+        database that cannot give them back, a warning once when they are a large share of the file."""
         if self.reclaimer.enabled:
-            return self.reclaimer.run(RECLAIM_SECONDS)
+            left = BUDGET_SECONDS if deadline is None else deadline - time.monotonic()
+            return self.reclaimer.run(max(0.0, left))
         if not self._advised and (text := advice(free_pages(self.db))) is not None:
             self._advised = True
             log.warning(text)
