@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from playwright.sync_api import expect
-from sqlalchemy import update
+from sqlalchemy import insert
 
 from sightline.storage import open_database
 from sightline.storage.schema import events
@@ -58,32 +58,30 @@ def _site_with_visitors(console_server: LiveServer, name: str, places: list[Plac
         start = max(start - timedelta(hours=1), start.replace(hour=0))
         assert console_server.database_url is not None
         db = open_database(console_server.database_url, migrate=False)
-        for country, region, city, count in places:
-            rows = [
-                helpers.Event(
-                    site_id,
-                    start + timedelta(seconds=i),
-                    f"{country}-{i}",
-                    f"s-{country}-{i}",
-                    "pageview",
-                    "/",
-                    None,
-                    None,
-                    None,
-                    None,
-                    "Chrome",
-                    "Linux",
-                    "desktop",
-                )
-                for i in range(count)
-            ]
-            helpers.insert_events(db, rows)
-            with db.begin() as conn:
-                conn.execute(
-                    update(events)
-                    .where(events.c.site_id == site_id, events.c.visitor_id.like(f"{country}-%"))
-                    .values(country=country, region=region, city=city)
-                )
+        # Each row carries its place from the start: the store feeds rows as soon as they are
+        # committed, so a place set by a later UPDATE may never reach it.
+        rows = [
+            helpers.Event(
+                site_id,
+                start + timedelta(seconds=i),
+                f"{country}-{i}",
+                f"s-{country}-{i}",
+                "pageview",
+                "/",
+                None,
+                None,
+                None,
+                None,
+                "Chrome",
+                "Linux",
+                "desktop",
+            ).row()
+            | {"country": country, "region": region, "city": city}
+            for country, region, city, count in places
+            for i in range(count)
+        ]
+        with db.begin() as conn:
+            conn.execute(insert(events), rows)
         db.dispose()
         helpers.wait_caught_up(client)
         return site_id
