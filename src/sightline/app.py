@@ -20,7 +20,19 @@ from starlette.types import Receive, Scope, Send
 
 from sightline import __version__
 from sightline.accounts import passwords
-from sightline.console import auth, conversions, errors, exports, goals, health, setup, shared, sites, team
+from sightline.console import annotations as console_annotations
+from sightline.console import (
+    auth,
+    conversions,
+    errors,
+    exports,
+    goals,
+    health,
+    setup,
+    shared,
+    sites,
+    team,
+)
 from sightline.console import imports as console_imports
 from sightline.console import mail as console_mail
 from sightline.console import recordings as console_recordings
@@ -212,6 +224,7 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
     app.include_router(console_surveys.router)
     app.include_router(console_reports.router)
     app.include_router(goals.router)
+    app.include_router(console_annotations.router)
     app.include_router(conversions.router)
     app.include_router(conversions.reports)
     app.include_router(console_recordings.router)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import date
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Request
@@ -22,6 +23,7 @@ from fastapi.responses import JSONResponse
 from fastapi.types import DecoratedCallable
 from pydantic import TypeAdapter
 
+from sightline.annotations import service as notes
 from sightline.console.deps import context, owner
 from sightline.context import Context
 from sightline.errors import ApiError
@@ -185,7 +187,13 @@ def summary(request: Request, report: Annotated[Asked, PERIOD.depends]) -> JSONR
 
 @_route("/timeseries", "The figures hour by hour or day by day", PERIOD)
 def timeseries(request: Request, report: Annotated[Asked, PERIOD.depends]) -> JSONResponse:
-    return answered(_report(request, report, "timeseries"))
+    result = _report(request, report, "timeseries")
+    span = result["range"]
+    with context(request).db.read() as conn:
+        result["annotations"] = notes.of_period(
+            conn, report.site_id, date.fromisoformat(span["from"]), date.fromisoformat(span["to"])
+        )
+    return answered(result)
 
 
 @_route("/breakdown", "Top values of one dimension", BREAKDOWN_OF)

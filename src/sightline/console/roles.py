@@ -47,7 +47,13 @@ EVERYONE_MAY = frozenset(
 )
 KEY_ROUTES = "/api/sites/{site_id}/reports/"
 # Path parameters naming an object that belongs to a site: the table that says which.
-SITE_OF = {"recording_id": "recordings", "survey_id": "surveys", "goal_id": "goals", "import_id": "imports"}
+SITE_OF = {
+    "recording_id": "recordings",
+    "survey_id": "surveys",
+    "goal_id": "goals",
+    "import_id": "imports",
+    "annotation_id": "annotations",
+}
 
 
 def api_routes(routes: Sequence[BaseRoute]) -> list[APIRoute]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from sightline.storage.metadata import metadata
 from sightline.storage.tables.accounts import sessions, setup_tokens, users
+from sightline.storage.tables.annotations import site_annotations
 from sightline.storage.tables.events import event_batches, events
 from sightline.storage.tables.goals import funnels, goals, segments
 from sightline.storage.tables.imports import imported_figures, imports
@@ -46,6 +47,7 @@ __all__ = [
     "sessions",
     "setup_tokens",
     "shares",
+    "site_annotations",
     "sites",
     "store_tasks",
     "survey_responses",

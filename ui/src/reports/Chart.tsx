@@ -1,7 +1,9 @@
-// The time series chart (uPlot): the chosen figure per hour or day, the previous period dashed.
+// The time series chart (uPlot): the chosen figure per hour or day, the previous period dashed,
+// the site's notes of the period as dotted lines with a flag that names them on hover.
 import { useEffect, useRef } from "preact/hooks";
 import uPlot from "uplot";
 
+import type { Annotation } from "./notes";
 import type { Point } from "./api";
 
 interface ChartProps {
@@ -12,6 +14,7 @@ interface ChartProps {
   interval: "hour" | "day";
   timezone: string;
   format: (value: number) => string;
+  notes?: Annotation[];
 }
 
 const WHOLE = [1, 2, 5].flatMap((step) => [1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7].map((scale) => step * scale)).sort((a, b) => a - b);
@@ -31,7 +34,58 @@ function epoch(point: Point, interval: "hour" | "day"): number {
   return interval === "day" ? Date.parse(`${point.time}T12:00:00Z`) / 1000 : Date.parse(point.time) / 1000;
 }
 
-export function Chart({ points, previous, metric, label, interval, timezone, format }: ChartProps) {
+/** The notes placed on the x axis: one flag per day (its notes joined), at the day's point (daily)
+ * or its first hour (hourly); notes of days the series does not show are left out. */
+function placed(notes: Annotation[], points: Point[], interval: "hour" | "day"): { x: number; label: string; date: string }[] {
+  const byDay = new Map<string, string[]>();
+  for (const note of notes) byDay.set(note.date, [...(byDay.get(note.date) ?? []), note.text]);
+  const out: { x: number; label: string; date: string }[] = [];
+  for (const [date, texts] of byDay) {
+    const point = points.find((p) => p.time.slice(0, 10) === date);
+    if (point) out.push({ x: epoch(point, interval), label: `${date}: ${texts.join(" · ")}`, date });
+  }
+  return out;
+}
+
+function notesPlugin(notes: { x: number; label: string; date: string }[], stroke: string): uPlot.Plugin {
+  let flags: HTMLElement[] = [];
+  return {
+    hooks: {
+      init: [
+        (u) => {
+          flags = notes.map((note) => {
+            const flag = document.createElement("span");
+            flag.className = "chart-note";
+            flag.title = note.label;
+            flag.dataset.date = note.date;
+            u.over.appendChild(flag);
+            return flag;
+          });
+        },
+      ],
+      draw: [
+        (u) => {
+          const { ctx } = u;
+          ctx.save();
+          ctx.strokeStyle = stroke;
+          ctx.lineWidth = Math.max(1, devicePixelRatio);
+          ctx.setLineDash([3 * devicePixelRatio, 3 * devicePixelRatio]);
+          notes.forEach((note, i) => {
+            flags[i].style.left = `${u.valToPos(note.x, "x")}px`;
+            const at = Math.round(u.valToPos(note.x, "x", true));
+            ctx.beginPath();
+            ctx.moveTo(at, u.bbox.top);
+            ctx.lineTo(at, u.bbox.top + u.bbox.height);
+            ctx.stroke();
+          });
+          ctx.restore();
+        },
+      ],
+    },
+  };
+}
+
+export function Chart({ points, previous, metric, label, interval, timezone, format, notes }: ChartProps) {
   const host = useRef<HTMLDivElement>(null);
 
   useEffect(() => {
@@ -102,6 +156,7 @@ export function Chart({ points, previous, metric, label, interval, timezone, for
           scales: { y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
           legend: { show: true },
           cursor: { drag: { x: false, y: false } },
+          plugins: notes?.length ? [notesPlugin(placed(notes, points, interval), colour(element, "--text"))] : [],
         },
         data,
         element,
@@ -121,7 +176,7 @@ export function Chart({ points, previous, metric, label, interval, timezone, for
       scheme.removeEventListener("change", build);
       plot?.destroy();
     };
-  }, [points, previous, metric, label, interval, timezone, format]);
+  }, [points, previous, metric, label, interval, timezone, format, notes]);
 
   return <div class="report-chart" ref={host} aria-hidden="true" />;
 }

@@ -14,6 +14,7 @@ import { BehaviourPanels } from "./Behaviour";
 import { BreakdownPanel, label, type Tab } from "./Breakdown";
 import { GoalsPanel } from "./GoalsPanel";
 import { Segments } from "./Segments";
+import { Annotations } from "./Annotations";
 import { Chart } from "./Chart";
 import { Freshness } from "./Freshness";
 import { change, changeText, METRICS, metricOf, type Metric } from "./figures";
@@ -170,7 +171,7 @@ export function SiteReports({ siteId, shared }: SiteReportsProps) {
           </button>
         )}
       </div>
-      <Overview siteId={siteId} query={query} summary={summary} tick={tick} timezone={site.data?.timezone ?? "UTC"} onQuery={setQuery} />
+      <Overview siteId={siteId} query={query} summary={summary} tick={tick} timezone={site.data?.timezone ?? "UTC"} onQuery={setQuery} manage={!shared} />
       <p class="report-downloads">
         Download as CSV: <a href={downloads.summary(siteId, query)} download>summary</a> ·{" "}
         <a href={downloads.timeseries(siteId, query)} download>
@@ -408,6 +409,8 @@ interface OverviewProps {
   tick: number;
   timezone: string;
   onQuery?: (query: ReportQuery) => void;
+  /** Owners and admins may add notes to the graph here (not on a shared dashboard). */
+  manage: boolean;
 }
 
 const LEFT_OUT: Record<string, string> = {
@@ -440,7 +443,7 @@ function ImportedLine({ summary, series, query, onChange }: { summary: Summary |
   );
 }
 
-function Overview({ siteId, query, summary, tick, timezone, onQuery }: OverviewProps) {
+function Overview({ siteId, query, summary, tick, timezone, onQuery, manage }: OverviewProps) {
   const key = JSON.stringify(query);
   const series = useResource(() => reports.timeseries(siteId, query));
   const [metric, setMetric] = useState<Metric>("visitors");
@@ -486,6 +489,14 @@ function Overview({ siteId, query, summary, tick, timezone, onQuery }: OverviewP
               interval={series.data.interval}
               timezone={timezone}
               format={chosen.format}
+              notes={series.data.annotations}
+            />
+            <Annotations
+              siteId={siteId}
+              notes={series.data.annotations ?? []}
+              lastDay={series.data.range.to}
+              manage={manage}
+              onChanged={() => void series.reload()}
             />
             <table class="visually-hidden">
               <caption>

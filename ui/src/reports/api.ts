@@ -1,5 +1,6 @@
 // The reports API (docs/reports.md): the query the dashboard keeps in its URL, and the answers.
 import { request } from "../api";
+import type { Annotation } from "./notes";
 
 export type RangeName = "today" | "7d" | "30d" | "custom";
 export const FILTER_NAMES = [
@@ -78,6 +79,8 @@ export interface Series extends Meta {
   interval: "hour" | "day";
   points: Point[];
   previous: Point[] | null;
+  /** The site's notes on the days of the period (docs/reports.md "Annotations"). */
+  annotations?: Annotation[];
 }
 
 export interface Row extends Partial<Figures> {
