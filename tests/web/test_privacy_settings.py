@@ -82,3 +82,27 @@ def test_a_visitor_is_erased_from_the_console_and_the_erasure_listed_without_the
     exported = console.api(page, "GET", f"/api/sites/{site['id']}/visitors/visitor-erase-me/export")
     assert isinstance(exported, dict)
     assert exported["events"] == []
+
+
+def test_the_owner_blocks_referrer_hosts_on_the_settings_page_with_a_bad_line_named(console: Console) -> None:
+    page = console.signed_in()
+    site = console.api(
+        page, "POST", "/api/sites", {"name": "Spam-free", "domain": unique("spam") + ".example.com"}
+    )
+    assert isinstance(site, dict)
+    page.goto(f"/sites/{site['id']}/settings#referrers")
+    toc = page.get_by_role("navigation", name="Settings sections")
+    expect(toc.get_by_role("link", name="Referrer spam")).to_be_visible()
+    hosts = page.get_by_label("Blocked referrer hosts")
+    hosts.fill("spam.example\nnot a host")
+    page.get_by_role("button", name="Save blocked referrers").click()
+    expect(page.locator("#blocked-referrers-error")).to_contain_text("Line 2:")
+    expect(page.locator("#blocked-referrers-error")).to_contain_text("not a host name")
+    hosts.fill("Spam.Example\nhttps://ads.other.test/landing")
+    page.get_by_role("button", name="Save blocked referrers").click()
+    expect(page.get_by_role("status").filter(has_text="2 referrer hosts are blocked")).to_be_visible()
+    expect(hosts).to_have_value("spam.example\nads.other.test")
+    sites = console.api(page, "GET", "/api/sites")
+    assert isinstance(sites, dict)
+    stored = next(s for s in sites["sites"] if s["id"] == site["id"])
+    assert stored["blocked_referrers"] == ["spam.example", "ads.other.test"]

@@ -32,6 +32,8 @@ export interface Site {
   excluded_addresses: string[];
   /** Days events and survey responses are kept; null: the server's setting. */
   retention_days: number | null;
+  /** Referrer hosts (and their subdomains) whose visits this site drops as spam. */
+  blocked_referrers: string[];
   created_at: string;
   connection: {
     state: ConnectionState;

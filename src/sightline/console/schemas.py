@@ -70,6 +70,9 @@ class SitePatch(Body):
         Annotated[list[Annotated[Text, Field(max_length=64)]], Field(max_length=100)] | None
     ) = None
     retention_days: Annotated[StrictInt, Field(ge=1, le=36500)] | None = None
+    blocked_referrers: (
+        Annotated[list[Annotated[Text, Field(max_length=2000)]], Field(max_length=200)] | None
+    ) = None
     autocapture: AutocapturePatch | None = None
 
 

@@ -1,6 +1,6 @@
 """The ingest pipeline: an ordered list of small named steps, each of which may drop the batch.
 
-parse -> validate -> authorise -> exclude -> filter_bots -> enrich -> buffer -> commit
+parse -> validate -> authorise -> exclude -> filter_bots -> filter_spam -> enrich -> buffer -> commit
 
 A step drops a batch by raising ``DropError`` with its reason; every reason is counted (health
 figures) and answered as PROTOCOL.md says. Bots are answered 202 like everyone else, so they
@@ -27,6 +27,7 @@ from sightline.ingest.writer import (
     StorageUnavailableError,
     WriterDownError,
 )
+from sightline.sites import referrers
 from sightline.sites.domains import host_of
 from sightline.sites.lookup import MISS, SiteDirectory, SiteInfo
 from sightline.sites.privacy import excluded
@@ -43,6 +44,7 @@ DROP_REASONS: dict[str, tuple[int, str] | None] = {
     "origin_not_allowed": (403, "origin_not_allowed"),
     "collection_disabled": (403, "collection_disabled"),
     "bot": None,
+    "referrer_spam": None,  # a referrer on the spam list or the site's blocked referrers
     "excluded_address": None,  # the site's owner excluded this client address (or range)
     "overloaded": (429, "overloaded"),
     "storage_unavailable": (503, "storage_unavailable"),
@@ -93,8 +95,10 @@ class Pipeline:
         *,
         accept_headless: bool,
         disk: DiskGuard | None = None,
+        spam: frozenset[str] | None = None,
     ) -> None:
         self.directory = directory
+        self.spam = referrers.spam_list() if spam is None else spam  # the referrer-spam hosts
         self.writer = writer
         self.accept_headless = accept_headless
         self.disk = disk  # below --disk-refuse-free-mb new data is refused (507)
@@ -105,6 +109,7 @@ class Pipeline:
             ("authorise", self.authorise),
             ("exclude", self.exclude),
             ("filter_bots", self.filter_bots),
+            ("filter_spam", self.filter_spam),
             ("enrich", self.enrich),
             ("buffer", self.buffer),
             ("commit", self.commit),
@@ -174,6 +179,21 @@ class Pipeline:
         job.client = client
         if client.bot or (client.headless and not self.accept_headless):
             raise DropError("bot")
+
+    def filter_spam(self, job: Job) -> None:
+        """Referrer spam: an event whose referrer's host (or a parent domain) is on the spam list
+        or the site's blocked referrers drops its batch, answered 202 like a bot's."""
+        assert job.batch is not None
+        assert job.site is not None
+        blocked = job.site.blocked_referrers
+        seen = ""
+        for event in job.batch.events:
+            if not event.referrer or event.referrer == seen:
+                continue
+            seen = event.referrer
+            host = referrers.host_of_referrer(seen)
+            if host is not None and referrers.listed(host, self.spam, blocked):
+                raise DropError("referrer_spam")
 
     def enrich(self, job: Job) -> None:
         """What is the same for the whole batch: site, user agent fields, arrival.

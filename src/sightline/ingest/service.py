@@ -28,6 +28,7 @@ from sightline.ingest.pipeline import DROP_REASONS, Pipeline
 from sightline.ingest.script import ScriptEndpoint, ScriptFiles, is_script_path
 from sightline.ingest.writer import GroupCommitter
 from sightline.settings import Settings
+from sightline.sites import referrers
 from sightline.sites.lookup import SiteDirectory
 from sightline.storage import Database
 from sightline.surveys.auto import AutoOpen
@@ -65,8 +66,13 @@ class Ingest:
             log_format=str(settings.log_format),
             checkpointer=WalCheckpointer(db) if db.dialect == "sqlite" else None,
         )
+        spam_file = settings.values.get("referrer_spam_list")
         self.pipeline = Pipeline(
-            self.directory, self.writer, accept_headless=bool(settings.ingest_accept_headless), disk=disk
+            self.directory,
+            self.writer,
+            accept_headless=bool(settings.ingest_accept_headless),
+            disk=disk,
+            spam=referrers.spam_list(str(spam_file) if spam_file else None),
         )
         sdk_dir = settings.values.get("sdk_dir")
         self.scripts = ScriptFiles(Path(sdk_dir).resolve() if sdk_dir else BUILT_SDK)

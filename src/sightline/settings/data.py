@@ -83,6 +83,15 @@ DATA: tuple[Setting, ...] = (
         v.boolean,
     ),
     Setting(
+        "referrer_spam_list",
+        "path",
+        None,
+        "A file of referrer-spam hosts, one a line (the community list's spammers.txt), used "
+        "instead of the copy built into the package; a batch whose referrer's host or a parent "
+        "domain of it is listed is answered 202 and not stored.",
+        v.readable_file,
+    ),
+    Setting(
         "sdk_dir",
         "path",
         None,

@@ -39,6 +39,17 @@ def niceness(raw: str) -> int:
     return value
 
 
+def readable_file(raw: str) -> str:
+    """The path of a file this process can read."""
+    path = raw.strip()
+    try:
+        with open(path, "rb") as file:
+            file.read(1)
+    except OSError as exc:
+        raise ValueError(f"cannot read {path!r}: {exc.strerror or exc}") from None
+    return path
+
+
 def positive_int(raw: str) -> int:
     value = whole(raw)
     if value < 1:

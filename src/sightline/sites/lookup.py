@@ -20,6 +20,7 @@ from sqlalchemy import Connection, Delete, Insert, Update, event, select
 
 from sightline.autocapture import settings as autocapture
 from sightline.numbers import port_number
+from sightline.sites import referrers
 from sightline.sites.domains import host_of
 from sightline.sites.notify import NOTIFY, ChangeListener
 from sightline.sites.privacy import Network, networks_of
@@ -55,6 +56,7 @@ class SiteInfo:
     # Autocapture: plugin names the site's settings turn on, and its file-download extensions.
     capture: tuple[str, ...] = ()
     file_download_extensions: tuple[str, ...] = autocapture.DEFAULT_EXTENSIONS
+    blocked_referrers: frozenset[str] = frozenset()  # the owner's spam hosts (sites.referrers)
 
     def allows_origin(self, origin: str | None) -> bool:
         return origin is not None and origin_matches(origin, self.domain)
@@ -163,6 +165,7 @@ class SiteDirectory:
                     sites.c.cookieless,
                     sites.c.excluded_addresses,
                     sites.c.file_download_extensions,
+                    sites.c.blocked_referrers,
                     *(sites.c[autocapture.column(name)] for name in autocapture.SWITCHES),
                 ).where(sites.c.key == key)
             ).first()
@@ -183,6 +186,7 @@ class SiteDirectory:
                     if row._mapping[autocapture.column(name)]
                 ),
                 file_download_extensions=autocapture.stored_extensions(row.file_download_extensions),
+                blocked_referrers=frozenset(referrers.blocked_of(row.blocked_referrers)),
             )
         self._store(self._by_key, key, info, generation)
         return info

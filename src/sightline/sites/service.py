@@ -14,6 +14,7 @@ from sqlalchemy.exc import IntegrityError
 
 from sightline.autocapture import settings as autocapture
 from sightline.errors import ApiError, not_found
+from sightline.sites import referrers
 from sightline.sites.domains import DomainError, normalise_domain
 from sightline.sites.privacy import check_exclusions, check_retention, exclusions_of
 from sightline.storage.schema import deleted_sites, sites
@@ -107,6 +108,7 @@ def public_site(row: Any, base_url: str) -> dict[str, Any]:
         "cookieless": bool(row["cookieless"]),
         "excluded_addresses": exclusions_of(row["excluded_addresses"]),
         "retention_days": row["retention_days"],
+        "blocked_referrers": referrers.blocked_of(row["blocked_referrers"]),
         "autocapture": autocapture.public(row),
         "created_at": _iso(row["created_at"]),
         "connection": {
@@ -183,6 +185,10 @@ def update_site(conn: Connection, owner_id: int, site_id: int, changes: dict[str
         values["excluded_addresses"] = orjson.dumps(check_exclusions(changes["excluded_addresses"])).decode()
     if "retention_days" in changes:
         values["retention_days"] = check_retention(changes["retention_days"])
+    if "blocked_referrers" in changes:
+        values["blocked_referrers"] = orjson.dumps(
+            referrers.check_blocked(changes["blocked_referrers"])
+        ).decode()
     if "autocapture" in changes:
         values.update(autocapture.changes(changes["autocapture"]))
     if values:

@@ -11,6 +11,7 @@ import { DeletePanel } from "./DeletePanel";
 import { GoalsPanel } from "./GoalsPanel";
 import { NamePanel } from "./NamePanel";
 import { PrivacyPanel } from "./PrivacyPanel";
+import { ReferrersPanel } from "./ReferrersPanel";
 import { TimeZonePanel } from "./TimeZonePanel";
 import { ImportsPanel } from "../imports/ImportsPanel";
 import { EmailSection } from "../team/EmailSection";
@@ -39,6 +40,7 @@ export const settingsSections: SettingsSection[] = [
   { id: "email", label: "E-mail reports", component: EmailSection },
   { id: "autocapture", label: "Autocapture", component: AutocapturePanel },
   { id: "privacy", label: "Privacy and retention", component: PrivacyPanel },
+  { id: "referrers", label: "Referrer spam", component: ReferrersPanel },
   { id: "visitors", label: "A visitor's data", component: VisitorsPanel },
   { id: "goals", label: "Goals", component: GoalsPanel },
   { id: "imports", label: "Imports", component: ImportsPanel },

@@ -51,6 +51,8 @@ sites = Table(
     Column("cookieless", Boolean, nullable=False, default=False, server_default=false()),
     Column("excluded_addresses", Text, nullable=False, default="[]", server_default="[]"),
     Column("retention_days", Integer, nullable=True),
+    # Referrer hosts the owner blocks as spam, beside the shipped list (migration 0021; a JSON list).
+    Column("blocked_referrers", Text, nullable=False, default="[]", server_default="[]"),
     # Autocapture switches and file-download extensions (migration 0015; sightline.autocapture).
     Column("capture_outbound_links", Boolean, nullable=False, default=False, server_default=false()),
     Column("capture_file_downloads", Boolean, nullable=False, default=False, server_default=false()),
