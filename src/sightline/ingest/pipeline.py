@@ -1,6 +1,7 @@
 """The ingest pipeline: an ordered list of small named steps, each of which may drop the batch.
 
-parse -> validate -> authorise -> exclude -> filter_bots -> filter_spam -> enrich -> buffer -> commit
+parse -> validate -> authorise -> exclude -> filter_bots -> filter_spam -> watch_floods -> enrich ->
+buffer -> commit
 
 A step drops a batch by raising ``DropError`` with its reason; every reason is counted (health
 figures) and answered as PROTOCOL.md says. Bots are answered 202 like everyone else, so they
@@ -18,6 +19,7 @@ from anyio import to_thread
 from sightline.health.disk import DATABASE, DiskGuard
 from sightline.ingest import agents, batch
 from sightline.ingest.batch import Batch, BatchError
+from sightline.ingest.floods import FloodWatch
 from sightline.ingest.protocol import Submit
 from sightline.ingest.times import now_us
 from sightline.ingest.writer import (
@@ -45,6 +47,7 @@ DROP_REASONS: dict[str, tuple[int, str] | None] = {
     "collection_disabled": (403, "collection_disabled"),
     "bot": None,
     "referrer_spam": None,  # a referrer on the spam list or the site's blocked referrers
+    "flood": None,  # over --ingest-flood-batches-per-minute from one address, with --ingest-drop-floods
     "excluded_address": None,  # the site's owner excluded this client address (or range)
     "overloaded": (429, "overloaded"),
     "storage_unavailable": (503, "storage_unavailable"),
@@ -96,9 +99,11 @@ class Pipeline:
         accept_headless: bool,
         disk: DiskGuard | None = None,
         spam: frozenset[str] | None = None,
+        floods: FloodWatch | None = None,
     ) -> None:
         self.directory = directory
         self.spam = referrers.spam_list() if spam is None else spam  # the referrer-spam hosts
+        self.floods = floods or FloodWatch(600, drop=False)
         self.writer = writer
         self.accept_headless = accept_headless
         self.disk = disk  # below --disk-refuse-free-mb new data is refused (507)
@@ -110,6 +115,7 @@ class Pipeline:
             ("exclude", self.exclude),
             ("filter_bots", self.filter_bots),
             ("filter_spam", self.filter_spam),
+            ("watch_floods", self.watch_floods),
             ("enrich", self.enrich),
             ("buffer", self.buffer),
             ("commit", self.commit),
@@ -194,6 +200,13 @@ class Pipeline:
             host = referrers.host_of_referrer(seen)
             if host is not None and referrers.listed(host, self.spam, blocked):
                 raise DropError("referrer_spam")
+
+    def watch_floods(self, job: Job) -> None:
+        """One address sending one site more batches a minute than the threshold: counted, and
+        dropped (202) when the operator chose so."""
+        assert job.site is not None
+        if self.floods.over(job.site.id, job.site.domain, job.address) and self.floods.drop:
+            raise DropError("flood")
 
     def enrich(self, job: Job) -> None:
         """What is the same for the whole batch: site, user agent fields, arrival.

@@ -23,6 +23,7 @@ from sightline.health.disk import DiskGuard
 from sightline.health.registry import DEGRADED, DOWN, OK, HealthRegistry, ServiceReport
 from sightline.ingest import agents
 from sightline.ingest.checkpoint import WalCheckpointer
+from sightline.ingest.floods import FloodWatch
 from sightline.ingest.http import ConfigEndpoint, EventsEndpoint, answer, error_payload
 from sightline.ingest.pipeline import DROP_REASONS, Pipeline
 from sightline.ingest.script import ScriptEndpoint, ScriptFiles, is_script_path
@@ -73,6 +74,9 @@ class Ingest:
             accept_headless=bool(settings.ingest_accept_headless),
             disk=disk,
             spam=referrers.spam_list(str(spam_file) if spam_file else None),
+            floods=FloodWatch(
+                int(settings.ingest_flood_batches_per_minute), bool(settings.ingest_drop_floods)
+            ),
         )
         sdk_dir = settings.values.get("sdk_dir")
         self.scripts = ScriptFiles(Path(sdk_dir).resolve() if sdk_dir else BUILT_SDK)
@@ -184,6 +188,8 @@ class Ingest:
                 "last_group_batches": stats.last_group_batches,
                 "writer_pid": stats.writer_pid,
                 "writer_starts": stats.writer_starts,
+                "floods": self.pipeline.floods.report(),
+                **({"advice": advice} if (advice := self.pipeline.floods.advice()) else {}),
             },
         )
 

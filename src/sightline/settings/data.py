@@ -83,6 +83,21 @@ DATA: tuple[Setting, ...] = (
         v.boolean,
     ),
     Setting(
+        "ingest_flood_batches_per_minute",
+        "integer",
+        600,
+        "More batches than this in one minute from one client address to one site are a flood: "
+        "counted and shown in health with the sites they hit (a person sends a few a minute).",
+        v.positive_int,
+    ),
+    Setting(
+        "ingest_drop_floods",
+        "boolean",
+        False,
+        "Drop flood batches (see --ingest-flood-batches-per-minute): answered 202, not stored.",
+        v.boolean,
+    ),
+    Setting(
         "referrer_spam_list",
         "path",
         None,
