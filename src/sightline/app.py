@@ -15,11 +15,13 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 from sqlalchemy.engine import make_url
-from starlette.routing import BaseRoute, Match, Mount
+from starlette.routing import BaseRoute, Match, Mount, Route
 from starlette.types import Receive, Scope, Send
 
 from sightline import __version__
 from sightline.accounts import passwords
+from sightline.assistants.endpoint import PATH as MCP_PATH
+from sightline.assistants.endpoint import McpEndpoint
 from sightline.console import annotations as console_annotations
 from sightline.console import (
     auth,
@@ -158,6 +160,7 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
     event_retention = data_retention.Retention(database, settings.event_retention_days)
     ctx.health.register("retention", event_retention.probe)
 
+    assistants = McpEndpoint(lambda: database, lambda: app)
     mails = MailJob(database, store, ctx.mailer, ctx.origin) if ctx.mailer is not None else None
     importer = ctx.importer = import_jobs.Importer(
         database, settings.data_path / "imports", int(settings.import_max_mb) * MIB * 10
@@ -173,6 +176,7 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
             store.running(),
             mail_job.running(mails, float(settings.mail_check_seconds)),
             import_jobs.running(importer),
+            assistants.running(),
         ):
             await decoder.ready()
             yield
@@ -235,6 +239,7 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
     app.include_router(console_imports.router)
     app.include_router(shared.public)
     app.router.routes.extend(shared.public_routes())
+    app.router.routes.append(Route(MCP_PATH, assistants, methods=["GET", "POST", "DELETE"]))
     app.include_router(console_visitors.router)
     app.include_router(unsubscribe.router)
     # Built assets (ui/, sdk/) are not in git; a server without them still starts.

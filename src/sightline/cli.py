@@ -30,6 +30,7 @@ def _parser() -> argparse.ArgumentParser:
         COMPACT,
         ERASE,
         EXPORT,
+        MCP,
         MIGRATE,
         OWNER,
         REBUILD,
@@ -55,6 +56,8 @@ def _parser() -> argparse.ArgumentParser:
         EXPORT: "Print everything stored about one visitor of a site as JSON (for an access request).",
         COMPACT: "Give the SQLite database's free pages back to the file system, and let the server do so "
         "by itself from then on (server stopped).",
+        MCP: "Serve the stats API to an AI assistant over the Model Context Protocol on stdin/stdout, "
+        "reading a running server with an API key (docs/assistants.md).",
     }
     for name, text in helps.items():
         sub = commands.add_parser(name, help=text, description=text)
@@ -86,6 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         COMPACT,
         ERASE,
         EXPORT,
+        MCP,
         OWNER,
         REBUILD,
         REGISTRY,
@@ -115,6 +119,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return visitor_rights(settings, args.command, args.site, args.visitor)
     if args.command == COMPACT:
         return compact(settings)
+    if args.command == MCP:
+        from sightline.assistants import stdio
+
+        return stdio.run(str(settings.api_url), settings.values.get("api_key"))
     return migrate(settings)
 
 

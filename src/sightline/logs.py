@@ -86,5 +86,6 @@ def configure(level: str, fmt: str = "text", stream: Any = None) -> None:
     root.setLevel(level.upper())
     if level != "debug":
         logging.getLogger("alembic").setLevel(logging.WARNING)
+        logging.getLogger("mcp").setLevel(logging.WARNING)  # a line per assistant request otherwise
     # uvicorn's access log carries client addresses, which Sightline never logs.
     logging.getLogger("uvicorn.access").disabled = True

@@ -325,7 +325,7 @@ class ConsoleGuard:
             raise ApiError(
                 401,
                 "not_signed_in",
-                "API keys read GET /api/sites/{id}/reports/* only; sign in for the rest.",
+                "API keys read GET /api/sites and GET /api/sites/{id}/reports/* only; sign in for the rest.",
             )
         with ctx.db.begin() as conn:
             who = keys.authenticate(conn, bearer)

@@ -5,8 +5,9 @@
 - A viewer reads: every ``GET`` except the team's management lists (``ADMIN_READS``), and of the
   sites they are given only; their state-changing calls are 403 ``forbidden`` (signing out aside).
   A site outside their sites is 404, as if it did not exist.
-- An API key (``Authorization: Bearer``) reads ``GET /api/sites/{site_id}/reports/*`` only, and
-  only its own site when it is scoped to one.
+- An API key (``Authorization: Bearer``) reads ``GET /api/sites/{site_id}/reports/*`` and the list
+  of sites (``GET /api/sites``, which shows only the sites it reads), and only its own site when it
+  is scoped to one.
 
 A new route needs no entry here: a ``GET`` is a read (scoped by the site it names) and anything
 else changes state. ``tests/console/test_route_matrix.py`` proves the outcome for every route.
@@ -46,6 +47,7 @@ EVERYONE_MAY = frozenset(
     }
 )
 KEY_ROUTES = "/api/sites/{site_id}/reports/"
+KEY_LISTS = frozenset({"/api/sites"})  # lists filtered to the key's sites by their handlers
 # Path parameters naming an object that belongs to a site: the table that says which.
 SITE_OF = {
     "recording_id": "recordings",
@@ -83,7 +85,7 @@ def forbidden(message: str) -> ApiError:
 
 
 def is_key_route(method: str, template: str) -> bool:
-    return method == "GET" and template.startswith(KEY_ROUTES)
+    return method == "GET" and (template.startswith(KEY_ROUTES) or template in KEY_LISTS)
 
 
 def authorise(
@@ -97,7 +99,11 @@ def authorise(
     """Raise 403 ``forbidden`` or 404 when ``who`` may not make this request."""
     if who.role == "api_key":
         if not is_key_route(method, template):
-            raise ApiError(401, "not_signed_in", "An API key reads GET /api/sites/{id}/reports/* only.")
+            raise ApiError(
+                401,
+                "not_signed_in",
+                "An API key reads GET /api/sites and GET /api/sites/{id}/reports/* only.",
+            )
     elif who.is_admin:
         return
     elif method != "GET":

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sightline.settings import values as v
-from sightline.settings.setting import DB_COMMANDS, Setting
+from sightline.settings.setting import DB_COMMANDS, MCP, Setting
 
 SERVER: tuple[Setting, ...] = (
     Setting("host", "string", "127.0.0.1", "Address the HTTP server listens on.", str),
@@ -198,5 +198,22 @@ SERVER: tuple[Setting, ...] = (
         "Let connection checks reach private, loopback and link-local addresses "
         "(for development and intranet sites).",
         v.boolean,
+    ),
+    Setting(
+        "api_url",
+        "url",
+        "http://127.0.0.1:8000",
+        "The Sightline server whose stats API `sightline mcp` reads (its public URL).",
+        v.public_url,
+        (MCP,),
+    ),
+    Setting(
+        "api_key",
+        "token",
+        None,
+        "The API key `sightline mcp` reads the stats API with (from the console's Team page); "
+        "give it in the environment rather than on the command line, where other users see it.",
+        v.token,
+        (MCP,),
     ),
 )

@@ -17,6 +17,7 @@ RESTORE = "restore"
 ERASE = "erase-visitor"
 EXPORT = "export-visitor"
 COMPACT = "compact"
+MCP = "mcp"
 DB_COMMANDS = (SERVE, OWNER, MIGRATE, REBUILD, BACKUP, RESTORE, ERASE, EXPORT, COMPACT)
 
 
