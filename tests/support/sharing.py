@@ -38,6 +38,7 @@ SHARING = frozenset(
         "tests/ingest/test_config.py",
         "tests/ingest/test_drops.py",
         "tests/ingest/test_referrer_spam.py",
+        "tests/ingest/test_pixel.py",
         "tests/ingest/test_events.py",
         "tests/ingest/test_exclusions.py",
         "tests/ingest/test_script.py",

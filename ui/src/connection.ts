@@ -56,6 +56,13 @@ export function cleanDomain(raw: string): string {
 }
 
 /** The snippet, optionally waiting for the visitor's consent before collecting anything. */
-export function snippetFor(site: Site, consent: boolean): string {
-  return consent ? site.snippet.replace("></script>", ' data-consent="required"></script>') : site.snippet;
+export function snippetFor(site: Site, consent: boolean, noscript = false): string {
+  if (consent) return site.snippet.replace("></script>", ' data-consent="required"></script>');
+  return noscript ? `${site.snippet}\n${noscriptFor(site)}` : site.snippet;
+}
+
+/** The no-JavaScript pixel (docs/ingest.md#pixel): the page's address travels as its referrer. */
+export function noscriptFor(site: Site): string {
+  const base = /src="([^"]+)\/analytics\.js"/.exec(site.snippet)?.[1] ?? "";
+  return `<noscript><img src="${base}/i/pixel.gif?key=${site.key}" alt="" width="1" height="1" referrerpolicy="no-referrer-when-downgrade"></noscript>`;
 }

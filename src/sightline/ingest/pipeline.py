@@ -83,6 +83,9 @@ class Job:
     submit: Submit | None = None  # the batch as the writer process takes it
     pending: Pending | None = None
     stored: bool = False
+    # A no-JavaScript pixel (``ingest/pixel.py``): no Origin to check (an image request sends none),
+    # and the visitor's codes are worked out on the server as for a cookieless site.
+    pixel: bool = False
 
 
 # A step returns None when it finished at once, or an awaitable when it has to wait (a site not in
@@ -169,7 +172,7 @@ class Pipeline:
         if site is None:
             raise DropError("unknown_site", "No site has this key.")
         job.site = site
-        if not site.allows_origin(job.origin):
+        if not job.pixel and not site.allows_origin(job.origin):
             raise DropError("origin_not_allowed", "This key only accepts events from its site's own origin.")
         if not site.collection_enabled:
             raise DropError("collection_disabled", "The site's owner has switched collection off.")
@@ -217,6 +220,7 @@ class Pipeline:
         assert job.site is not None
         assert job.client is not None
         site, client = job.site, job.client
+        cookieless = site.cookieless or job.pixel
         job.submit = Submit(
             0,
             site.id,
@@ -227,8 +231,8 @@ class Pipeline:
             job.received_us,
             job.body,
             job.address,
-            site.cookieless,
-            job.user_agent if site.cookieless else None,
+            cookieless,
+            job.user_agent if cookieless else None,
         )
 
     def buffer(self, job: Job) -> None:

@@ -26,6 +26,7 @@ from sightline.ingest.checkpoint import WalCheckpointer
 from sightline.ingest.floods import FloodWatch
 from sightline.ingest.http import ConfigEndpoint, EventsEndpoint, answer, error_payload
 from sightline.ingest.pipeline import DROP_REASONS, Pipeline
+from sightline.ingest.pixel import PixelEndpoint
 from sightline.ingest.script import ScriptEndpoint, ScriptFiles, is_script_path
 from sightline.ingest.writer import GroupCommitter
 from sightline.settings import Settings
@@ -43,6 +44,9 @@ SWITCH_INTERVAL = 0.0001  # seconds; Python's default is 0.005
 # collector ran every few dozen requests, 8-11 µs of the server's CPU per request; at 20,000 once
 # in 10 s of load (docs/performance.md). Each run walks only the young objects still alive.
 GC_YOUNG_THRESHOLD = 10_000
+
+
+PIXEL_PATH = "/i/pixel.gif"
 
 
 def is_sdk_path(path: str) -> bool:
@@ -91,6 +95,7 @@ class Ingest:
         self._exact: dict[str, ASGIApp] = {
             "/i/events": Guarded(EventsEndpoint(self.pipeline, client_of), db),
             "/i/config": Guarded(ConfigEndpoint(self.pipeline, AutoOpen(db)), db),
+            PIXEL_PATH: PixelEndpoint(self.pipeline, client_of),
         }
 
     def endpoint(self, path: str) -> ASGIApp | None:
@@ -115,6 +120,7 @@ class Ingest:
         return [
             Route("/i/events", self._exact["/i/events"]),
             Route("/i/config", self._exact["/i/config"]),
+            Route(PIXEL_PATH, self._exact[PIXEL_PATH]),
             Route("/analytics.js", self._script),
             Route("/analytics-{name}.js", self._script),
         ]
