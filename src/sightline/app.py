@@ -16,7 +16,7 @@ from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 from sqlalchemy.engine import make_url
 from starlette.routing import BaseRoute, Match, Mount, Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from sightline import __version__
 from sightline.accounts import passwords
@@ -114,7 +114,24 @@ class SightlineApp(FastAPI):
                 scope["sightline.route"] = self.ingest.template(path)
                 await endpoint(scope, receive, send)
                 return
-        await super().__call__(scope, receive, send)
+        if scope["type"] != "http":
+            await super().__call__(scope, receive, send)
+            return
+        started = False
+
+        async def sent(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await super().__call__(scope, receive, sent)
+        except Exception:
+            # Starlette answers an unexpected error with its handler's 500 (logged there) and then
+            # raises it again, which makes uvicorn close the connection: a keep-alive client's next
+            # request would find it reset. Once the answer has gone out, the error ends here.
+            if not started:
+                raise
 
     def route_template(self, scope: Scope) -> str | None:
         """The template of the route a request would have reached (one refused before routing)."""

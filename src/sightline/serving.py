@@ -14,9 +14,13 @@ protocol with:
   ``STREAM_STEP`` bytes received give it ``body_timeout_seconds`` more;
 - a header size cap (``MAX_HEADER_BYTES``): beyond it 431 and the connection is closed;
 - a connection cap (``max_connections``): a new connection beyond it first closes the one that
-  has waited longest for its headers (a slow client, or an idle keep-alive connection); when every
-  connection is busy with a request, uvicorn's ``limit_concurrency`` answers the new one 503. The
-  cap is kept below the process's open-file limit, which is raised to its hard limit if needed.
+  has waited longest for its headers (a slow client, or an idle keep-alive connection), else the
+  one whose body has been arriving longest (an upload's counts from its last ``STREAM_STEP``):
+  connections that dribble their bodies cannot hold the capacity, and a request whose body
+  arrives whole (with its headers, so it never waits for its body) is still served. Only when
+  every connection is busy with a request whose body has arrived does uvicorn's
+  ``limit_concurrency`` answer the new one 503. The cap is kept below the process's open-file
+  limit, which is raised to its hard limit if needed.
 
 The deadlines (these two and uvicorn's keep-alive one) are times kept on each connection, not a
 timer each: one sweep per server, every tenth of the shortest timeout (at most once a second),
@@ -132,6 +136,7 @@ class SlowClientLimits(HttpToolsProtocol):
         self._streamed = False  # this request's body is an uploaded file (STREAMED)
         self._since_armed = 0  # its bytes received since its timeout was last armed
         self.waiting_since: float | None = None  # waiting for a request's headers since
+        self.body_since: float | None = None  # reading a request's body since (or its last step)
 
     # -- deadlines ---------------------------------------------------------------------------
 
@@ -147,7 +152,7 @@ class SlowClientLimits(HttpToolsProtocol):
         self._close(self._reason)
 
     def _close(self, reason: str) -> None:
-        self.waiting_since = None  # no longer a candidate to make room
+        self.waiting_since = self.body_since = None  # no longer a candidate to make room
         # Not counted from now on: uvicorn drops it only at connection_lost, a loop turn later,
         # and a request parsed meanwhile would find the server full (limit_concurrency).
         self.connections.discard(self)
@@ -195,6 +200,7 @@ class SlowClientLimits(HttpToolsProtocol):
         if self._refused:
             return
         self.waiting_since = None
+        self.body_since = self.loop.time()
         self._streamed = self._url.startswith(b"/api/sites/") and STREAMED.fullmatch(self._url) is not None
         self._since_armed = 0
         self._arm(self.body_timeout, "body_timeout")
@@ -210,12 +216,14 @@ class SlowClientLimits(HttpToolsProtocol):
             if self._since_armed >= STREAM_STEP:
                 self._since_armed = 0
                 self._arm(self.body_timeout, "body_timeout")
+                self.body_since = self.loop.time()
         super().on_body(body)
 
     def on_message_complete(self) -> None:
         if self._refused:
             return
         self._disarm()
+        self.body_since = None
         super().on_message_complete()
 
     def on_response_complete(self) -> None:
@@ -249,14 +257,16 @@ class SlowClientLimits(HttpToolsProtocol):
         return False
 
     def _make_room(self) -> None:
-        """Over the cap: close the connection that has waited longest for its headers."""
-        waiting = [
-            c
-            for c in self.connections
-            if isinstance(c, SlowClientLimits) and c is not self and c.waiting_since is not None
-        ]
+        """Over the cap: close the connection that has waited longest for its headers, else the
+        one whose body has been arriving longest."""
+        others = [c for c in self.connections if isinstance(c, SlowClientLimits) and c is not self]
+        waiting = [c for c in others if c.waiting_since is not None]
         if waiting:
             min(waiting, key=lambda c: c.waiting_since or 0.0)._close("evicted")
+            return
+        reading = [c for c in others if c.body_since is not None]
+        if reading:
+            min(reading, key=lambda c: c.body_since or 0.0)._close("evicted")
 
 
 class _Sweep:

@@ -257,3 +257,23 @@ def _replayed(server: LiveServer, recording: str) -> list[object]:
         return events
     finally:
         server.stop()
+
+
+def test_restore_refuses_a_backup_holding_a_symbolic_link_and_names_it(
+    small_backup: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "another-instance.db"
+    database = small_backup / "database" / "sightline.db"
+    outside.write_bytes(database.read_bytes())  # the same bytes: only the link gives it away
+    database.unlink()
+    database.symlink_to(outside)
+    message = refused(small_backup, tmp_path / "t1")
+    assert str(database) in message
+    assert "symbolic link" in message
+    database.unlink()
+    database.write_bytes(outside.read_bytes())
+    linked_directory = small_backup / "recordings"
+    linked_directory.mkdir(exist_ok=True)
+    (linked_directory / "elsewhere").symlink_to(tmp_path, target_is_directory=True)
+    message = refused(small_backup, tmp_path / "t2")
+    assert str(linked_directory / "elsewhere") in message

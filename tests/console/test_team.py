@@ -167,3 +167,47 @@ def test_a_withdrawn_invitation_link_no_longer_works(owner: httpx.Client, consol
         json={"token": token_of(str(invitation["url"])), "password": MEMBER_PASSWORD},
     )
     assert response.status_code == 404
+
+
+def test_removing_a_member_ends_their_invitations_api_keys_and_shared_links(
+    owner: httpx.Client, console_server: LiveServer
+) -> None:
+    site_id = _site(owner)["id"]
+    admin = new_member(console_server, owner, "admin")
+    admin_id = admin.get("/api/me").json()["id"]
+    # The admin invites a second address of their own as admin, makes a key and a shared link.
+    pending = invite(admin, "admin")
+    key = admin.post("/api/keys", json={"name": "Dashboard"})
+    assert key.status_code == 201, key.text
+    share = admin.post(f"/api/sites/{site_id}/shares", json={})
+    assert share.status_code == 201, share.text
+    listed = next(m for m in owner.get("/api/members").json()["members"] if m["id"] == admin_id)
+    assert listed["grants"] == {"invitations": 1, "api_keys": 1, "shares": 1}
+
+    assert owner.delete(f"/api/members/{admin_id}").status_code == 204
+
+    comeback = client(console_server).post(
+        "/api/invitations/accept", json={"token": token_of(str(pending["url"])), "password": MEMBER_PASSWORD}
+    )
+    assert comeback.status_code == 404, comeback.text
+    assert comeback.json()["error"]["code"] == "invalid_invitation"
+    assert all(i["id"] != pending["id"] for i in owner.get("/api/invitations").json()["invitations"])
+    bearer = client(console_server)
+    bearer.headers["Authorization"] = f"Bearer {key.json()['key']}"
+    assert bearer.get(f"/api/sites/{site_id}/reports/summary").status_code == 401
+    link = str(share.json()["url"]).removeprefix(console_server.origin)
+    assert client(console_server).get(f"{link}/api/site").status_code == 404
+    assert owner.get(f"/api/sites/{site_id}/shares").json()["shares"] == []
+
+
+def test_an_invitation_made_by_an_admin_who_became_a_viewer_no_longer_works(
+    owner: httpx.Client, console_server: LiveServer
+) -> None:
+    admin = new_member(console_server, owner, "admin")
+    admin_id = admin.get("/api/me").json()["id"]
+    pending = invite(admin, "admin")
+    assert owner.patch(f"/api/members/{admin_id}", json={"role": "viewer"}).status_code == 200
+    accepted = client(console_server).post(
+        "/api/invitations/accept", json={"token": token_of(str(pending["url"])), "password": MEMBER_PASSWORD}
+    )
+    assert accepted.status_code == 404, accepted.text

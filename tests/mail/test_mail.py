@@ -16,6 +16,7 @@ from sightline.mail.job import MailJob, due, is_spike
 from sightline.mail.sender import Mailer
 from sightline.reports.service import Store
 from sightline.storage import Database, open_database
+from sightline.storage.schema import sites
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, StartServer, sign_in
 from tests.reports.helpers import Event, create_site, insert_events, wait_caught_up
 from tests.support.server import LiveServer, create_owner
@@ -161,3 +162,42 @@ def test_a_spike_is_many_visitors_against_a_quiet_week_not_a_busy_one() -> None:
     assert is_spike(10, 0)
     assert is_spike(50, 2016 * 5)
     assert not is_spike(50, 2016 * 20)
+
+
+LINE_BREAKERS = ["\u2028", "\u2029", "\u0085", "\x0b", "\x0c", "\x1c", "\x9b"]
+
+
+@pytest.mark.parametrize("breaker", LINE_BREAKERS, ids=[f"U+{ord(c):04X}" for c in LINE_BREAKERS])
+def test_a_site_name_with_a_line_separator_or_control_character_is_refused(
+    owner: httpx.Client, breaker: str
+) -> None:
+    made = owner.post(
+        "/api/sites", json={"name": f"Bake{breaker}ry", "domain": f"{uuid.uuid4().hex[:8]}.example.com"}
+    )
+    assert made.status_code == 422, made.text
+    assert made.json()["error"]["field"] == "name"
+    site = owner.post("/api/sites", json={"name": "Plain", "domain": f"{uuid.uuid4().hex[:8]}.example.com"})
+    changed = owner.patch(f"/api/sites/{site.json()['id']}", json={"name": f"A{breaker}B"})
+    assert changed.status_code == 422, changed.text
+
+
+def test_a_digest_of_a_site_named_before_the_rule_goes_out_on_one_line(
+    mailing: tuple[LiveServer, httpx.Client], smtp: SmtpServer
+) -> None:
+    server, owner = mailing
+    site_id = int(
+        owner.post("/api/sites", json={"name": "Old", "domain": "old-name.example.com"}).json()["id"]
+    )
+    database = open_database(f"sqlite:///{server.data_dir / 'sightline.db'}")
+    try:
+        with database.begin() as conn:
+            conn.execute(
+                sites.update().where(sites.c.id == site_id).values(name="Old\u2028Bake\u0085ry\u2029")
+            )
+    finally:
+        database.dispose()
+    keep_alive = owner.post(f"/api/sites/{site_id}/email-reports/send", json={"kind": "weekly"})
+    assert keep_alive.status_code == 200, keep_alive.text
+    message = smtp.wait_for(1)[-1]
+    assert str(message["Subject"]).startswith("Weekly report for Old Bake ry : ")
+    assert owner.get("/api/me").status_code == 200

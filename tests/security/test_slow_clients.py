@@ -227,3 +227,72 @@ def test_an_imports_file_may_take_longer_than_the_body_timeout_while_it_keeps_co
             time.sleep(0.2)
     assert time.monotonic() - started < BODY_TIMEOUT + 2
     trickle.close()
+
+
+class SlowBodies:
+    """Clients that send an ingest request's headers, then its body a byte at a time, and open a
+    new such connection whenever the server closes one: ``count`` of them at all times."""
+
+    def __init__(self, server: LiveServer, count: int, every: float = 0.3) -> None:
+        self.server = server
+        self.count = count
+        self.every = every
+        self.sockets: list[socket.socket] = []
+        self.opened = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self.ready = threading.Event()
+
+    def _open(self) -> None:
+        head = (
+            b"POST /i/events HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 1000\r\n\r\n{"
+        )
+        self.sockets.append(connect(self.server, head))
+        self.opened += 1
+
+    def _run(self) -> None:
+        for _ in range(self.count):
+            self._open()
+        self.ready.set()
+        while not self._stop.wait(self.every):
+            for sock in list(self.sockets):
+                try:
+                    sock.send(b" ")
+                except OSError:
+                    self.sockets.remove(sock)
+                    sock.close()
+                    self._open()
+
+    def __enter__(self) -> SlowBodies:
+        self._thread.start()
+        self.ready.wait(30)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        for sock in self.sockets:
+            sock.close()
+
+
+def test_ingest_answers_requests_whose_body_arrives_whole_while_slow_bodies_fill_the_cap(
+    server: LiveServer,
+) -> None:
+    answers: list[int] = []
+    with SlowBodies(server, CAP) as slow:
+        time.sleep(0.5)
+        deadline = time.monotonic() + 2 * BODY_TIMEOUT
+        while time.monotonic() < deadline:
+            whole = httpx.post(
+                f"{server.base_url}/i/events",
+                content=b"{}",
+                headers={"Content-Type": "text/plain", "Connection": "close"},
+                timeout=10,
+            )
+            answers.append(whole.status_code)
+            time.sleep(0.1)
+        opened = slow.opened
+    assert opened >= CAP
+    assert len(answers) > 10
+    assert 503 not in answers, answers
+    assert set(answers) <= {400, 422}, answers

@@ -11,6 +11,7 @@ from fastapi.routing import APIRoute
 from starlette.routing import BaseRoute
 
 from sightline.app import create_app
+from sightline.console.roles import template_of
 from sightline.settings import load
 
 _PARAM = re.compile(r"\{[^}]+\}")
@@ -50,7 +51,7 @@ def console_routes(tmp: Path) -> list[Route]:
             continue
         for method in route.methods or ():
             if method != "HEAD":
-                found.add(Route(method, route.path))
+                found.add(Route(method, template_of(route.path)))  # as the OpenAPI document names it
     # The OpenAPI document sees prefixes given at include time, which the walk above may not.
     for path, operations in app.openapi()["paths"].items():
         for method in operations:

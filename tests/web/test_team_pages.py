@@ -169,3 +169,32 @@ def _overflowing(tab: object) -> list[str]:
             .filter(e => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
             .slice(0, 5).map(e => e.tagName + '.' + e.className)"""
     )
+
+
+def test_removing_an_admin_says_which_of_their_keys_links_and_invitations_end(console: Console) -> None:
+    owner = console.signed_in(viewport=PHONE, scheme="dark")
+    invitation = console.api(
+        owner, "POST", "/api/invitations", {"email": f"{unique('admin')}@example.com", "role": "admin"}
+    )
+    assert isinstance(invitation, dict)
+    admin = console.page()
+    token = str(invitation["url"]).split("#token=", 1)[1]
+    accepted = admin.context.request.post(
+        "/api/invitations/accept",
+        data={"token": token, "password": PASSWORD},
+        headers={"Origin": console.server.origin},
+    )
+    assert accepted.status == 201, accepted.text()
+    console.api(admin, "POST", "/api/keys", {"name": "Their key"})
+    console.api(admin, "POST", "/api/invitations", {"email": f"{unique('x')}@example.com", "role": "admin"})
+    owner.goto("/team")
+    email = invitation["email"]
+    owner.locator(f'[data-member="{email}"]').get_by_role("button", name=f"Remove {email}").click()
+    dialog = owner.get_by_role("dialog", name="Remove this member?")
+    expect(dialog).to_contain_text("1 pending invitation and 1 API key stop working")
+    assert_accessible(owner, "the remove member dialog")
+    dialog.get_by_role("button", name="Remove member").click()
+    expect(owner.get_by_text(f"{email} was removed and signed out.")).to_be_visible()
+    keys = console.api(owner, "GET", "/api/keys")
+    assert isinstance(keys, dict)
+    assert all(k["name"] != "Their key" for k in keys["keys"])

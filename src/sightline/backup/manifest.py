@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,12 +34,26 @@ def describe(root: Path, files: list[Path]) -> list[dict[str, Any]]:
     ]
 
 
+def refuse_links(root: Path) -> None:
+    """A backup holds plain files and directories only: a symbolic link inside it (to a chunk, to
+    another instance's database, to a directory) would bring in a file from outside it."""
+    for top, directories, files in os.walk(root):  # never follows links
+        for name in sorted(directories + files):
+            path = Path(top) / name
+            if path.is_symlink():
+                raise BackupError(
+                    f"{path}: a symbolic link (to {os.readlink(path)}); a backup holds plain files "
+                    "only, refused"
+                )
+
+
 @dataclass
 class Manifest:
     data: dict[str, Any]
 
     @classmethod
     def read(cls, root: Path) -> Manifest:
+        refuse_links(root)
         path = root / NAME
         if not path.is_file():
             raise BackupError(f"{path}: missing; this is not a Sightline backup")

@@ -163,7 +163,11 @@ def get_import(request: Request, import_id: Annotated[int, Path(ge=1, le=2**62)]
     responses={404: {}},
 )
 def delete_import(request: Request, import_id: Annotated[int, Path(ge=1, le=2**62)]) -> Response:
-    with context(request).db.begin() as conn:
+    ctx = context(request)
+    with ctx.db.begin() as conn:
         service.get_import(conn, import_id, _team_sites(request))
         service.delete_import(conn, import_id)
+    # Gone from the reports and the API now; its figures leave in bounded steps.
+    if ctx.importer is not None:
+        ctx.importer.delete(import_id)
     return Response(status_code=204)

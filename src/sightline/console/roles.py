@@ -15,6 +15,7 @@ else changes state. ``tests/console/test_route_matrix.py`` proves the outcome fo
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -48,6 +49,7 @@ EVERYONE_MAY = frozenset(
 )
 KEY_ROUTES = "/api/sites/{site_id}/reports/"
 KEY_LISTS = frozenset({"/api/sites"})  # lists filtered to the key's sites by their handlers
+_CONVERTER = re.compile(r"\{(\w+):\w+\}")
 # Path parameters naming an object that belongs to a site: the table that says which.
 SITE_OF = {
     "recording_id": "recordings",
@@ -71,12 +73,18 @@ def api_routes(routes: Sequence[BaseRoute]) -> list[APIRoute]:
     return found
 
 
+def template_of(path: str) -> str:
+    """A route's template as the rules (and the API's documentation) name it: converters left out,
+    so ``/visitors/{visitor_id:path}/export`` is ``/visitors/{visitor_id}/export``."""
+    return _CONVERTER.sub(r"{\1}", path)
+
+
 def match_route(routes: Sequence[APIRoute], scope: Scope) -> tuple[str, Mapping[str, Any]] | None:
     """The template and path parameters of the console route that will answer ``scope``, if any."""
     for route in routes:
         matched, child = route.matches(scope)
         if matched == Match.FULL:
-            return route.path, child.get("path_params", {})
+            return template_of(route.path), child.get("path_params", {})
     return None
 
 

@@ -162,7 +162,7 @@ def update_member(member_id: Id, body: MemberPatch, request: Request) -> dict[st
 
 @router.delete(
     "/members/{member_id}",
-    summary="Remove a member; their sessions end at once",
+    summary="Remove a member; their sessions, pending invitations, API keys and shared links end at once",
     status_code=204,
     responses={403: {}, 404: {}},
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from sightline.console.deps import context, owner
 from sightline.recordings.service import Recordings
@@ -15,7 +15,9 @@ from sightline.visitors import rights
 router = APIRouter(prefix="/api/sites", tags=["visitors"])
 
 SiteId = Annotated[int, Path(ge=1, le=2**62, description="The site's id.")]
-VisitorId = Annotated[str, Path(min_length=1, max_length=200, description="The visitor code.")]
+# Any text the route can carry, so that rights.check_visitor_id answers every bad code with 422;
+# ":path" lets a code hold "/" (sent as "/" or as "%2F").
+VisitorId = Annotated[str, Path(description="The visitor code (percent-encoded: '/' as %2F).")]
 
 
 def _recordings(request: Request) -> Recordings:
@@ -24,7 +26,7 @@ def _recordings(request: Request) -> Recordings:
 
 
 @router.delete(
-    "/{site_id}/visitors/{visitor_id}",
+    "/{site_id}/visitors/{visitor_id:path}",
     summary="Erase everything stored about one visitor (events, recordings, survey responses)",
     status_code=202,
     responses={404: {}, 422: {}},
@@ -40,7 +42,7 @@ def erase_visitor(site_id: SiteId, visitor_id: VisitorId, request: Request) -> J
 
 
 @router.get(
-    "/{site_id}/visitors/{visitor_id}/export",
+    "/{site_id}/visitors/{visitor_id:path}/export",
     summary="Everything stored about one visitor, as JSON (for an access request)",
     responses={404: {}, 422: {}},
 )
@@ -49,9 +51,11 @@ def export_visitor(site_id: SiteId, visitor_id: VisitorId, request: Request) -> 
     code = rights.check_visitor_id(visitor_id)
     with ctx.db.read() as conn:
         sites.get_site(conn, owner(request).id, site_id)
-    body = rights.export(ctx.db, site_id, code)
-    return JSONResponse(
-        body, headers={"Content-Disposition": f'attachment; filename="visitor-site{site_id}.json"'}
+    # Streamed a page of events at a time: parallel exports of large visitors stay small.
+    return StreamingResponse(
+        rights.export_stream(ctx.db, site_id, code),
+        media_type="application/json",
+        headers={"Content-Disposition": f'attachment; filename="visitor-site{site_id}.json"'},
     )
 
 

@@ -3,6 +3,11 @@
 Days are the site's calendar days; a report adds an imported day when the day's local midnight
 lies in its period. Visitors are summed over days (and over rows of a table), as Plausible
 counts imported visitors: the import carries no visitor codes to count once.
+
+Sums never overflow: on PostgreSQL ``SUM`` of a bigint is a numeric; on SQLite ``SUM`` of
+integers fails beyond 2**63, so SQLite's ``TOTAL`` (a float) sums instead. Imports bound every
+number (``formats.MAX_COUNT``), so the sums stay exact; a database holding larger numbers from
+elsewhere still answers.
 """
 
 from __future__ import annotations
@@ -68,8 +73,13 @@ class ImportedFigures:
         with self.engine.connect() as conn:
             return conn.execute(query).first() is not None
 
+    def _sum(self, name: str) -> Any:
+        if self.engine.dialect.name == "sqlite":
+            return func.total(f.c[name])
+        return func.coalesce(func.sum(f.c[name]), 0)
+
     def _sums(self) -> list[Any]:
-        return [func.coalesce(func.sum(f.c[name]), 0) for name in SUMS]
+        return [self._sum(name) for name in SUMS]
 
     def totals(self, site_id: int, days: Days) -> dict[str, int] | None:
         """The site's imported totals over the days; None when no day has any."""
@@ -100,7 +110,7 @@ class ImportedFigures:
             where.append(func.lower(f.c.value).contains(search.lower(), autoescape=True))
         if values:
             where.append(f.c.value.in_(list(values)))
-        sums = [func.coalesce(func.sum(f.c[name]), 0).label(f"n_{name}") for name in SUMS]
+        sums = [self._sum(name).label(f"n_{name}") for name in SUMS]
         ranked = sums[SUMS.index(order)] if order in SUMS else sums[1]
         query = (
             select(f.c.value, *sums)

@@ -7,7 +7,13 @@ export), ``visitors``, ``visits``, ``pageviews`` and optionally ``bounces`` or `
 (a fraction of visits) and ``visit_duration`` (seconds per visit on average); other columns are
 ignored. Nothing is read whole: rows are decoded one at a time from the file (or the zip's
 member), and the bytes read are reported for the import's progress. A bad file raises
-``ImportFileError`` naming the file, the line and the column.
+``ImportFileError`` naming the file, the line and the column; a damaged zip (a bad CRC, a corrupt
+deflate stream, a compression method other than stored or deflate) names the member.
+
+Bounds, so an upload can neither amplify nor overflow: a zip unpacks to at most ``UNPACK_RATIO``
+times its own size (a small zip to at most ``UNPACK_FLOOR``) and never to more than the caller's
+``max_bytes``; every count is at most ``MAX_COUNT`` and every duration ``MAX_DURATION`` seconds,
+so the sums the reports take over every row an import can hold stay within a 64-bit integer.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import csv
 import io
 import re
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import date
@@ -25,7 +32,14 @@ from typing import IO, Any
 VALUE_MAX = 500  # as the store cuts paths and values
 NONE = "(none)"  # the reports' value for an unknown source, browser, country, ...
 MAX_MEMBERS = 100
-MAX_NUMBER = 10**15
+MAX_COUNT = 10**9  # visitors, visits, pageviews, bounces, events of one row
+MAX_DURATION = 10**10  # seconds of one row's visits summed
+DURATIONS = frozenset({"visit_duration"})
+UNPACK_RATIO = 40  # a zip unpacks to at most this many times its own size
+UNPACK_FLOOR = 2**20  # ... or to 1 MiB, whichever is more
+READABLE = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)
+# What reading a damaged member raises: a bad CRC-32, a corrupt deflate stream, a short member.
+DAMAGED = (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, OSError)
 Progress = Callable[[int], None]
 
 
@@ -164,8 +178,11 @@ class _Rows:
         if raw is None or (optional and raw.strip() == ""):
             return 0
         text = raw.strip()
-        if not text.isascii() or not text.isdigit() or int(text) > MAX_NUMBER:
+        if not text.isascii() or not text.isdigit():
             raise self.error(line, column, f"{raw!r} is not a whole number from 0 up")
+        bound = MAX_DURATION if column in DURATIONS else MAX_COUNT
+        if len(text) > 20 or int(text) > bound:
+            raise self.error(line, column, f"{raw[:40]!r} is more than the {bound:,} a row may hold")
         return int(text)
 
     def fraction(self, line: int, row: dict[str, str], column: str) -> float:
@@ -184,8 +201,8 @@ class _Rows:
             value = float(raw) if raw else 0.0
         except ValueError:
             value = -1.0
-        if not 0.0 <= value < MAX_NUMBER:
-            raise self.error(line, column, f"{raw!r} is not a number of seconds")
+        if not 0.0 <= value <= MAX_DURATION:
+            raise self.error(line, column, f"{raw[:40]!r} is not a number of seconds up to {MAX_DURATION:,}")
         return value
 
     def day(self, line: int, row: dict[str, str], column: str) -> date:
@@ -299,7 +316,14 @@ def _daily_figures(rows: _Rows) -> Iterator[Figure]:
         if bounces > visits:
             raise rows.error(line, "bounces", f"{bounces} bounces are more than the {visits} visits")
         average = rows.seconds(line, row, "visit_duration") if "visit_duration" in rows.columns else 0.0
-        yield Figure(day, "total", "", visitors, visits, pageviews, bounces, round(average * visits))
+        duration = round(average * visits)
+        if duration > MAX_DURATION:
+            raise rows.error(
+                line,
+                "visit_duration",
+                f"{visits} visits of {average:g} seconds are more than {MAX_DURATION:,} seconds",
+            )
+        yield Figure(day, "total", "", visitors, visits, pageviews, bounces, duration)
 
 
 @dataclass(frozen=True)
@@ -327,8 +351,29 @@ class Upload:
             for member in self.tables:
                 table = plausible_table(member)
                 assert table is not None
-                with archive.open(member) as stream:
-                    yield from _plausible_figures(table, _Rows(member, stream, progress, PLAUSIBLE[table]))
+                try:
+                    with archive.open(member) as stream:
+                        yield from _plausible_figures(
+                            table, _Rows(member, stream, progress, PLAUSIBLE[table])
+                        )
+                except DAMAGED as error:
+                    raise ImportFileError(
+                        f"{member} in {self.name} is damaged ({_damage(error)}): export the site again, "
+                        "or zip the CSV files again.",
+                        field=member,
+                    ) from None
+
+
+def _damage(error: BaseException) -> str:
+    if isinstance(error, zlib.error):
+        return "its compressed data is corrupt"
+    if isinstance(error, zipfile.BadZipFile) and "CRC" in str(error):
+        return "its CRC-32 checksum does not match"
+    return "it cannot be unpacked"
+
+
+def _mib(size: int) -> str:
+    return f"{size / 2**20:.1f} MiB" if size < 2**30 else f"{size / 2**30:.1f} GiB"
 
 
 def open_upload(path: Path, name: str, kind: str | None, max_bytes: int) -> Upload:
@@ -371,6 +416,13 @@ def open_upload(path: Path, name: str, kind: str | None, max_bytes: int) -> Uplo
             )
         if info.flag_bits & 0x1:
             raise ImportFileError(f"{info.filename} in {name} is encrypted.", field=info.filename)
+        if info.compress_type not in READABLE:
+            raise ImportFileError(
+                f"{info.filename} in {name} is compressed with method {info.compress_type}; Sightline "
+                "reads zips whose files are stored or deflated (what Plausible and every common zip "
+                "tool make).",
+                field=info.filename,
+            )
         members.append(info.filename)
     tables = [plausible_table(m) for m in members]
     if len(members) > MAX_MEMBERS or len(set(tables)) != len(tables):
@@ -380,10 +432,15 @@ def open_upload(path: Path, name: str, kind: str | None, max_bytes: int) -> Uplo
             f"{name} has no imported_visitors file: the site's daily totals are needed.", field="file"
         )
     size = sum(info.file_size for info in infos if info.filename in members)
-    if size > max_bytes:
+    packed = path.stat().st_size
+    allowed = min(max_bytes, max(UNPACK_FLOOR, packed * UNPACK_RATIO))
+    if size > allowed:
+        why = (
+            f"the {max_bytes // 2**20} MiB allowed"
+            if allowed == max_bytes
+            else f"{UNPACK_RATIO} times its own size (a zip of CSV files unpacks to less)"
+        )
         raise ImportFileError(
-            f"{name} unpacks to {size // 2**20} MiB, more than the {max_bytes // 2**20} MiB allowed.",
-            field="file",
-            code="import_too_large",
+            f"{name} unpacks to {_mib(size)}, more than {why}.", field="file", code="import_too_large"
         )
     return Upload(path, kind, name, tuple(members), size)

@@ -4,7 +4,11 @@ An upload is checked whole before it is accepted (every row of every file, strea
 the file, line and column), so a queued import fails only when the server does. It is idempotent:
 the same file (by SHA-256) for the same site gives back the import it made (``duplicate``), and a
 file whose days overlap another import of the site is refused (409 ``import_overlaps``) rather
-than counted twice. Only imports whose status is ``done`` count in reports.
+than counted twice. Only imports whose status is ``done`` count in reports. The duplicate and
+overlap checks and the new row are one atomic step: ``storage.lock_row`` on the site's row makes
+concurrent acceptances for one site wait for each other (SQLite: the write lock from the first
+statement; PostgreSQL: the row lock). A deleted import is marked ``deleting`` (gone from the API
+and the reports at once) and its figures leave in bounded steps (``jobs``).
 """
 
 from __future__ import annotations
@@ -14,14 +18,15 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, delete, insert, select
+from sqlalchemy import Connection, insert, select, update
 
 from sightline.errors import ApiError
 from sightline.imports.formats import Upload
-from sightline.storage.schema import imports
+from sightline.storage import lock_row
+from sightline.storage.schema import imports, sites
 from sightline.storage.types import utcnow
 
-QUEUED, RUNNING, DONE, FAILED = "queued", "running", "done", "failed"
+QUEUED, RUNNING, DONE, FAILED, DELETING = "queued", "running", "done", "failed", "deleting"
 LIVE = (QUEUED, RUNNING, DONE)
 
 
@@ -78,6 +83,7 @@ def accept(
 ) -> tuple[dict[str, Any], bool]:
     """The import row for an upload: (its shape, True) when new, (the earlier one, False) when
     the same file was imported into the site before."""
+    lock_row(conn, sites.c.name, site_id)
     same = conn.execute(
         select(imports).where(
             imports.c.site_id == site_id, imports.c.checksum == checksum, imports.c.status.in_(LIVE)
@@ -127,14 +133,20 @@ def accept(
 
 
 def list_imports(conn: Connection, site_id: int) -> list[dict[str, Any]]:
-    rows = conn.execute(select(imports).where(imports.c.site_id == site_id).order_by(imports.c.id.desc()))
+    rows = conn.execute(
+        select(imports)
+        .where(imports.c.site_id == site_id, imports.c.status != DELETING)
+        .order_by(imports.c.id.desc())
+    )
     return [shape(row._mapping) for row in rows]
 
 
 def get_import(conn: Connection, import_id: int, site_ids: Any) -> dict[str, Any]:
     """The import, if it belongs to one of ``site_ids`` (a subquery of the team's sites)."""
     row = conn.execute(
-        select(imports).where(imports.c.id == import_id, imports.c.site_id.in_(site_ids))
+        select(imports).where(
+            imports.c.id == import_id, imports.c.site_id.in_(site_ids), imports.c.status != DELETING
+        )
     ).first()
     if row is None:
         raise ApiError(404, "not_found", "No import with that id exists.")
@@ -142,8 +154,9 @@ def get_import(conn: Connection, import_id: int, site_ids: Any) -> dict[str, Any
 
 
 def delete_import(conn: Connection, import_id: int) -> None:
-    """Deletes the import and its figures (a running job notices and stops)."""
-    conn.execute(delete(imports).where(imports.c.id == import_id))
+    """Marks the import deleted: reports and the API leave it out at once, a running job stops at
+    its next batch, and ``jobs.Importer.delete`` removes its figures in bounded steps."""
+    conn.execute(update(imports).where(imports.c.id == import_id).values(status=DELETING))
 
 
 def upload_path(directory: Path, import_id: int) -> Path:
@@ -153,4 +166,10 @@ def upload_path(directory: Path, import_id: int) -> Path:
 def unfinished(conn: Connection) -> list[int]:
     """Imports a server stopped before finishing (queued or running)."""
     rows = conn.execute(select(imports.c.id).where(imports.c.status.in_((QUEUED, RUNNING))))
+    return [int(r) for r in rows.scalars()]
+
+
+def being_deleted(conn: Connection) -> list[int]:
+    """Imports deleted whose figures a stopped server had not removed yet."""
+    rows = conn.execute(select(imports.c.id).where(imports.c.status == DELETING))
     return [int(r) for r in rows.scalars()]

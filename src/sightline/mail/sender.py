@@ -17,6 +17,8 @@ from email.message import EmailMessage
 from email.utils import formataddr, make_msgid
 from urllib.parse import unquote, urlsplit
 
+from sightline.text import one_line
+
 # Headers folded only beyond SMTP's 998 characters: Python's folding at 78 moves a whole subject
 # to a continuation line, which mail clients then show with a leading space. The parts are
 # encoded before this policy is set, so bodies keep their 78-character lines.
@@ -54,7 +56,7 @@ class Mailer:
         message = EmailMessage()
         message["From"] = formataddr(("Sightline", self.sender))
         message["To"] = to
-        message["Subject"] = subject
+        message["Subject"] = one_line(subject)  # a site named before names were checked
         message["Message-ID"] = make_msgid(domain=self.sender.rsplit("@", 1)[-1])
         if unsubscribe is not None:
             message["List-Unsubscribe"] = f"<{unsubscribe}>"

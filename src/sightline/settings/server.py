@@ -173,7 +173,8 @@ SERVER: tuple[Setting, ...] = (
         "integer",
         512,
         "Largest file an import accepts (Plausible's CSV export as a zip, or a CSV of daily "
-        "figures), in MiB; a zip may unpack to at most ten times as much.",
+        "figures), in MiB; a zip may unpack to at most ten times as much, and to at most 40 times "
+        "its own size.",
         v.positive_int,
     ),
     Setting(

@@ -19,6 +19,7 @@ from sightline.sites.domains import DomainError, normalise_domain
 from sightline.sites.privacy import check_exclusions, check_retention, exclusions_of
 from sightline.storage.schema import deleted_sites, sites
 from sightline.storage.types import utcnow
+from sightline.text import breaks_line
 
 NAME_MAX = 100
 # A site that sent events this recently counts as working whatever a connection check finds.
@@ -40,8 +41,13 @@ def check_name(raw: object) -> str:
     name = raw.strip()
     if len(name) > NAME_MAX:
         raise ApiError(422, "invalid_name", f"The site name has at most {NAME_MAX} characters.", field="name")
-    if any(ord(ch) < 32 for ch in name):
-        raise ApiError(422, "invalid_name", "The site name may not contain control characters.", field="name")
+    if breaks_line(name):
+        raise ApiError(
+            422,
+            "invalid_name",
+            "The site name may not contain control characters or line separators.",
+            field="name",
+        )
     return name
 
 

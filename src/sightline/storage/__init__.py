@@ -4,6 +4,7 @@ May import: ``sightline.settings`` only. Feature modules import this package; it
 """
 
 from sightline.storage.database import Database, open_database
+from sightline.storage.locks import lock_row
 from sightline.storage.schema import metadata
 
-__all__ = ["Database", "metadata", "open_database"]
+__all__ = ["Database", "lock_row", "metadata", "open_database"]

@@ -20,7 +20,18 @@ from sqlalchemy import exc as sa_exc
 RECENT_SECONDS = 60.0  # a failure this recent still shows in health
 
 # SQLite reports schema and programming mistakes as OperationalError too; those are bugs (500).
-_SQLITE_BUGS = ("no such table", "no such column", "syntax error", "has no column")
+# Not outages but bugs or bad data (an overflowing SUM, a value of the wrong type): a 500, never
+# a 503 that sends clients to retry while health says all is well.
+_SQLITE_BUGS = (
+    "no such table",
+    "no such column",
+    "syntax error",
+    "has no column",
+    "integer overflow",
+    "datatype mismatch",
+    "too big",
+    "out of range",
+)
 
 
 @dataclass(frozen=True)

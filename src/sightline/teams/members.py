@@ -3,7 +3,10 @@
 The owner and admins invite people by e-mail address with a role (``admin`` or ``viewer``; a viewer
 may be limited to some sites). The link carries a random token of which only the hash is stored;
 whoever opens it chooses a password and becomes a member. Removing a member deletes their account,
-which ends their sessions at once.
+which ends their sessions at once, and ends everything they made that grants access: their pending
+invitations, their API keys and the shared links they made (``grants``: what the console lists
+before the owner confirms). An invitation is accepted only while whoever made it is still the
+owner or an admin of the team.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from sqlalchemy import Connection, delete, func, insert, select, update
 from sightline.accounts.tokens import new_token, token_hash
 from sightline.accounts.users import create_user, email_problem, find_by_email, normalise_email
 from sightline.errors import ApiError
-from sightline.storage.schema import invitations, members, sessions, sites, users
+from sightline.storage.schema import api_keys, invitations, members, sessions, shares, sites, users
 from sightline.storage.types import utcnow
 from sightline.teams.principal import Principal
 
@@ -128,9 +131,19 @@ def _valid_invitation(conn: Connection, token: object) -> Any:
     if not isinstance(token, str) or not token or len(token) > 200:
         raise _used_up()
     row = conn.execute(select(invitations).where(invitations.c.token_hash == token_hash(token))).first()
-    if row is None or row.expires_at <= utcnow():
+    if row is None or row.expires_at <= utcnow() or not _may_invite(conn, row.team_id, row.invited_by):
         raise _used_up()
     return row
+
+
+def _may_invite(conn: Connection, team_id: int, user_id: int | None) -> bool:
+    """Whether whoever made an invitation is still the team's owner or one of its admins."""
+    if user_id is None or user_id == team_id:
+        return True
+    role = conn.execute(
+        select(members.c.role).where(members.c.user_id == user_id, members.c.team_id == team_id)
+    ).scalar_one_or_none()
+    return role == "admin"
 
 
 def _used_up() -> ApiError:
@@ -195,7 +208,10 @@ def list_members(conn: Connection, team_id: int) -> list[dict[str, Any]]:
         .where((users.c.id == team_id) | (members.c.team_id == team_id))
         .order_by((users.c.id != team_id), members.c.created_at, users.c.id)
     )
-    return [_public_member(row._mapping) for row in conn.execute(query)]
+    found = [_public_member(row._mapping) for row in conn.execute(query)]
+    for each in found:
+        each["grants"] = None if each["role"] == "owner" else grants(conn, team_id, each["id"])
+    return found
 
 
 def _public_member(row: Any) -> dict[str, Any]:
@@ -232,9 +248,29 @@ def update_member(conn: Connection, by: Principal, user_id: int, changes: dict[s
     return next(m for m in list_members(conn, by.team_id) if m["id"] == user_id)
 
 
+def grants(conn: Connection, team_id: int, user_id: int) -> dict[str, int]:
+    """What a member made that grants access and ends with them: pending invitations, API keys,
+    shared links (counted, for the console to say before the owner removes them)."""
+    team_sites = select(sites.c.id).where(sites.c.owner_id == team_id)
+    counts = (
+        select(func.count()).where(invitations.c.team_id == team_id, invitations.c.invited_by == user_id),
+        select(func.count()).where(api_keys.c.team_id == team_id, api_keys.c.created_by == user_id),
+        select(func.count()).where(shares.c.site_id.in_(team_sites), shares.c.created_by == user_id),
+    )
+    invited, keys, links = (int(conn.execute(query).scalar_one()) for query in counts)
+    return {"invitations": invited, "api_keys": keys, "shares": links}
+
+
 def remove_member(conn: Connection, by: Principal, user_id: int) -> None:
-    """Delete the member's account; their sessions go with it (foreign key cascade)."""
+    """Delete the member's account, their sessions, and what they made that grants access: their
+    pending invitations, API keys and shared links, in the same transaction."""
     _member_row(conn, by.team_id, user_id)
+    team_sites = select(sites.c.id).where(sites.c.owner_id == by.team_id)
+    conn.execute(
+        delete(invitations).where(invitations.c.team_id == by.team_id, invitations.c.invited_by == user_id)
+    )
+    conn.execute(delete(api_keys).where(api_keys.c.team_id == by.team_id, api_keys.c.created_by == user_id))
+    conn.execute(delete(shares).where(shares.c.site_id.in_(team_sites), shares.c.created_by == user_id))
     conn.execute(delete(sessions).where(sessions.c.user_id == user_id))
     conn.execute(delete(members).where(members.c.user_id == user_id))
     conn.execute(delete(users).where(users.c.id == user_id))

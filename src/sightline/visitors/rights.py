@@ -10,11 +10,12 @@ responses, and asks the analytics store to drop its copy (a ``store_tasks`` row 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
 import orjson
-from sqlalchemy import Connection, delete, func, insert, select
+from sqlalchemy import Connection, delete, func, insert, select, tuple_
 
 from sightline.errors import ApiError
 from sightline.recordings.service import Recordings
@@ -130,22 +131,22 @@ def public_erasure(row: Any) -> dict[str, Any]:
     }
 
 
+EXPORT_PAGE = 1000  # events read and sent at a time: an export's memory is one page, not the whole
+
+
 def export(db: Database, site_id: int, visitor_id: str) -> dict[str, Any]:
-    """Everything stored about ``visitor_id`` on ``site_id``, for an access request."""
-    columns = [c for c in events.columns if c.name not in {"site_id", "visitor_id", "batch_id"}]
+    """Everything stored about ``visitor_id`` on ``site_id``, for an access request (as one
+    value: the CLI's; the API streams ``export_stream``)."""
+    found: dict[str, Any] = orjson.loads(b"".join(export_stream(db, site_id, visitor_id)))
+    return found
+
+
+def export_stream(db: Database, site_id: int, visitor_id: str) -> Iterator[bytes]:
+    """The export as JSON, a page of events at a time (oldest first, at most ``EXPORT_EVENTS``),
+    so however many events a visitor has, the server holds one page of them per export."""
+    mine = (events.c.site_id == site_id) & (events.c.visitor_id == visitor_id)
     with db.read() as conn:
-        total = conn.execute(
-            select(func.count())
-            .select_from(events)
-            .where(events.c.site_id == site_id, events.c.visitor_id == visitor_id)
-        ).scalar_one()
-        rows = conn.execute(
-            select(*columns)
-            .where(events.c.site_id == site_id, events.c.visitor_id == visitor_id)
-            .order_by(events.c.time, events.c.id)
-            .limit(EXPORT_EVENTS)
-        )
-        exported_events = [_event(r._mapping) for r in rows]
+        total = int(conn.execute(select(func.count()).select_from(events).where(mine)).scalar_one())
         found_recordings = [
             {
                 "id": r.id,
@@ -160,7 +161,52 @@ def export(db: Database, site_id: int, visitor_id: str) -> dict[str, Any]:
                 )
             )
         ]
-        responses = [
+    head = {
+        "site_id": site_id,
+        "visitor_id": visitor_id,
+        "exported_at": utcnow().isoformat(),
+        "events_total": total,
+        "events_truncated": total > EXPORT_EVENTS,
+    }
+    yield orjson.dumps(head)[:-1] + b',"events":['
+    yield from _event_pages(db, mine)
+    yield b'],"recordings":' + orjson.dumps(found_recordings) + b',"survey_responses":['
+    yield from _response_pages(db, site_id, visitor_id)
+    yield b"]}"
+
+
+def _event_pages(db: Database, mine: Any) -> Iterator[bytes]:
+    columns = [c for c in events.columns if c.name not in {"site_id", "visitor_id", "batch_id"}]
+    after: tuple[Any, Any] | None = None
+    sent = 0
+    while sent < EXPORT_EVENTS:
+        query = select(*columns).where(mine)
+        if after is not None:
+            query = query.where(tuple_(events.c.time, events.c.id) > tuple_(*after))
+        query = query.order_by(events.c.time, events.c.id).limit(min(EXPORT_PAGE, EXPORT_EVENTS - sent))
+        with db.read() as conn:
+            rows = [r._mapping for r in conn.execute(query)]
+        if not rows:
+            return
+        yield (b"," if sent else b"") + b",".join(orjson.dumps(_event(r)) for r in rows)
+        sent += len(rows)
+        after = (rows[-1]["time"], rows[-1]["id"])
+
+
+def _response_pages(db: Database, site_id: int, visitor_id: str) -> Iterator[bytes]:
+    after = 0
+    sent = False
+    while True:
+        with db.read() as conn:
+            rows = conn.execute(
+                select(survey_responses)
+                .where(_responses_of(site_id, visitor_id), survey_responses.c.id > after)
+                .order_by(survey_responses.c.id)
+                .limit(EXPORT_PAGE)
+            ).all()
+        if not rows:
+            return
+        page = [
             {
                 "id": int(r.id),
                 "survey_id": int(r.survey_id),
@@ -169,22 +215,11 @@ def export(db: Database, site_id: int, visitor_id: str) -> dict[str, Any]:
                 "answers": orjson.loads(r.answers),
                 "submitted_at": _iso(r.submitted_at),
             }
-            for r in conn.execute(
-                select(survey_responses)
-                .where(_responses_of(site_id, visitor_id))
-                .order_by(survey_responses.c.id)
-            )
+            for r in rows
         ]
-    return {
-        "site_id": site_id,
-        "visitor_id": visitor_id,
-        "exported_at": utcnow().isoformat(),
-        "events_total": int(total),
-        "events_truncated": int(total) > len(exported_events),
-        "events": exported_events,
-        "recordings": found_recordings,
-        "survey_responses": responses,
-    }
+        yield (b"," if sent else b"") + b",".join(orjson.dumps(item) for item in page)
+        sent = True
+        after = int(rows[-1].id)
 
 
 def _event(row: Any) -> dict[str, Any]:

@@ -316,6 +316,25 @@ function InvitationLink({ invitation, onDone }: { invitation: Invitation; onDone
   );
 }
 
+function counted(count: number, one: string, many: string): string {
+  return `${count} ${count === 1 ? one : many}`;
+}
+
+/** What removing the member ends besides their account: everything they made that grants access. */
+function endsWith(member: Member): string {
+  const made = member.grants ?? { invitations: 0, api_keys: 0, shares: 0 };
+  const parts = [
+    made.invitations ? counted(made.invitations, "pending invitation", "pending invitations") : "",
+    made.api_keys ? counted(made.api_keys, "API key", "API keys") : "",
+    made.shares ? counted(made.shares, "shared link", "shared links") : "",
+  ].filter(Boolean);
+  if (parts.length === 0) {
+    return "They made no invitations, API keys or shared links that are still in use.";
+  }
+  const list = parts.length > 1 ? `${parts.slice(0, -1).join(", ")} and ${parts[parts.length - 1]}` : parts[0];
+  return `What they made ends with them: ${list} stop working. Make new ones yourself if they are still needed.`;
+}
+
 function RemoveMember({ member, onCancel, onRemoved }: { member: Member; onCancel: () => void; onRemoved: () => void }) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -335,6 +354,7 @@ function RemoveMember({ member, onCancel, onRemoved }: { member: Member; onCance
         {member.email} loses access at once: their account is deleted and any open session ends. You can invite them
         again later.
       </p>
+      <p>{endsWith(member)}</p>
       {error && <Notice kind="error">{error}</Notice>}
       <div class="dialog-actions">
         <button type="button" class="button" onClick={onCancel}>

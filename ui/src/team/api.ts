@@ -8,6 +8,8 @@ export interface Member {
   site_ids: number[] | null;
   created_at: string;
   last_seen_at: string | null;
+  /** What the member made that grants access and ends when they are removed (null: the owner). */
+  grants: { invitations: number; api_keys: number; shares: number } | null;
 }
 
 export interface Invitation {
