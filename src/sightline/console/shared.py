@@ -21,6 +21,7 @@ from starlette.types import Receive, Scope, Send
 
 from sightline.console.deps import context, member
 from sightline.console.guard import MAX_BODY, is_json_content_type
+from sightline.console.ids import ShareId, SiteId
 from sightline.console.schemas import Body, Text
 from sightline.context import Context
 from sightline.errors import ApiError, error_response
@@ -30,7 +31,6 @@ from sightline.teams.principal import Principal
 router = APIRouter(tags=["sharing"])
 public = APIRouter(prefix="/share/{token}/api", include_in_schema=False)
 
-SiteId = Annotated[int, Path(ge=1, le=2**62, description="The site's id.")]
 Token = Annotated[str, Path(max_length=64)]
 # A report (summary, breakdown, ...) or a report table's CSV (export/breakdown.csv, ...).
 KIND = re.compile(r"\A(export/)?[a-z_]{1,40}(\.csv)?\Z")
@@ -72,7 +72,7 @@ def list_shares(site_id: SiteId, request: Request) -> dict[str, Any]:
     status_code=204,
     responses={403: {}, 404: {}},
 )
-def revoke_share(share_id: Annotated[int, Path(ge=1, le=2**62)], request: Request) -> Response:
+def revoke_share(share_id: ShareId, request: Request) -> Response:
     with context(request).db.begin() as conn:
         shares.revoke_share(conn, member(request).team_id, share_id)
     return Response(status_code=204)

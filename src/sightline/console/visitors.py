@@ -8,13 +8,13 @@ from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse, Response
 
 from sightline.console.deps import context, owner
+from sightline.console.ids import SiteId
 from sightline.recordings.service import Recordings
 from sightline.sites import service as sites
 from sightline.visitors import rights
 
 router = APIRouter(prefix="/api/sites", tags=["visitors"])
 
-SiteId = Annotated[int, Path(ge=1, le=2**62, description="The site's id.")]
 VisitorId = Annotated[str, Path(min_length=1, max_length=200, description="The visitor code.")]
 
 
