@@ -196,7 +196,9 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
     )
     app.add_route(
         "/metrics",
-        MetricsEndpoint(registry, settings.metrics_token, settings.trusted_proxies).handle,
+        MetricsEndpoint(
+            registry, settings.metrics_token, settings.trusted_proxies, str(settings.client_address_header)
+        ).handle,
         include_in_schema=False,
     )
     app.state.recordings = recordings
