@@ -17,10 +17,15 @@ from urllib.parse import quote
 
 import httpx
 import pytest
+from fastapi._compat import ModelField
+from fastapi.dependencies.models import Dependant
 from pydantic import TypeAdapter, ValidationError
 
+from sightline.app import create_app
 from sightline.console.guard import JSON_METHODS, OPEN_ROUTES, STATE_CHANGING, UPLOAD_ROUTES
-from sightline.console.roles import ADMIN_READS, EVERYONE_MAY, is_key_route
+from sightline.console.ids import QUERY_IDS, TEXT_PARAMS
+from sightline.console.roles import ADMIN_READS, EVERYONE_MAY, api_routes, is_key_route
+from sightline.settings import load
 from tests.conftest import sign_in
 from tests.imports.helpers import upload
 from tests.recordings.helpers import chunk, new_recording_id, page_events, post_chunk, recording_site
@@ -381,6 +386,33 @@ def test_the_spellings_are_those_the_framework_accepts_for_an_int() -> None:
             assert TypeAdapter(int).validate_python(text) == value, repr(text)
     with pytest.raises(ValidationError):
         TypeAdapter(int).validate_python(chr(0xFF14) + chr(0xFF12))  # 42 in full-width digits
+
+
+def _id_fields(dependant: Dependant) -> Iterator[ModelField]:
+    yield from dependant.path_params
+    yield from (field for field in dependant.query_params if field.name in QUERY_IDS)
+    for inner in dependant.dependencies:
+        yield from _id_fields(inner)
+
+
+def test_every_id_a_console_handler_takes_is_read_as_the_guard_reads_it() -> None:
+    """The guard refuses every other spelling; the handlers' types refuse them too, so a handler
+    can only ever receive the id the guard checked."""
+    app = create_app(load({"data_dir": tempfile.mkdtemp(prefix="sightline-ids-")}, environ={}))
+    checked = 0
+    for route in api_routes(app.router.routes):
+        if not route.path.startswith("/api/"):
+            continue
+        for field in _id_fields(route.dependant):
+            if field.name in TEXT_PARAMS:
+                continue
+            where = ("path" if field in route.dependant.path_params else "query", field.name)
+            assert field.validate("7", {}, loc=where) == (7, []), f"{route.path} {field.name}"
+            for text in spellings("7"):
+                value, errors = field.validate(text, {}, loc=where)
+                assert errors, f"{route.path}: {field.name}={text!r} was read as {value!r}"
+            checked += 1
+    assert checked > 40
 
 
 REFUSED = {401, 403, 404, 405, 422, 429}

@@ -59,16 +59,16 @@ def _canonical(maximum: int) -> BeforeValidator:
 
 
 CANONICAL = _canonical(MAX_ID)
-SiteId = Annotated[int, CANONICAL, Path(ge=1, le=MAX_ID, description="The site's id.")]
-SurveyId = Annotated[int, CANONICAL, Path(ge=1, le=MAX_ID, description="The survey's id.")]
-GoalId = Annotated[int, CANONICAL, Path(ge=1, le=MAX_ID, description="The goal's id.")]
-ImportId = Annotated[int, CANONICAL, Path(ge=1, le=MAX_ID, description="The import's id.")]
-ShareId = Annotated[int, CANONICAL, Path(ge=1, le=MAX_ID, description="The shared link's id.")]
-Id = Annotated[int, CANONICAL, Path(ge=1, le=MAX_ID, description="The id.")]
+SiteId = Annotated[int, Path(ge=1, le=MAX_ID, description="The site's id."), CANONICAL]
+SurveyId = Annotated[int, Path(ge=1, le=MAX_ID, description="The survey's id."), CANONICAL]
+GoalId = Annotated[int, Path(ge=1, le=MAX_ID, description="The goal's id."), CANONICAL]
+ImportId = Annotated[int, Path(ge=1, le=MAX_ID, description="The import's id."), CANONICAL]
+ShareId = Annotated[int, Path(ge=1, le=MAX_ID, description="The shared link's id."), CANONICAL]
+Id = Annotated[int, Path(ge=1, le=MAX_ID, description="The id."), CANONICAL]
 Revision = Annotated[
-    int, _canonical(MAX_REVISION), Path(ge=1, le=MAX_REVISION, description="A revision number.")
+    int, Path(ge=1, le=MAX_REVISION, description="A revision number."), _canonical(MAX_REVISION)
 ]
-QuerySiteId = Annotated[int | None, CANONICAL, Query(ge=1, le=MAX_ID)]
+QuerySiteId = Annotated[int | None, Query(ge=1, le=MAX_ID), CANONICAL]
 
 
 @dataclass(frozen=True)
