@@ -19,7 +19,7 @@ from tests.recordings.helpers import recording_site
 from tests.support.browser import DESKTOP_CHROME
 from tests.support.server import LiveServer, create_owner
 
-BODY = 32 * 2**20  # each request's chunked body
+BODY = 16 * 2**20  # each request's chunked body
 GROWTH = 8 * 2**20  # the most the server's resident memory may grow while they arrive
 MISSING_TOKEN = "A" * 43
 
