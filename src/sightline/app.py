@@ -41,7 +41,7 @@ from sightline.console import recordings as console_recordings
 from sightline.console import reports as console_reports
 from sightline.console import surveys as console_surveys
 from sightline.console import visitors as console_visitors
-from sightline.console.guard import ConsoleGuard
+from sightline.console.guard import MAX_BODY, ConsoleGuard, is_guarded
 from sightline.console.security_doc import document_security
 from sightline.context import Context, build_context
 from sightline.health.disk import MIB, DiskGuard
@@ -79,6 +79,7 @@ from sightline.store.client import Store
 from sightline.visitors import retention as data_retention
 from sightline.web import pages, player, unsubscribe
 from sightline.web.assets import StaticAssets
+from sightline.web.bodies import BodyLimit
 from sightline.web.headers import SecurityHeaders
 
 log = logging.getLogger("sightline")
@@ -229,7 +230,9 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
     )
     app.add_route(
         "/metrics",
-        MetricsEndpoint(registry, settings.metrics_token, settings.trusted_proxies).handle,
+        MetricsEndpoint(
+            registry, settings.metrics_token, settings.trusted_proxies, str(settings.client_address_header)
+        ).handle,
         include_in_schema=False,
     )
     app.state.recordings = recordings
@@ -268,6 +271,8 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
         return {"status": "ok"}
 
     app.openapi = document_security(app)  # type: ignore[method-assign]
+    # Innermost: every body the guard (console API) and ingest (SDK paths) do not read themselves.
+    app.add_middleware(BodyLimit, limit=MAX_BODY, skip=lambda path: is_guarded(path) or is_sdk_path(path))
     app.add_middleware(ConsoleGuard, context=lambda: _context(app), routes=lambda: app.router.routes)
     app.add_middleware(SecurityHeaders, skip=is_sdk_path)
     return app

@@ -1,24 +1,29 @@
 """The one answer to "which address did this request come from?".
 
 Every part that needs a request's client address (the login throttle, ingest's country lookup and
-address exclusions) asks ``client_address``; nothing else reads ``X-Forwarded-For``, ``Forwarded``
-or the socket's peer. Uvicorn's own proxy-header handling is off (``cli.serve``), so the ASGI
-``client`` is always the TCP peer.
+address exclusions, the ``/metrics`` loopback rule) asks ``client_address``; nothing else reads a
+forwarding header or the socket's peer. Uvicorn's own proxy-header handling is off
+(``cli.serve``), so the ASGI ``client`` is always the TCP peer.
 
 Rules (PRODUCT.md, "Geography and client addresses"):
 
-- Only a connection whose peer is in ``--trusted-proxies`` has its forwarding headers believed;
-  by default no proxy is trusted and the peer is the client.
-- The chain is the standard ``Forwarded`` header (RFC 7239, its ``for=`` parameters) when the
-  request carries one, else ``X-Forwarded-For``; several headers of one name are read in order.
+- Only a connection whose peer is in ``--trusted-proxies`` has a forwarding header believed; by
+  default no proxy is trusted and the peer is the client.
+- One header is read: the one the operator names with ``--client-address-header`` (default
+  ``X-Forwarded-For``), the one their proxy sets. Every other forwarding header is ignored, since
+  a proxy passes on what the visitor sent (a visitor's own ``Forwarded: for=127.0.0.1`` is not
+  the proxy's word). ``Forwarded`` is read as RFC 7239 (its ``for=`` parameters); any other
+  header as a comma-separated list of addresses (``X-Forwarded-For``, ``X-Real-IP``). Several
+  headers of that name are read in order.
 - Walking the chain from the right, every trusted address is skipped; the first address that is
-  not trusted is the client. A value that is not an address (``unknown``, an obfuscated
-  ``_hidden`` identifier, garbage) ends the walk: the client is then the last trusted hop, which
-  is the best thing known. When every hop is trusted, the left-most is the client.
+  not trusted is the client. A hop that is not an address (``unknown``, an obfuscated ``_hidden``
+  identifier, garbage, an empty header) makes the client ``unknown``: a remote client whose
+  address is not known, never the proxy's own or a loopback address. When every hop is trusted,
+  the left-most is the client; a trusted proxy's request without the header is the proxy's own.
 
 Addresses are returned as normalised text (``2001:db8::1``, IPv4-mapped IPv6 unmapped) and are
-never stored or logged by Sightline. The setting itself is parsed by ``settings`` into a tuple
-of ``ipaddress`` networks. Imports nothing from the rest of Sightline.
+never stored or logged by Sightline. The settings themselves are parsed by ``settings``: a tuple
+of ``ipaddress`` networks and a lower-case header name. Imports nothing from the rest of Sightline.
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 UNKNOWN = "unknown"
+X_FORWARDED_FOR = "x-forwarded-for"
+FORWARDED = "forwarded"
 MAX_HOPS = 64  # a longer chain is read only from its right end
 
 
@@ -125,22 +132,23 @@ def _split_quoted(text: str, separator: str) -> list[str]:
     return [part for part in (p.strip() for p in parts) if part]
 
 
-def chain_of(scope: Any) -> list[str]:
-    """The forwarding chain a request claims, left (origin) to right (nearest proxy)."""
-    forwarded = _headers(scope, b"forwarded")
-    if forwarded:
-        return forwarded_for(forwarded)
-    chain: list[str] = []
-    for header in _headers(scope, b"x-forwarded-for"):
-        chain.extend(item.strip() for item in header.split(",") if item.strip())
-    return chain
+def chain_of(scope: Any, header: str = X_FORWARDED_FOR) -> list[str] | None:
+    """The forwarding chain a request claims in ``header``, left (origin) to right (nearest
+    proxy); None when the request has no such header."""
+    values = _headers(scope, header.encode("latin-1"))
+    if not values:
+        return None
+    if header == FORWARDED:
+        return forwarded_for(values)
+    return [item.strip() for value in values for item in value.split(",")]
 
 
-def client_address(scope: Any, trusted: Sequence[Network] | None) -> str:
+def client_address(scope: Any, trusted: Sequence[Network] | None, header: str = X_FORWARDED_FOR) -> str:
     """The client's address for an ASGI ``scope`` (HTTP or WebSocket), or ``"unknown"``.
 
-    ``trusted`` is the ``--trusted-proxies`` setting (``None`` or empty: trust no proxy).
-    Works on a Starlette ``Request`` too, which is a mapping over its scope.
+    ``trusted`` is the ``--trusted-proxies`` setting (``None`` or empty: trust no proxy), ``header``
+    the ``--client-address-header`` setting, lower-case. Works on a Starlette ``Request`` too,
+    which is a mapping over its scope.
     """
     peer = scope.get("client")
     if peer and not trusted:
@@ -152,10 +160,15 @@ def client_address(scope: Any, trusted: Sequence[Network] | None) -> str:
         return UNKNOWN
     if not trusted or not is_trusted(address, trusted):
         return str(address)
-    for hop in reversed(chain_of(scope)[-MAX_HOPS:]):
+    chain = chain_of(scope, header)
+    if chain is None:
+        return str(address)
+    if not chain:
+        return UNKNOWN
+    for hop in reversed(chain[-MAX_HOPS:]):
         claimed = parse_address(hop)
         if claimed is None:
-            break
+            return UNKNOWN
         address = claimed
         if not is_trusted(address, trusted):
             break

@@ -9,20 +9,31 @@ from __future__ import annotations
 
 import re
 import tempfile
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import pytest
+from fastapi._compat import ModelField
+from fastapi.dependencies.models import Dependant
+from pydantic import TypeAdapter, ValidationError
 
+from sightline.app import create_app
 from sightline.console.guard import JSON_METHODS, OPEN_ROUTES, STATE_CHANGING, UPLOAD_ROUTES
-from sightline.console.roles import ADMIN_READS, EVERYONE_MAY, is_key_route
+from sightline.console.ids import QUERY_IDS, TEXT_PARAMS
+from sightline.console.roles import ADMIN_READS, EVERYONE_MAY, api_routes, is_key_route
+from sightline.settings import load
 from tests.conftest import sign_in
+from tests.imports.helpers import upload
+from tests.recordings.helpers import chunk, new_recording_id, page_events, post_chunk, recording_site
 from tests.support.http import TLS
 from tests.support.routes import Route, console_routes
 from tests.support.server import LiveServer
 from tests.support.team import MEMBER_PASSWORD, token_of
+from tests.surveys.helpers import survey_body
 
 ROUTES = console_routes(Path(tempfile.mkdtemp(prefix="sightline-routes-")))
 SIGNED = [r for r in ROUTES if (r.method, r.template) not in OPEN_ROUTES]
@@ -348,3 +359,190 @@ def test_a_viewer_may_sign_out(console_server: LiveServer, members: dict[str, An
         )
         assert client.post("/api/logout", json={}).status_code == 204
         assert client.get("/api/me").status_code == 401
+
+
+# Ids spelled another way. FastAPI reads an int path or query parameter leniently (pydantic's lax
+# mode), so each of these names the same object as the plain digits; a guard that read them
+# otherwise, or read the first of a repeated ``?site_id=`` where FastAPI reads the last, checked
+# one site while the handler served another. Every one must be refused for every principal.
+def lenient_spellings(digits: str) -> list[str]:
+    """Text FastAPI's ``int`` parameters accept as ``int(digits)`` (see the test below)."""
+    found = [f"{digits}.0", f"{digits}.00", f"+{digits}", f" {digits}", f"{digits} ", f"\t{digits}"]
+    found += [f"{digits}\n", f"0{digits}", f"00{digits}", f"+0{digits}.0", f" +{digits}.0 "]
+    if len(digits) > 1:
+        found.append(f"{digits[0]}_{digits[1:]}")
+    return found
+
+
+def spellings(digits: str) -> list[str]:
+    """The lenient spellings, and those Python's ``int()`` accepts too (full-width digits)."""
+    full_width = "".join(chr(0xFF10 + int(d)) for d in digits)
+    return [*lenient_spellings(digits), full_width]
+
+
+def test_the_spellings_are_those_the_framework_accepts_for_an_int() -> None:
+    for value in (7, 42, 987654321):
+        for text in lenient_spellings(str(value)):
+            assert TypeAdapter(int).validate_python(text) == value, repr(text)
+    with pytest.raises(ValidationError):
+        TypeAdapter(int).validate_python(chr(0xFF14) + chr(0xFF12))  # 42 in full-width digits
+
+
+def _id_fields(dependant: Dependant) -> Iterator[ModelField]:
+    yield from dependant.path_params
+    yield from (field for field in dependant.query_params if field.name in QUERY_IDS)
+    for inner in dependant.dependencies:
+        yield from _id_fields(inner)
+
+
+def test_every_id_a_console_handler_takes_is_read_as_the_guard_reads_it() -> None:
+    """The guard refuses every other spelling; the handlers' types refuse them too, so a handler
+    can only ever receive the id the guard checked."""
+    app = create_app(load({"data_dir": tempfile.mkdtemp(prefix="sightline-ids-")}, environ={}))
+    checked = 0
+    for route in api_routes(app.router.routes):
+        if not route.path.startswith("/api/"):
+            continue
+        for field in _id_fields(route.dependant):
+            if field.name in TEXT_PARAMS:
+                continue
+            where = ("path" if field in route.dependant.path_params else "query", field.name)
+            assert field.validate("7", {}, loc=where) == (7, []), f"{route.path} {field.name}"
+            for text in spellings("7"):
+                value, errors = field.validate(text, {}, loc=where)
+                assert errors, f"{route.path}: {field.name}={text!r} was read as {value!r}"
+            checked += 1
+    assert checked > 40
+
+
+REFUSED = {401, 403, 404, 405, 422, 429}
+
+
+@pytest.fixture(scope="module")
+def other_site(console_server: LiveServer, members: dict[str, Any]) -> dict[str, str]:
+    """A site the scoped principals may not read, with one object of each kind a route names."""
+    owner = members["owner"]
+    site = recording_site(owner, f"other-{uuid.uuid4().hex[:8]}.example")
+    site_id = str(site.id)
+    goal = owner.post(f"/api/sites/{site_id}/goals", json={"name": "G", "kind": "event", "event": "e"})
+    survey = owner.post("/api/feedback/surveys", json=survey_body(site.id))
+    funnel = owner.post(f"/api/sites/{site_id}/funnels", json={"name": "F", "steps": ["page:/", "page:/b"]})
+    segment = owner.post(f"/api/sites/{site_id}/segments", json={"name": "S", "filters": {}})
+    share = owner.post(f"/api/sites/{site_id}/shares", json={})
+    imported = upload(owner, site.id, "days.csv", b"date,visitors,visits,pageviews\n2024-01-01,1,2,3\n")
+    recording = new_recording_id()
+    posted = post_chunk(console_server, site, recording, 0, chunk(page_events(1_700_000_000_000)))
+    made = {"goal": goal, "survey": survey, "share": share, "import": imported, "recording": posted}
+    for name, response in made.items():
+        assert response.status_code in {201, 202}, f"{name}: {response.text}"
+    return {
+        "site_id": site_id,
+        "goal_id": str(goal.json()["id"]),
+        "survey_id": str(survey.json()["id"]),
+        "share_id": str(share.json()["id"]),
+        "import_id": str(imported.json()["id"]),
+        "recording_id": recording,
+        "funnels": str(funnel.json().get("id", UNUSED_ID)),
+        "segments": str(segment.json().get("id", UNUSED_ID)),
+    }
+
+
+def _filled(route: Route, ids: dict[str, str], spelled: str | None = None, text: str = "") -> str:
+    """The route's path naming ``ids``' objects; the parameter ``spelled`` written as ``text``."""
+
+    def value(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name == spelled:
+            return quote(text, safe="")
+        if name == "item_id":
+            return ids[route.template.split("/")[2]]
+        return ids.get(name, {"visitor_id": "visitor-1", "revision": "1"}.get(name, UNUSED_ID))
+
+    return re.sub(r"\{([^}]+)\}", value, route.template)
+
+
+def _scoped(console_server: LiveServer, members: dict[str, Any]) -> Iterator[tuple[str, httpx.Client]]:
+    """The viewer given one site, and a fresh key scoped to that site (each key has its own
+    requests per minute)."""
+    yield "viewer given one site", members["scoped"]
+    made = members["owner"].post("/api/keys", json={"name": "scoped", "site_id": members["site"]["id"]})
+    assert made.status_code == 201, made.text
+    headers = {"Authorization": f"Bearer {made.json()['key']}"}
+    with httpx.Client(verify=TLS, base_url=console_server.base_url, headers=headers, timeout=30) as key:
+        yield "key scoped to one site", key
+
+
+ID_ROUTES = [r for r in SIGNED if re.search(r"\{(?!visitor_id|recording_id)[^}]+\}", r.template)]
+
+
+@pytest.mark.parametrize("route", ID_ROUTES, ids=ids(ID_ROUTES))
+def test_an_id_spelled_another_way_reaches_nothing_for_a_scoped_principal(
+    route: Route, console_server: LiveServer, members: dict[str, Any], other_site: dict[str, str]
+) -> None:
+    for who, client in _scoped(console_server, members):
+        for name in re.findall(r"\{([^}]+)\}", route.template):
+            if name in {"visitor_id", "recording_id"}:
+                continue
+            canonical = other_site.get(name, other_site.get(route.template.split("/")[2], UNUSED_ID))
+            for text in [canonical, *spellings(canonical)]:
+                response = _call(client, route, _filled(route, other_site, name, text))
+                assert response.status_code in REFUSED, (
+                    f"{who}: {route} with {name}={text!r} answered {response.status_code}"
+                )
+                assert response.json()["error"]["code"]
+
+
+QUERY_ROUTES = [r for r in SIGNED if r.method == "GET" and "_id}" not in r.template.replace("{site_id}", "")]
+
+
+@pytest.mark.parametrize("route", QUERY_ROUTES, ids=ids(QUERY_ROUTES))
+def test_a_site_id_query_spelled_another_way_or_repeated_is_refused_for_a_scoped_principal(
+    route: Route, console_server: LiveServer, members: dict[str, Any], other_site: dict[str, str]
+) -> None:
+    own = str(members["site"]["id"])
+    other = other_site["site_id"]
+    path = _path(route, own)
+    queries = [f"site_id={quote(text, safe='')}" for text in spellings(other)]
+    queries += [f"site_id={own}&site_id={other}", f"site_id={other}&site_id={own}"]
+    for who, client in _scoped(console_server, members):
+        for query in queries:
+            response = client.get(f"{path}?{query}")
+            assert response.status_code in REFUSED, f"{who}: {path}?{query} answered {response.status_code}"
+
+
+def test_a_shared_link_reaches_only_its_site_however_another_site_is_spelled(
+    members: dict[str, Any], other_site: dict[str, str], console_server: LiveServer
+) -> None:
+    own = members["site"]["id"]
+    other = other_site["site_id"]
+    kinds = [r.template.removeprefix("/api/sites/{site_id}/reports/") for r in KEY_ROUTES]
+    queries = [f"site_id={quote(text, safe='')}" for text in [other, *spellings(other)]]
+    queries += [f"site_id={own}&site_id={other}", f"site_id={other}&site_id={own}"]
+    for kind in kinds:
+        share = members["owner"].post(f"/api/sites/{own}/shares", json={}).json()
+        link = share["url"].removeprefix(console_server.origin)
+        with httpx.Client(verify=TLS, base_url=console_server.base_url, timeout=30) as visitor:
+            for query in queries:
+                for path in (
+                    f"{link}/api/reports/{kind}?{query}",
+                    f"{link}/api/reports/{kind}?range=7d&{query}",
+                ):
+                    response = visitor.get(path)
+                    if response.status_code not in REFUSED:
+                        assert response.status_code == 200, f"{path}: {response.status_code}"
+                        if response.headers["content-type"].startswith("application/json"):
+                            assert response.json().get("site_id", own) == own, path
+
+
+@pytest.mark.parametrize("route", ID_ROUTES, ids=ids(ID_ROUTES))
+def test_an_id_spelled_another_way_is_refused_for_the_owner_too(
+    route: Route, members: dict[str, Any], other_site: dict[str, str]
+) -> None:
+    for name in re.findall(r"\{([^}]+)\}", route.template):
+        if name in {"visitor_id", "recording_id"}:
+            continue
+        canonical = other_site.get(name, other_site.get(route.template.split("/")[2], UNUSED_ID))
+        for text in spellings(canonical)[:3]:
+            response = _call(members["owner"], route, _filled(route, other_site, name, text))
+            assert response.status_code == 404, f"{route} with {name}={text!r}: {response.status_code}"
+            assert response.json()["error"]["code"] == "not_found"

@@ -87,14 +87,25 @@ def test_events_through_a_trusted_proxy_land_in_the_country_region_and_city_of_t
     ]
 
 
-def test_the_standard_forwarded_header_is_believed_from_a_trusted_proxy(
+def test_a_visitors_own_forwarded_header_is_ignored_behind_a_proxy_that_sets_x_forwarded_for(
     proxied: LiveServer, proxied_db: Database, owner: httpx.Client
 ) -> None:
     site = _site(owner)
     with Visitor(proxied.base_url, site) as visitor:
-        response = visitor.send(batch(site), Forwarded=f'for="[{PARIS}]";proto=https')
-        assert response.status_code == 202
-    assert _places(proxied_db, site) == [("FR", "Île-de-France", "Paris")]
+        headers = {"X-Forwarded-For": LONDON, "Forwarded": f'for="[{PARIS}]";proto=https'}
+        assert visitor.send(batch(site), **headers).status_code == 202
+    assert _places(proxied_db, site) == [("GB", "England", "London")]
+
+
+def test_an_unreadable_hop_is_an_unknown_client_neither_placed_nor_excluded_as_the_proxy(
+    proxied: LiveServer, proxied_db: Database, owner: httpx.Client
+) -> None:
+    site = _site(owner)
+    site.change(excluded_addresses=["127.0.0.0/8"])  # the proxy's own address
+    with Visitor(proxied.base_url, site) as visitor:
+        for forwarded in (f"{LONDON}, unknown", "_hidden", f"{PARIS}, garbage"):
+            assert visitor.send(batch(site), **{"X-Forwarded-For": forwarded}).status_code == 202
+    assert _places(proxied_db, site) == [(None, None, None)] * 3
 
 
 def test_a_private_client_address_has_no_place(

@@ -52,16 +52,56 @@ def test_several_x_forwarded_for_headers_are_read_in_order() -> None:
 def test_the_standard_forwarded_header_is_understood_with_ports_quotes_and_ipv6() -> None:
     trusted = _trusted("10.0.0.0/8,2001:db8:ffff::/48")
     header = 'for=192.0.2.43:4711;proto=https, for="[2001:db8::17]:4711", For="[2001:db8:ffff::1]"'
-    assert client_address(_scope("10.9.9.9", ("Forwarded", header)), trusted) == "2001:db8::17"
+    scope = _scope("10.9.9.9", ("Forwarded", header))
+    assert client_address(scope, trusted, "forwarded") == "2001:db8::17"
     assert forwarded_for(["for=a;by=b, proto=http"]) == ["a", "unknown"]
 
 
-def test_an_unknown_or_obfuscated_hop_stops_the_walk_at_the_last_trusted_proxy() -> None:
+def test_only_the_chosen_header_is_believed_and_the_other_is_ignored() -> None:
+    trusted = _trusted("127.0.0.1")
+    # A visitor's own Forwarded header, passed on by a proxy that sets X-Forwarded-For.
+    scope = _scope("127.0.0.1", ("X-Forwarded-For", "203.0.113.9"), ("Forwarded", "for=127.0.0.1"))
+    assert client_address(scope, trusted) == "203.0.113.9"
+    assert client_address(scope, trusted, "x-forwarded-for") == "203.0.113.9"
+    # The operator whose proxy sets Forwarded chooses it; then X-Forwarded-For is the visitor's.
+    scope = _scope("127.0.0.1", ("X-Forwarded-For", "127.0.0.1"), ("Forwarded", "for=203.0.113.9"))
+    assert client_address(scope, trusted, "forwarded") == "203.0.113.9"
+    # A header holding the address alone.
+    scope = _scope("127.0.0.1", ("X-Real-IP", "198.51.100.4"), ("X-Forwarded-For", "127.0.0.1"))
+    assert client_address(scope, trusted, "x-real-ip") == "198.51.100.4"
+
+
+@pytest.mark.parametrize(
+    ("header", "value"),
+    [
+        ("forwarded", "for=203.0.113.1, for=_hidden, for=10.0.0.5"),
+        ("forwarded", "for=_hidden"),
+        ("forwarded", "for=unknown"),
+        ("forwarded", "proto=https"),
+        ("x-forwarded-for", "203.0.113.9, unknown"),
+        ("x-forwarded-for", "unknown"),
+        ("x-forwarded-for", "garbage\u00b2"),
+        ("x-forwarded-for", "203.0.113.9, , 10.0.0.5"),
+        ("x-forwarded-for", ""),
+        ("x-forwarded-for", "127.0.0.1 , nonsense"),
+    ],
+)
+def test_an_unreadable_hop_is_an_unknown_client_never_the_proxy_or_loopback(header: str, value: str) -> None:
+    trusted = _trusted("10.0.0.0/8, 127.0.0.1")
+    for peer in ("10.0.0.2", "127.0.0.1"):
+        assert client_address(_scope(peer, (header, value)), trusted, header) == "unknown"
+
+
+def test_a_trusted_proxys_own_request_without_the_header_is_the_proxys() -> None:
     trusted = _trusted("10.0.0.0/8")
-    scope = _scope("10.0.0.2", ("Forwarded", "for=203.0.113.1, for=_hidden, for=10.0.0.5"))
-    assert client_address(scope, trusted) == "10.0.0.5"
-    scope = _scope("10.0.0.2", ("X-Forwarded-For", "garbage\u00b2"))
-    assert client_address(scope, trusted) == "10.0.0.2"
+    assert client_address(_scope("10.0.0.2", ("Forwarded", "for=203.0.113.9")), trusted) == "10.0.0.2"
+
+
+def test_a_bad_client_address_header_setting_is_refused() -> None:
+    assert load({}, environ={}).client_address_header == "x-forwarded-for"
+    assert load({"client_address_header": " Forwarded "}, environ={}).client_address_header == "forwarded"
+    with pytest.raises(SettingsError, match=r"--client-address-header"):
+        load({"client_address_header": "X Forwarded"}, environ={})
 
 
 def test_when_every_hop_is_trusted_the_left_most_is_the_client() -> None:
@@ -132,3 +172,54 @@ def test_behind_a_trusted_proxy_each_forwarded_client_has_its_own_throttle_key(
     )
     with server.client() as client:
         assert _spray(client, 5) == [401] * 5
+
+
+def test_a_clients_own_forwarded_header_cannot_rotate_its_throttle_key_behind_a_proxy(
+    start_server: StartServer,
+) -> None:
+    server = start_server(
+        env={"SIGHTLINE_LOGIN_MAX_FAILURES_PER_IP": "3", "SIGHTLINE_TRUSTED_PROXIES": "127.0.0.1,::1"}
+    )
+    with server.client() as client:
+        codes = []
+        for n in range(5):
+            response = client.post(
+                "/api/login",
+                json={"email": f"nobody{n}@example.com", "password": "wrong password"},
+                # As nginx passes it on: its own X-Forwarded-For, the visitor's Forwarded.
+                headers={"X-Forwarded-For": "203.0.113.9", "Forwarded": f"for=198.51.100.{n}"},
+            )
+            codes.append(response.status_code)
+        assert codes == [401, 401, 401, 429, 429]
+
+
+def test_metrics_behind_a_proxy_answer_no_remote_client_however_it_names_itself(
+    start_server: StartServer,
+) -> None:
+    server = start_server(env={"SIGHTLINE_TRUSTED_PROXIES": "127.0.0.1,::1"})
+    refused = [
+        {"X-Forwarded-For": "203.0.113.9"},
+        {"X-Forwarded-For": "203.0.113.9", "Forwarded": "for=127.0.0.1"},
+        {"X-Forwarded-For": "203.0.113.9", "Forwarded": "for=_hidden"},
+        {"X-Forwarded-For": "203.0.113.9, unknown"},
+        {"X-Forwarded-For": "_hidden"},
+        {"X-Forwarded-For": "127.0.0.1, garbage"},
+    ]
+    with server.client() as client:
+        for headers in refused:
+            response = client.get("/metrics", headers=headers)
+            assert response.status_code == 403, headers
+            assert response.json()["error"]["code"] == "forbidden"
+        assert client.get("/metrics", headers={"X-Forwarded-For": "127.0.0.1"}).status_code == 200
+        assert client.get("/metrics").status_code == 200  # the proxy's own request
+
+
+def test_an_operator_whose_proxy_sets_forwarded_chooses_it(start_server: StartServer) -> None:
+    server = start_server(
+        env={"SIGHTLINE_TRUSTED_PROXIES": "127.0.0.1,::1", "SIGHTLINE_CLIENT_ADDRESS_HEADER": "Forwarded"}
+    )
+    with server.client() as client:
+        remote = {"Forwarded": "for=203.0.113.9", "X-Forwarded-For": "127.0.0.1"}
+        assert client.get("/metrics", headers=remote).status_code == 403
+        assert client.get("/metrics", headers={"Forwarded": "for=_hidden"}).status_code == 403
+        assert client.get("/metrics", headers={"Forwarded": 'for="[::1]"'}).status_code == 200

@@ -24,7 +24,7 @@ from sightline.storage import Database
 from sightline.teams import keys
 
 PATH = "/mcp"
-MAX_BODY = 64 * 1024
+MAX_BODY = 8 * 1024  # a tool call is far smaller; the server's body limit (web/bodies.py) is the same
 _caller: ContextVar[StatsApi] = ContextVar("sightline_mcp_caller")
 
 

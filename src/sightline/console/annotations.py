@@ -4,18 +4,16 @@ its shared dashboards, see them on the graph (the time series carries its period
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 
 from sightline.annotations import service
 from sightline.console.deps import context, owner
+from sightline.console.ids import AnnotationId, SiteId
 
 router = APIRouter(tags=["annotations"])
-
-SiteId = Annotated[int, Path(ge=1, le=2**62, description="The site's id.")]
-AnnotationId = Annotated[int, Path(ge=1, le=2**62, description="The note's id.")]
 
 
 @router.get("/api/sites/{site_id}/annotations", summary="The site's notes on its graph", responses={404: {}})

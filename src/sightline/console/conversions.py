@@ -12,10 +12,12 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import orjson
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response
 
 from sightline.console.deps import context, owner
+from sightline.console.ids import Id as ItemId
+from sightline.console.ids import SiteId
 from sightline.console.reports import _store
 from sightline.errors import ApiError
 from sightline.numbers import ascii_int
@@ -32,8 +34,6 @@ from sightline.reports.steps import Step, parse_step
 router = APIRouter(tags=["conversions"])
 reports = APIRouter(prefix="/api/sites/{site_id}/reports", tags=["reports"])
 
-SiteId = Annotated[int, Path(ge=1, le=2**62, description="The site's id.")]
-ItemId = Annotated[int, Path(ge=1, le=2**62, description="The id.")]
 Text = Annotated[str | None, Query()]
 ERRORS: dict[int | str, dict[str, Any]] = {404: {}, 422: {}}
 

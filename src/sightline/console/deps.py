@@ -28,5 +28,7 @@ def owner(request: Request) -> Principal:
 
 
 def client_ip(request: Request) -> str:
-    """The request's client address under ``--trusted-proxies`` (see ``sightline.clientaddr``)."""
-    return client_address(request.scope, context(request).settings.trusted_proxies)
+    """The request's client address under ``--trusted-proxies`` and ``--client-address-header``
+    (see ``sightline.clientaddr``)."""
+    settings = context(request).settings
+    return client_address(request.scope, settings.trusted_proxies, str(settings.client_address_header))

@@ -18,6 +18,7 @@ log = logging.getLogger("sightline.console")
 _STATUS_CODES = {
     404: ("not_found", "There is nothing at this address."),
     405: ("method_not_allowed", "This address does not accept that method."),
+    413: ("body_too_large", "The request body is too large."),
 }
 
 
@@ -60,6 +61,8 @@ async def on_http_error(_: Request, exc: Exception) -> Response:
     if exc.status_code == 400 and exc.detail == PARSE_ERROR:  # not UTF-8, or nested too deeply
         return error_response(400, "malformed_json", "The body is not valid JSON.")
     code, message = _STATUS_CODES.get(exc.status_code, ("http_error", "The request could not be handled."))
+    if exc.status_code == 413 and isinstance(exc.detail, str):  # web.bodies says which limit
+        message = exc.detail
     return error_response(exc.status_code, code, message, headers=exc.headers)
 
 

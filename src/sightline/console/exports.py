@@ -7,10 +7,11 @@ from __future__ import annotations
 from typing import Annotated, Any
 from zoneinfo import ZoneInfo
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response, StreamingResponse
 
 from sightline.console.deps import context, owner
+from sightline.console.ids import SiteId
 from sightline.console.reports import BREAKDOWN_OF, PERIOD, Asked, _report
 from sightline.exports import tables
 from sightline.exports.events import stream_events
@@ -71,7 +72,7 @@ def breakdown_csv(request: Request, report: Annotated[Asked, BREAKDOWN_OF.depend
 )
 def events_csv(
     request: Request,
-    site_id: Annotated[int, Path(ge=1, le=2**62)],
+    site_id: SiteId,
     range_: Annotated[
         str | None, Query(alias="range", description="today, 7d (default), 30d or custom")
     ] = None,

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 
 from sightline.console.deps import context, owner
+from sightline.console.ids import GoalId, SiteId
 from sightline.goals import service
 
 router = APIRouter(tags=["goals"])
-
-SiteId = Annotated[int, Path(ge=1, le=2**62, description="The site's id.")]
-GoalId = Annotated[int, Path(ge=1, le=2**62, description="The goal's id.")]
 
 
 @router.get("/api/sites/{site_id}/goals", summary="The site's goals", responses={404: {}})

@@ -2,8 +2,10 @@
 
 401 no valid session (login and setup aside; an API key counts only on the reports' GET routes)
 -> 403 Origin not byte-equal to the console origin on a state-changing method -> 415 JSON method
-without ``application/json`` -> 413 body over 8 KiB, declared or streamed -> 403 ``forbidden``
-when the member's role may not make the call (``roles.py``). The body is read here, capped, and
+without ``application/json`` -> 413 body over 8 KiB, declared or streamed -> 404 (a path id) or
+422 (``?site_id=``) when an id is not written canonically or ``site_id`` is repeated (``ids.py``:
+the handler receives the very ids checked) -> 403 ``forbidden`` when the member's role may not
+make the call (``roles.py``). The body is read here, capped, and
 replayed to the handler. One route takes a file rather than JSON (``UPLOAD_ROUTES``: an import):
 the same checks in the same order, with the file's media types for 415 and ``--import-max-mb``
 for 413, and its body is left to the handler to stream (which counts it against the same limit).
@@ -17,7 +19,6 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
-from urllib.parse import parse_qsl
 
 from anyio import to_thread
 from fastapi.routing import APIRoute
@@ -25,6 +26,7 @@ from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sightline.accounts.sessions import COOKIE_NAME, resume_session
+from sightline.console.ids import Named, named_ids
 from sightline.console.roles import api_routes, authorise, is_key_route, match_route
 from sightline.context import Context
 from sightline.errors import ApiError, error_response, unavailable_response
@@ -146,6 +148,8 @@ class ConsoleGuard:
         if self._api_routes is None:
             self._api_routes = [r for r in api_routes(self.routes()) if is_guarded(r.path)]
         route = match_route(self._api_routes, scope)
+        # The ids the request names, read once: the role check and the handler see the same ones.
+        named = _named(route, scope)
         # A read (GET, HEAD) is authorised in the session's worker-thread call (one hop, not two);
         # its outcome is applied below, in the checks' order.
         checked = False  # authorised already, with ``refusal`` what it raised (None: allowed)
@@ -153,7 +157,7 @@ class ConsoleGuard:
         try:
             if token and route is not None and method not in STATE_CHANGING:
                 user, checked, refusal = await to_thread.run_sync(
-                    self._resume_and_check, ctx, token, method, route, scope
+                    self._resume_and_check, ctx, token, method, route, named
                 )
             else:
                 user = await to_thread.run_sync(self._resume, ctx, token) if token else None
@@ -185,7 +189,7 @@ class ConsoleGuard:
             return
         upload = UPLOAD_ROUTES.get((method, route[0])) if route is not None else None
         if upload is not None:
-            await self._upload(ctx, user, method, route, upload, scope, receive, send)
+            await self._upload(ctx, user, method, (route, named), upload, scope, receive, send)
             return
         if method in JSON_METHODS and not is_json_content_type(_header(scope, b"content-type")):
             await error_response(
@@ -204,7 +208,7 @@ class ConsoleGuard:
         if user is not None and route is not None:
             try:
                 if not checked:
-                    await to_thread.run_sync(self._authorise, ctx, user, method, route, scope)
+                    await to_thread.run_sync(self._authorise, ctx, user, method, route, named)
                 elif refusal is not None:
                     raise refusal
             except ApiError as error:
@@ -224,7 +228,7 @@ class ConsoleGuard:
         ctx: Context,
         user: Principal | None,
         method: str,
-        route: Any,
+        asked: tuple[Any, Named | ApiError],
         types: frozenset[bytes],
         scope: Scope,
         receive: Receive,
@@ -250,7 +254,7 @@ class ConsoleGuard:
             return
         if user is not None:
             try:
-                await to_thread.run_sync(self._authorise, ctx, user, method, route, scope)
+                await to_thread.run_sync(self._authorise, ctx, user, method, *asked)
             except ApiError as error:
                 await error.response()(scope, receive, send)
                 return
@@ -289,7 +293,7 @@ class ConsoleGuard:
         return user
 
     def _resume_and_check(
-        self, ctx: Context, token: str, method: str, route: tuple[str, Any], scope: Scope
+        self, ctx: Context, token: str, method: str, route: tuple[str, Any], named: Named | ApiError
     ) -> tuple[Principal | None, bool, Exception | None]:
         """``_resume``, then ``_authorise`` for the user found: (user, whether it was authorised
         here, what that raised)."""
@@ -297,7 +301,7 @@ class ConsoleGuard:
         if user is None:
             return None, False, None
         try:
-            self._authorise(ctx, user, method, route, scope)
+            self._authorise(ctx, user, method, route, named)
         except Exception as exc:
             return user, True, exc
         return user, True, None
@@ -335,17 +339,21 @@ class ConsoleGuard:
         return who
 
     @staticmethod
-    def _authorise(ctx: Context, who: Principal, method: str, route: tuple[str, Any], scope: Scope) -> None:
-        query_site = _query_value(scope, "site_id")
+    def _authorise(
+        ctx: Context, who: Principal, method: str, route: tuple[str, Any], named: Named | ApiError
+    ) -> None:
+        if isinstance(named, ApiError):  # an id written another way: refused, for every role
+            raise named
         with ctx.db.read() as conn:
-            authorise(conn, who, method, route[0], route[1], query_site)
+            authorise(conn, who, method, route[0], named)
 
 
-def _query_value(scope: Scope, name: str) -> str | None:
-    for key, value in parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True):
-        if key == name:
-            return str(value)
-    return None
+def _named(route: tuple[str, Any] | None, scope: Scope) -> Named | ApiError:
+    """The ids the request names (``ids.named_ids``), or the refusal of one written otherwise."""
+    try:
+        return named_ids(route[1] if route is not None else {}, scope.get("query_string", b""))
+    except ApiError as error:
+        return error
 
 
 def _too_large() -> Any:

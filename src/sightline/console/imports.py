@@ -16,12 +16,13 @@ from pathlib import Path as FilePath
 from typing import Annotated, Any, Literal
 
 from anyio import to_thread
-from fastapi import APIRouter, Path, Query, Request, Response
+from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import JSONResponse
 from sqlalchemy import select
 from starlette.requests import ClientDisconnect
 
 from sightline.console.deps import context, member, owner
+from sightline.console.ids import ImportId, SiteId
 from sightline.context import Context
 from sightline.errors import ApiError
 from sightline.imports import service
@@ -103,7 +104,7 @@ async def _receive(request: Request, path: FilePath, digest: Any, max_mb: int) -
 )
 async def upload(
     request: Request,
-    site_id: Annotated[int, Path(ge=1, le=2**62)],
+    site_id: SiteId,
     filename: Annotated[
         str, Query(min_length=1, max_length=255, description="The file's name, e.g. export.zip")
     ],
@@ -139,7 +140,7 @@ async def upload(
 
 
 @router.get("/api/sites/{site_id}/imports", summary="The site's imports, newest first", responses={404: {}})
-def list_imports(request: Request, site_id: Annotated[int, Path(ge=1, le=2**62)]) -> dict[str, Any]:
+def list_imports(request: Request, site_id: SiteId) -> dict[str, Any]:
     ctx = context(request)
     with ctx.db.read() as conn:
         get_site(conn, owner(request).id, site_id)
@@ -151,7 +152,7 @@ def _team_sites(request: Request) -> Any:
 
 
 @router.get("/api/imports/{import_id}", summary="One import: its status and progress", responses={404: {}})
-def get_import(request: Request, import_id: Annotated[int, Path(ge=1, le=2**62)]) -> dict[str, Any]:
+def get_import(request: Request, import_id: ImportId) -> dict[str, Any]:
     with context(request).db.read() as conn:
         return service.get_import(conn, import_id, _team_sites(request))
 
@@ -162,7 +163,7 @@ def get_import(request: Request, import_id: Annotated[int, Path(ge=1, le=2**62)]
     status_code=204,
     responses={404: {}},
 )
-def delete_import(request: Request, import_id: Annotated[int, Path(ge=1, le=2**62)]) -> Response:
+def delete_import(request: Request, import_id: ImportId) -> Response:
     ctx = context(request)
     with ctx.db.begin() as conn:
         service.get_import(conn, import_id, _team_sites(request))

@@ -5,11 +5,12 @@ the site's e-mails (every member may change their own, viewers too)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Request
 
 from sightline.console.deps import context, member
+from sightline.console.ids import SiteId
 from sightline.console.schemas import Body
 from sightline.errors import ApiError
 from sightline.mail import subscriptions
@@ -30,9 +31,7 @@ class SendDigest(Body):
     summary="Send the site's last weekly or monthly digest to me now",
     responses={403: {}, 404: {}, 409: {}, 422: {}, 502: {}},
 )
-def send_digest(
-    site_id: Annotated[int, Path(ge=1, le=2**62)], body: SendDigest, request: Request
-) -> dict[str, Any]:
+def send_digest(site_id: SiteId, body: SendDigest, request: Request) -> dict[str, Any]:
     ctx = context(request)
     who = member(request)
     if ctx.mailer is None or ctx.store is None:
@@ -76,7 +75,7 @@ def _subscription(request: Request, site_id: int, enabled: bool | None) -> dict[
     summary="Whether I receive this site's digests and notices",
     responses={404: {}},
 )
-def get_subscription(site_id: Annotated[int, Path(ge=1, le=2**62)], request: Request) -> dict[str, Any]:
+def get_subscription(site_id: SiteId, request: Request) -> dict[str, Any]:
     return _subscription(request, site_id, None)
 
 
@@ -85,7 +84,5 @@ def get_subscription(site_id: Annotated[int, Path(ge=1, le=2**62)], request: Req
     summary="Turn my digests and notices of this site on or off",
     responses={404: {}, 422: {}},
 )
-def put_subscription(
-    site_id: Annotated[int, Path(ge=1, le=2**62)], body: Subscription, request: Request
-) -> dict[str, Any]:
+def put_subscription(site_id: SiteId, body: Subscription, request: Request) -> dict[str, Any]:
     return _subscription(request, site_id, body.enabled)

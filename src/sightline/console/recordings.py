@@ -10,6 +10,7 @@ from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import Response, StreamingResponse
 
 from sightline.console.deps import context, owner
+from sightline.console.ids import SiteId
 from sightline.errors import ApiError
 from sightline.recordings import snapshots
 from sightline.recordings.service import Recordings, details, parse_offset
@@ -18,7 +19,6 @@ from sightline.sites import service as sites
 
 router = APIRouter(prefix="/api", tags=["recordings"])
 
-SiteId = Annotated[int, Path(ge=1, le=2**62, description="The site's id.")]
 # Checked with pydantic's engine (\z: no trailing newline); the OpenAPI document gives JSON Schema's
 # (ECMA-262) form, which has neither \A nor \z and whose $ ends the text.
 RecordingId = Annotated[

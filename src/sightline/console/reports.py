@@ -18,13 +18,14 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Path, Request
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 from fastapi.types import DecoratedCallable
 from pydantic import TypeAdapter
 
 from sightline.annotations import service as notes
 from sightline.console.deps import context, owner
+from sightline.console.ids import SiteId
 from sightline.context import Context
 from sightline.errors import ApiError
 from sightline.reports import params, service
@@ -102,7 +103,7 @@ def _documented(name: str) -> dict[str, Any]:
 SITE_ID = inspect.Parameter(
     "site_id",
     inspect.Parameter.POSITIONAL_OR_KEYWORD,
-    annotation=Annotated[int, Path(ge=1, le=2**62, description="The site's id.")],
+    annotation=SiteId,
 )
 REQUEST = inspect.Parameter("request", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Request)
 

@@ -24,6 +24,7 @@ from sqlalchemy import Connection, Table, select
 from starlette.routing import BaseRoute, Match
 from starlette.types import Scope
 
+from sightline.console.ids import Named
 from sightline.errors import ApiError
 from sightline.storage.metadata import metadata
 from sightline.teams.principal import Principal
@@ -57,6 +58,7 @@ SITE_OF = {
     "goal_id": "goals",
     "import_id": "imports",
     "annotation_id": "annotations",
+    "share_id": "shares",
 }
 
 
@@ -96,15 +98,11 @@ def is_key_route(method: str, template: str) -> bool:
     return method == "GET" and (template.startswith(KEY_ROUTES) or template in KEY_LISTS)
 
 
-def authorise(
-    conn: Connection,
-    who: Principal,
-    method: str,
-    template: str,
-    path_params: Mapping[str, Any],
-    query_site: str | None,
-) -> None:
-    """Raise 403 ``forbidden`` or 404 when ``who`` may not make this request."""
+def authorise(conn: Connection, who: Principal, method: str, template: str, named: Named) -> None:
+    """Raise 403 ``forbidden`` or 404 when ``who`` may not make this request.
+
+    ``named`` is what the request names, read once by ``ids.named_ids``: its path parameters
+    and ``?site_id=`` (the very values the handler will receive)."""
     if who.role == "api_key":
         if not is_key_route(method, template):
             raise ApiError(
@@ -122,9 +120,9 @@ def authorise(
         raise forbidden("Only the owner and admins see this.")
     if who.site_ids is None:
         return
-    site_ids = _sites_named(conn, path_params, query_site)
+    site_ids = _sites_named(conn, named)
     if site_ids is None:
-        if any(name.endswith("_id") for name in path_params):
+        if any(name.endswith("_id") for name in named.path):
             raise forbidden("You may read only the sites you were given.")
         return
     for site_id in site_ids:
@@ -134,25 +132,13 @@ def authorise(
             raise ApiError(404, "not_found", "No site with that id exists.")
 
 
-def _sites_named(
-    conn: Connection, path_params: Mapping[str, Any], query_site: str | None
-) -> list[int | None] | None:
+def _sites_named(conn: Connection, named: Named) -> list[int | None] | None:
     """The sites a request names (by site id, an object of a site, or ``?site_id=``); None: none."""
-    found: list[int | None] = []
-    for name, value in path_params.items():
+    found: list[int | None] = [*named.query.values()]
+    for name, value in named.path.items():
         if name == "site_id":
-            found.append(_int(value))
+            found.append(int(value))
         elif name in SITE_OF and isinstance(metadata.tables.get(SITE_OF[name]), Table):
             table = metadata.tables[SITE_OF[name]]
-            key = _int(value) if table.c.id.type.python_type is int else str(value)
-            found.append(conn.execute(select(table.c.site_id).where(table.c.id == key)).scalar())
-    if query_site is not None:
-        found.append(_int(query_site))
+            found.append(conn.execute(select(table.c.site_id).where(table.c.id == value)).scalar())
     return found or None
-
-
-def _int(value: object) -> int | None:
-    try:
-        return int(str(value))
-    except ValueError:
-        return None

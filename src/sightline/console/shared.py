@@ -14,23 +14,25 @@ from typing import Annotated, Any
 
 from anyio import to_thread
 from fastapi import APIRouter, Path, Request, Response
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import Field
+from pydantic import Field, ValidationError
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from sightline.console.deps import context, member
 from sightline.console.guard import MAX_BODY, is_json_content_type
+from sightline.console.ids import ShareId, SiteId
 from sightline.console.schemas import Body, Text
 from sightline.context import Context
 from sightline.errors import ApiError, error_response
+from sightline.numbers import ascii_int
 from sightline.teams import shares
 from sightline.teams.principal import Principal
 
 router = APIRouter(tags=["sharing"])
 public = APIRouter(prefix="/share/{token}/api", include_in_schema=False)
 
-SiteId = Annotated[int, Path(ge=1, le=2**62, description="The site's id.")]
 Token = Annotated[str, Path(max_length=64)]
 # A report (summary, breakdown, ...) or a report table's CSV (export/breakdown.csv, ...).
 KIND = re.compile(r"\A(export/)?[a-z_]{1,40}(\.csv)?\Z")
@@ -72,7 +74,7 @@ def list_shares(site_id: SiteId, request: Request) -> dict[str, Any]:
     status_code=204,
     responses={403: {}, 404: {}},
 )
-def revoke_share(share_id: Annotated[int, Path(ge=1, le=2**62)], request: Request) -> Response:
+def revoke_share(share_id: ShareId, request: Request) -> Response:
     with context(request).db.begin() as conn:
         shares.revoke_share(conn, member(request).team_id, share_id)
     return Response(status_code=204)
@@ -113,7 +115,10 @@ def shared_site(token: Token, request: Request) -> dict[str, Any]:
 
 
 @public.post("/unlock", status_code=204)
-def unlock(token: Token, body: Unlock, request: Request) -> Response:
+async def unlock(token: Token, request: Request) -> Response:
+    """The cheap checks (Origin, content type, declared size, the link, its lockout) come before
+    the body is read, and the body is read only up to ``MAX_BODY`` (a parameter of type
+    ``Unlock`` would have had FastAPI read all of it first, however large)."""
     ctx = context(request)
     if request.headers.get("origin") != ctx.origin:
         raise ApiError(403, "bad_origin", "The request's Origin header is not this console's origin.")
@@ -121,9 +126,10 @@ def unlock(token: Token, body: Unlock, request: Request) -> Response:
         raise ApiError(
             415, "unsupported_media_type", "Send the body as JSON with Content-Type: application/json."
         )
-    if int(request.headers.get("content-length") or 0) > MAX_BODY:
-        raise ApiError(413, "body_too_large", f"The request body is larger than {MAX_BODY} bytes.")
-    share = open_share(ctx, token)
+    declared = request.headers.get("content-length")
+    if declared is not None and ascii_int(declared, 0, MAX_BODY) is None:
+        raise _too_large()
+    share = await to_thread.run_sync(open_share, ctx, token)
     key = f"share:{share.id}"
     wait = ctx.share_failures.retry_after(key)
     if wait:
@@ -133,7 +139,8 @@ def unlock(token: Token, body: Unlock, request: Request) -> Response:
             "Too many wrong passwords for this link; try again later.",
             headers={"Retry-After": str(wait)},
         )
-    if not shares.password_matches(share, body.password):
+    body = _unlock_body(await _read_capped(request))
+    if not await to_thread.run_sync(shares.password_matches, share, body.password):
         ctx.share_failures.fail(key)
         raise ApiError(401, "wrong_password", "The password is wrong.", field="password")
     response = Response(status_code=204)
@@ -147,6 +154,29 @@ def unlock(token: Token, body: Unlock, request: Request) -> Response:
         secure=ctx.settings.secure_cookies,
     )
     return response
+
+
+def _too_large() -> ApiError:
+    return ApiError(413, "body_too_large", f"The request body is larger than {MAX_BODY} bytes.")
+
+
+async def _read_capped(request: Request) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise _too_large()
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _unlock_body(raw: bytes) -> Unlock:
+    """The body as FastAPI would have read it: 400 malformed JSON, 422 naming the field."""
+    try:
+        return Unlock.model_validate_json(raw)
+    except ValidationError as exc:
+        raise RequestValidationError([{**e, "loc": ("body", *e["loc"])} for e in exc.errors()]) from None
 
 
 class SharedReports:

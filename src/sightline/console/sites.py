@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 
 from sightline.console.deps import context, owner
+from sightline.console.ids import SiteId
 from sightline.console.schemas import EmptyBody, SiteCreate, SitePatch
 from sightline.errors import ApiError
 from sightline.recordings.service import Recordings
@@ -16,7 +17,6 @@ from sightline.sites import service
 router = APIRouter(prefix="/api/sites", tags=["sites"])
 
 NULLABLE = frozenset({"retention_days"})  # null means "the server's setting"
-SiteId = Annotated[int, Path(ge=1, le=2**62, description="The site's id.")]
 
 
 @router.get("", summary="List sites with their connection state")

@@ -5,23 +5,19 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from sightline.console.deps import context, owner
+from sightline.console.ids import QuerySiteId, Revision, SurveyId
 from sightline.console.schemas import EmptyBody
 from sightline.surveys import export, service, summary
 
 router = APIRouter(prefix="/api/feedback/surveys", tags=["surveys"])
 
-SurveyId = Annotated[int, Path(ge=1, le=2**62, description="The survey's id.")]
-Revision = Annotated[int, Path(ge=1, le=2**31, description="A revision number.")]
-
 
 @router.get("", summary="List surveys, of one site or of all your sites", responses={404: {}, 422: {}})
-def list_surveys(
-    request: Request, site_id: Annotated[int | None, Query(ge=1, le=2**62)] = None
-) -> dict[str, Any]:
+def list_surveys(request: Request, site_id: QuerySiteId = None) -> dict[str, Any]:
     with context(request).db.read() as conn:
         return {"surveys": service.list_surveys(conn, owner(request).id, site_id)}
 

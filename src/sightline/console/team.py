@@ -10,13 +10,14 @@ import logging
 from html import escape
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Request, Response
+from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import Field, StrictInt
 
 from sightline.accounts.sessions import end_session, start_session
 from sightline.console.auth import set_session_cookie
 from sightline.console.deps import context, member
+from sightline.console.ids import Id
 from sightline.console.schemas import Body, Text
 from sightline.context import Context
 from sightline.teams import keys, members
@@ -24,8 +25,6 @@ from sightline.teams.principal import principal_for
 
 router = APIRouter(prefix="/api", tags=["team"])
 log = logging.getLogger("sightline.team")
-
-Id = Annotated[int, Path(ge=1, le=2**62)]
 
 
 class InvitationCreate(Body):

@@ -8,13 +8,13 @@ from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from sightline.console.deps import context, owner
+from sightline.console.ids import SiteId
 from sightline.recordings.service import Recordings
 from sightline.sites import service as sites
 from sightline.visitors import rights
 
 router = APIRouter(prefix="/api/sites", tags=["visitors"])
 
-SiteId = Annotated[int, Path(ge=1, le=2**62, description="The site's id.")]
 # Any text the route can carry, so that rights.check_visitor_id answers every bad code with 422;
 # ":path" lets a code hold "/" (sent as "/" or as "%2F").
 VisitorId = Annotated[str, Path(description="The visitor code (percent-encoded: '/' as %2F).")]

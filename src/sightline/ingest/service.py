@@ -87,9 +87,10 @@ class Ingest:
         health.register("ingest", self.probe)
         health.register("geography", self.geo_probe)
         trusted = settings.values.get("trusted_proxies")
+        header = str(settings.client_address_header)
 
         def client_of(scope: Scope) -> str | None:
-            return client_address(scope, trusted)
+            return client_address(scope, trusted, header)
 
         self._script = Guarded(ScriptEndpoint(self.scripts), db)
         self._exact: dict[str, ASGIApp] = {

@@ -18,7 +18,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from starlette.requests import Request
 from starlette.responses import Response
 
-from sightline.clientaddr import Network, client_address
+from sightline.clientaddr import X_FORWARDED_FOR, Network, client_address
 from sightline.errors import error_response
 
 
@@ -33,11 +33,16 @@ def is_loopback(host: str | None) -> bool:
 
 class MetricsEndpoint:
     def __init__(
-        self, registry: CollectorRegistry, token: str | None, trusted_proxies: Sequence[Network] | None
+        self,
+        registry: CollectorRegistry,
+        token: str | None,
+        trusted_proxies: Sequence[Network] | None,
+        header: str = X_FORWARDED_FOR,
     ) -> None:
         self.registry = registry
         self.token = token.encode() if token else None
         self.trusted_proxies = trusted_proxies
+        self.header = header
 
     async def handle(self, request: Request) -> Response:
         refusal = self.refusal(request)
@@ -55,7 +60,7 @@ class MetricsEndpoint:
             return error_response(
                 401, "unauthorized", message, headers={"www-authenticate": 'Bearer realm="metrics"'}
             )
-        if is_loopback(client_address(request.scope, self.trusted_proxies)):
+        if is_loopback(client_address(request.scope, self.trusted_proxies, self.header)):
             return None
         message = "Metrics answer only on this machine; set --metrics-token to read them from elsewhere."
         return error_response(403, "forbidden", message)

@@ -38,10 +38,20 @@ SERVER: tuple[Setting, ...] = (
         "list",
         None,
         "Comma-separated addresses or CIDR ranges of reverse proxies in front of Sightline "
-        "(e.g. 127.0.0.1,10.0.0.0/8). Only a connection from one of them has its Forwarded or "
-        "X-Forwarded-For header believed; the client is the right-most address in it that is not "
-        "a trusted proxy. Default: none (the TCP peer is the client).",
+        "(e.g. 127.0.0.1,10.0.0.0/8). Only a connection from one of them has its "
+        "--client-address-header believed; the client is the right-most address in it that is "
+        "not a trusted proxy, and unknown when that hop is not an address. Default: none (the "
+        "TCP peer is the client).",
         v.networks,
+    ),
+    Setting(
+        "client_address_header",
+        "string",
+        "x-forwarded-for",
+        "The one header that carries the client's address from a trusted proxy, the one your "
+        "proxy sets: X-Forwarded-For, Forwarded (RFC 7239), or a header holding the address alone "
+        "such as X-Real-IP. Every other forwarding header is ignored.",
+        v.header_name,
     ),
     Setting(
         "header_timeout_seconds",

@@ -4,6 +4,7 @@ reason (the loader names the setting). Imports nothing from Sightline but ``loca
 from __future__ import annotations
 
 import ipaddress
+import re
 from urllib.parse import urlsplit
 
 from sightline import locations
@@ -87,6 +88,17 @@ def networks(raw: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, .
         except ValueError:
             raise ValueError(f"{text!r} is not an IP address or a CIDR range such as 10.0.0.0/8") from None
     return tuple(networks)
+
+
+HEADER_NAME = re.compile(r"\A[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}\Z")
+
+
+def header_name(raw: str) -> str:
+    """An HTTP header's name (RFC 9110 token), lower-case as ASGI gives it."""
+    text = raw.strip()
+    if not HEADER_NAME.match(text):
+        raise ValueError(f"{text!r} is not an HTTP header name such as X-Forwarded-For")
+    return text.lower()
 
 
 def positive_float(raw: str) -> float:
