@@ -62,7 +62,10 @@ def test_a_key_reads_reports_and_records_when_it_was_last_used(
     assert summary.status_code == 200
     assert summary.json()["current"]["visitors"] == 0
     assert reader.get(f"/api/sites/{site_id}/reports/breakdown?dimension=pages").status_code == 200
-    assert reader.get("/api/sites").status_code == 401
+    listed = reader.get("/api/sites")  # the sites a key reads, so that it can find their ids
+    assert listed.status_code == 200
+    assert site_id in [site["id"] for site in listed.json()["sites"]]
+    assert reader.get(f"/api/sites/{site_id}/goals").status_code == 401
     assert reader.get("/api/me").status_code == 401
     assert reader.post(f"/api/sites/{site_id}/retry", json={}).status_code == 401
     listed = next(k for k in owner.get("/api/keys").json()["keys"] if k["id"] == key["id"])
@@ -77,6 +80,7 @@ def test_a_key_scoped_to_one_site_reads_only_that_site(
     assert key["site_id"] == mine
     reader = _bearer(console_server, key["key"])
     assert reader.get(f"/api/sites/{mine}/reports/summary").status_code == 200
+    assert [site["id"] for site in reader.get("/api/sites").json()["sites"]] == [mine]
     refused = reader.get(f"/api/sites/{other}/reports/summary")
     assert refused.status_code == 403
     assert refused.json()["error"]["code"] == "forbidden"

@@ -39,6 +39,7 @@ def test_a_new_site_has_a_key_a_snippet_and_defaults(owner: httpx.Client, consol
         "cookieless",
         "excluded_addresses",
         "retention_days",
+        "blocked_referrers",
         "autocapture",
         "created_at",
         "connection",

@@ -61,7 +61,9 @@ def test_a_long_file_is_imported_in_batches_with_growing_progress(db: Database, 
     assert len(reads) >= 3  # at most BATCH rows a step, fewer when a step held the lock long
     assert reads == sorted(reads)
     assert 0 < reads[0] < reads[-1] == upload.size
-    assert lines == sorted(set(lines))
+    # The last flush may carry no rows (it marks the import done) when the file ends on a step.
+    steps = lines[:-1] if len(lines) > 1 and lines[-1] == lines[-2] else lines
+    assert steps == sorted(set(steps))
     assert lines[-1] == 12000
     assert max(b - a for a, b in zip([0, *lines], lines, strict=False)) <= 5000
     assert {status for _, _, status in importer.batches} == {"running"}, "reports saw a partial import"
