@@ -29,6 +29,7 @@ from sightline.store import snapshot
 from sightline.store.engines import Embedded, Engine, StoreBusyError, open_engine
 from sightline.store.feed import Feeder
 from sightline.store.launch import Options
+from sightline.store.log import LogPositions
 from sightline.store.ordering import Ordering
 from sightline.store.upkeep import Upkeep
 
@@ -112,6 +113,19 @@ def main(options: Options, ready: Connection) -> None:
     status = Status(engine)
     feeder = Feeder(db, engine, options.batch)
     upkeep = Upkeep(db, engine, feeder, options.log_retention_days)
+    try:  # before the first step: new events get ids past the watermark (log.LogPositions)
+        watermark = engine.watermark()
+        given = LogPositions(db).keep_past(watermark)
+        if given is not None:
+            log.warning(
+                "the events log would have given ids from %d, at or below the store's watermark %d: "
+                "its next id now follows %d",
+                given + 1,
+                watermark,
+                watermark,
+            )
+    except Exception:
+        log.exception("the log's next id could not be checked against the store's watermark")
     ordering = Ordering(engine) if isinstance(engine, Embedded) else None
     # A backlog for the server's worker threads that connect at once (the default is 1).
     listener = Listener(options.address, family="AF_UNIX", backlog=128, authkey=options.authkey)
