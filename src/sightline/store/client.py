@@ -267,10 +267,12 @@ class Store:
             failing_since=datetime.fromtimestamp(since, UTC).isoformat() if since else None,
             problem=problem,
             fix=_fix(problem, self.engine) if problem else None,
+            check=status.get("check") if status else None,  # the self-check's findings (store.check)
         )
         if status is None:
             return ServiceReport(DOWN, figures)
-        state = DEGRADED if problem or lag_seconds > BEHIND_SECONDS else OK
+        unrepaired = bool(figures["check"] and figures["check"].get("unrepaired"))
+        state = DEGRADED if problem or unrepaired or lag_seconds > BEHIND_SECONDS else OK
         return ServiceReport(state, figures)
 
 
