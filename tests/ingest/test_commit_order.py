@@ -9,12 +9,12 @@ from typing import Any
 from sqlalchemy import func, insert, select, text
 
 from sightline.accounts.users import create_user
-from sightline.ingest.store import COMMIT_ORDER, Rows, Store
+from sightline.ingest.store import Rows, Store
 from sightline.sites.service import create_site
 from sightline.sites.traffic import TrafficMarker
 from sightline.storage import open_database
 from sightline.storage.lease import lock_key
-from sightline.storage.tables.events import EVENT_COLUMNS, events
+from sightline.storage.tables.events import COMMIT_ORDER, EVENT_COLUMNS, events
 from tests.support.postgres import PostgresServer
 
 

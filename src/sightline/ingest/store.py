@@ -23,7 +23,7 @@ from sightline.ingest.checkpoint import WRITER_AUTOCHECKPOINT
 from sightline.sites.traffic import TrafficMarker
 from sightline.storage import Database
 from sightline.storage.lease import lock_key
-from sightline.storage.tables.events import EVENT_COLUMNS, event_batches, events
+from sightline.storage.tables.events import COMMIT_ORDER, EVENT_COLUMNS, event_batches, events
 from sightline.storage.types import utcnow
 
 log = logging.getLogger("sightline.ingest")
@@ -50,9 +50,6 @@ class Rows:
     @property
     def key(self) -> tuple[int, str]:
         return (self.site_id, self.batch_id)
-
-
-COMMIT_ORDER = "the events log's commit order"  # the advisory lock's name (PostgreSQL)
 
 
 class Store:

@@ -169,6 +169,10 @@ _DOCS = {
     "sightline_store_lag_seconds": "Age of the oldest event the analytics store has not taken in.",
     "sightline_store_fed_events": "Events the analytics store has taken in (its feed; rate() of it).",
     "sightline_store_up": "1 while the analytics store answers (health status not down).",
+    "sightline_store_check_repaired_ranges": "Site-days the store's self-check found wrong and fed again.",
+    "sightline_store_check_fed_events": "Events the store's self-check fed (missing or held twice).",
+    "sightline_store_check_unrepaired": "Differences the store's self-check could not repair (see health).",
+    "sightline_store_check_passes": "Whole passes of the store's self-check over the log.",
     "sightline_disk_free_bytes": "Free bytes on each file system Sightline writes to.",
     "sightline_disk_total_bytes": "Size of each file system Sightline writes to.",
     "sightline_connections_closed": "Client connections the server closed: too slow (header_timeout, "
@@ -191,11 +195,16 @@ def store_figures(health: HealthSource) -> Figures:
     def figures() -> Mapping[str, Any] | None:
         store = health.service("store")
         if store is not None:
+            check = store.get("check")
             return {
                 "lag_events": store.get("lag_events"),
                 "lag_seconds": store.get("lag_seconds"),
                 "fed_events": store.get("fed_events"),
                 "up": 0 if store.get("status") == "down" else 1,
+                "check_repaired_ranges": check.get("ranges_repaired") if check else None,
+                "check_fed_events": check.get("events_fed") if check else None,
+                "check_unrepaired": len(check.get("unrepaired") or ()) if check else None,
+                "check_passes": check.get("passes") if check else None,
             }
         return None
 
@@ -207,6 +216,10 @@ STORE_SPEC = {
     "lag_seconds": ("sightline_store_lag_seconds", "gauge", None),
     "fed_events": ("sightline_store_fed_events", "counter", None),
     "up": ("sightline_store_up", "gauge", None),
+    "check_repaired_ranges": ("sightline_store_check_repaired_ranges", "counter", None),
+    "check_fed_events": ("sightline_store_check_fed_events", "counter", None),
+    "check_unrepaired": ("sightline_store_check_unrepaired", "gauge", None),
+    "check_passes": ("sightline_store_check_passes", "counter", None),
 }
 RECORDINGS_SPEC = {
     "stored_chunks": ("sightline_recordings_stored_chunks", "counter", None),

@@ -37,6 +37,7 @@ from sightline.store.launch import Options, main
 
 log = logging.getLogger("sightline.store")
 BEHIND_SECONDS = 60.0  # a store further behind the log than this is "degraded"
+LAG_COUNTED = 100_000  # health counts the events waiting up to this many
 START_TIMEOUT = 120.0
 STARTING = "The analytics store is starting."
 FIRST_WAIT = 60.0  # seconds a report asked just after the server started waits for the store:
@@ -221,15 +222,18 @@ class Store:
 
     def lag(self, watermark: int) -> tuple[int, float]:
         """(events in the log after the watermark, seconds since the oldest of them happened)."""
+        after = events.c.id > watermark
         with self.db.read() as conn:
-            newest = conn.execute(select(func.max(events.c.id))).scalar()
+            # The events waiting, counted (ids have gaps: a difference of ids is no count), up to
+            # LAG_COUNTED; beyond it, the difference of ids says how far.
+            counted = select(events.c.id).where(after).limit(LAG_COUNTED).subquery()
+            behind = int(conn.execute(select(func.count()).select_from(counted)).scalar_one())
+            if behind >= LAG_COUNTED:
+                newest = conn.execute(select(func.max(events.c.id))).scalar()
+                behind = max(behind, int(newest or 0) - watermark)
             oldest = conn.execute(
-                select(micros_of(events.c.time, self.db.dialect))
-                .where(events.c.id > watermark)
-                .order_by(events.c.id)
-                .limit(1)
+                select(micros_of(events.c.time, self.db.dialect)).where(after).order_by(events.c.id).limit(1)
             ).scalar()
-        behind = max(0, int(newest or 0) - watermark)
         if not behind or oldest is None:
             return behind, 0.0
         now = datetime.now(UTC).timestamp()
@@ -263,10 +267,12 @@ class Store:
             failing_since=datetime.fromtimestamp(since, UTC).isoformat() if since else None,
             problem=problem,
             fix=_fix(problem, self.engine) if problem else None,
+            check=status.get("check") if status else None,  # the self-check's findings (store.check)
         )
         if status is None:
             return ServiceReport(DOWN, figures)
-        state = DEGRADED if problem or lag_seconds > BEHIND_SECONDS else OK
+        unrepaired = bool(figures["check"] and figures["check"].get("unrepaired"))
+        state = DEGRADED if problem or unrepaired or lag_seconds > BEHIND_SECONDS else OK
         return ServiceReport(state, figures)
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
@@ -56,6 +57,8 @@ class Engine(Protocol):
     def pending_range(self) -> tuple[int, int] | None: ...
 
     def write(self, after: int, last: int, events: pa.Table, visits: pa.Table) -> None: ...
+
+    def refill(self, site_id: int, drop: list[int], events: pa.Table, visits: pa.Table) -> None: ...
 
     def visits_of(self, keys: pa.Array, born_after: int) -> pa.Table: ...
 
@@ -263,6 +266,31 @@ class Embedded:
                 )
             _set_state(cursor, WATERMARK, last)
 
+    def refill(self, site_id: int, drop: list[int], events: pa.Table, visits: pa.Table) -> None:
+        """The self-check's repair of one site (``store.check``), at once: the events of its
+        visits numbered ``drop`` go, the rows of the visits in ``visits`` are replaced, ``events``
+        come in; the watermark stays."""
+        event_rows = events  # noqa: F841 (read by DuckDB by its name)
+        visit_rows = visits  # noqa: F841
+        with self._transaction(changes=True) as cursor:
+            if drop:
+                cursor.execute(
+                    "DELETE FROM events WHERE site_id = $site AND list_contains($drop, visit)",
+                    {"site": site_id, "drop": drop},
+                )
+            if visits.num_rows:
+                cursor.execute(
+                    "DELETE FROM visits WHERE site_id = $site "
+                    "AND session IN (SELECT session FROM visit_rows)",
+                    {"site": site_id},
+                )
+                cursor.execute("INSERT INTO visits SELECT * FROM visit_rows")
+                cursor.execute(
+                    "INSERT INTO visit_counts SELECT site_id, max(visit) FROM visit_rows GROUP BY site_id "
+                    "ON CONFLICT (site_id) DO UPDATE SET visits = greatest(visits, excluded.visits)"
+                )
+            cursor.execute("INSERT INTO events SELECT * FROM event_rows")
+
     @contextmanager
     def _transaction(self, changes: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
         """A cursor in a transaction of its own, committed at the end or rolled back on any error;
@@ -383,6 +411,34 @@ class ClickHouse:
                     settings={"insert_deduplication_token": f"{token}-visit-counts"},
                 )
         self._mark(last, last, last)
+
+    def refill(self, site_id: int, drop: list[int], events: pa.Table, visits: pa.Table) -> None:
+        """As ``Embedded.refill``, in steps: one cut short is found again by the next check."""
+        token = f"sightline-check-{uuid.uuid4().hex}"
+        site = {"site": site_id}
+        with self._lock:
+            if drop:
+                self._client.command(
+                    "DELETE FROM events WHERE site_id = {site:UInt32} AND has({drop:Array(UInt32)}, visit)",
+                    parameters={**site, "drop": drop},
+                )
+            if visits.num_rows:
+                self._client.command(
+                    "DELETE FROM visits WHERE site_id = {site:UInt32} AND has({keys:Array(UInt64)}, session)",
+                    parameters={**site, "keys": visits.column("session").to_pylist()},
+                )
+            self._client.insert_arrow(
+                "events", events, settings={"insert_deduplication_token": f"{token}-events"}
+            )
+            if visits.num_rows:
+                self._client.insert_arrow(
+                    "visits", visits, settings={"insert_deduplication_token": f"{token}-visits"}
+                )
+                self._client.insert_arrow(
+                    "visit_counts",
+                    visit_counts(visits),
+                    settings={"insert_deduplication_token": f"{token}-visit-counts"},
+                )
 
     def reset(self) -> None:
         with self._lock:

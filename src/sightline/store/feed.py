@@ -183,7 +183,7 @@ class Feeder:
             # while this one is built and written (DuckDB, which releases it): two cores, not one.
             size = min(self.backlog, max(self.batch, BACKLOG_BYTES * rows.num_rows // max(rows.nbytes, 1)))
             self._ahead = (last, size, self._reader.submit(self._read, last, None, size))
-        event_rows, visit_rows = self._build(rows)
+        event_rows, visit_rows = self.build(rows)
         self.engine.write(after, last, event_rows, visit_rows)
         self.fed_events += rows.num_rows
         self.last_step_ms = round((time.perf_counter() - started) * 1000, 1)
@@ -222,21 +222,29 @@ class Feeder:
 
     def _read(self, after: int, until: int | None, size: int) -> pa.Table:
         """Up to ``size`` events of the log after ``after``, their props as ``key\x1fvalue`` lists."""
-        rows = self.log.read(after, until, size)
+        return self.parsed(self.log.read(after, until, size))
+
+    @staticmethod
+    def parsed(rows: pa.Table) -> pa.Table:
+        """The log's rows with their props as ``key\x1fvalue`` lists."""
         props = pa.array(
             [props_of(raw) if raw else [] for raw in rows.column("props").to_pylist()],
             type=pa.list_(pa.string()),
         )
         return rows.set_column(rows.schema.get_field_index("props"), "props", props)
 
-    def _build(self, raw: pa.Table) -> tuple[pa.Table, pa.Table]:
-        """The batch's event rows and the new rows of the visits it touched (Arrow tables)."""
+    def build(self, raw: pa.Table, continuing: bool = True) -> tuple[pa.Table, pa.Table]:
+        """The batch's event rows and the new rows of the visits it touched (Arrow tables).
+        ``continuing``: the batch continues the visits the store holds (the feed); else its visits
+        are built from its events alone (the self-check's repair, ``store.check``)."""
         con = self.compute
         con.register("raw", raw)
         try:
             con.execute(_KEYED)
             keys = con.sql("SELECT DISTINCT session FROM b").to_arrow_table().column(0).combine_chunks()
             first = int(pc.min(raw.column("time")).as_py())
+            if not continuing:
+                keys = keys.slice(0, 0)  # no visit the store holds is looked for
             con.register("old", self.engine.visits_of(keys, first - LOOK_BACK))
             con.register("counts", self._counts(pc.unique(raw.column("site_id")).to_pylist()))
             con.execute(_CONTRIBUTION)

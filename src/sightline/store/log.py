@@ -13,19 +13,28 @@ tuples. Ingest refuses NUL characters, which would end a value in ``printf``. (A
 SQLite driver would read Arrow directly, but it links a second copy of SQLite into the process,
 which SQLite's locking does not allow beside Python's own: closing one copy's file drops the
 other's locks.) Other databases' rows come as tuples, turned into columns by one ``zip``.
+
+An event's id is its position in the log, never handed out twice (SQLite's AUTOINCREMENT,
+PostgreSQL's sequence: ``storage.tables.events``). ``LogPositions`` keeps it so where the log was
+put back behind the store (an install hit by SQLite's reuse of ids before AUTOINCREMENT, a log
+restored from an older backup beside a newer ClickHouse store): the next id given is past the
+store's watermark, so the feed reads it.
 """
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from sqlalchemy import Select, func, literal, select
+from sqlalchemy import ColumnElement, Select, func, literal, select, text
 
 from sightline.storage import Database
+from sightline.storage.lease import lock_key
 from sightline.storage.schema import events
-from sightline.store.epoch import micros_of
+from sightline.storage.tables.events import COMMIT_ORDER
+from sightline.store.epoch import micros, micros_of
 
 # The log's columns the store needs, in order, with their Arrow types.
 COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
@@ -48,6 +57,7 @@ COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
     ("region", pa.string()),
     ("city", pa.string()),
 )
+TIME_INDEX = 2  # the place of ``time`` in COLUMNS
 SEPARATOR = "\x1f"  # between the columns of a row read as one text (SQLite)
 
 
@@ -74,31 +84,41 @@ class LogReader:
 
     def read(self, after: int, until: int | None, limit: int) -> pa.Table:
         """Up to ``limit`` events with ``after < id <= until``, by id."""
+        where = [events.c.id > after] if until is None else [events.c.id > after, events.c.id <= until]
         if self._joined is not None:
-            rows = self._fetch(self._joined, after, until, limit)
-            table = self._split([row[0] for row in rows])
+            table = self._split([row[0] for row in self._fetch(self._joined, where, limit)])
             if table is not None:
                 return table
-        rows = self._fetch(self._query, after, until, limit)
+        return self._table(self._fetch(self._query, where, limit))
+
+    def read_span(self, site_id: int, start: datetime, end: datetime, until: int) -> pa.Table:
+        """Every event of one site with ``start <= time < end`` and ``id <= until``, by id."""
+        e = events.c
+        query = self._query.where(e.site_id == site_id, e.time >= start, e.time < end, e.id <= until)
+        with self.db.read() as conn:  # a repair's read, not the feed's: plain SQLAlchemy
+            rows = [tuple(row) for row in conn.execute(query)]
+        at = TIME_INDEX
+        return self._table(
+            [(*r[:at], micros(r[at]), *r[at + 1 :]) for r in rows] if self._text_time else rows, False
+        )
+
+    def _table(self, rows: list[Any], text_time: bool | None = None) -> pa.Table:
         if not rows:
             return pa.table({name: pa.array([], type=kind) for name, kind in COLUMNS})
         columns = zip(*rows, strict=True)
+        text = self._text_time if text_time is None else text_time
         return pa.table(
             {
-                name: self._times(values) if name == "time" else pa.array(values, type=kind)
+                name: self._times(values, text) if name == "time" else pa.array(values, type=kind)
                 for (name, kind), values in zip(COLUMNS, columns, strict=True)
             }
         )
 
-    def _fetch(self, query: Select[Any], after: int, until: int | None, limit: int) -> list[Any]:
-        query = query.where(events.c.id > after)
-        if until is not None:
-            query = query.where(events.c.id <= until)
+    def _fetch(self, query: Select[Any], where: list[ColumnElement[bool]], limit: int) -> list[Any]:
+        query = query.where(*where).limit(limit)
         with self.db.read() as conn:
             # Every value in the statement is an integer of ours, bound as a literal.
-            sql = str(
-                query.limit(limit).compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True})
-            )
+            sql = str(query.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True}))
             cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
             try:
                 cursor.execute(sql)
@@ -128,8 +148,56 @@ class LogReader:
             columns[name] = values
         return pa.table(columns)
 
-    def _times(self, values: tuple[object, ...]) -> pa.Array:
+    def _times(self, values: tuple[object, ...], text: bool) -> pa.Array:
         """Microseconds since the epoch, from the database's or from SQLite's text."""
-        if not self._text_time:
+        if not text:
             return pa.array(values, type=pa.int64())
         return pc.cast(pc.cast(pa.array(values, type=pa.string()), pa.timestamp("us")), pa.int64())
+
+
+class LogPositions:
+    """Where the log's ids stand, and keeping the next one past the store's watermark."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def newest(self) -> int:
+        """The largest id the log holds (0: empty)."""
+        with self.db.read() as conn:
+            return int(conn.execute(select(func.coalesce(func.max(events.c.id), 0))).scalar_one())
+
+    def keep_past(self, watermark: int) -> int | None:
+        """Moves the log's sequence past ``watermark`` when the next id would be at or below it;
+        returns the largest id it would have built on (None: it was past already)."""
+        with self.db.begin() as conn:
+            if self.db.dialect == "sqlite":
+                if not conn.execute(
+                    text("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_sequence'")
+                ).first():
+                    return None  # no AUTOINCREMENT table yet (the schema is migrated first)
+                found = conn.execute(text("SELECT seq FROM sqlite_sequence WHERE name = 'events'")).first()
+                newest = conn.execute(select(func.coalesce(func.max(events.c.id), 0))).scalar_one()
+                given = max(int(found[0]) if found else 0, int(newest))
+                if given >= watermark:
+                    return None
+                if found is None:
+                    conn.execute(
+                        text("INSERT INTO sqlite_sequence (name, seq) VALUES ('events', :w)"),
+                        {"w": watermark},
+                    )
+                else:
+                    conn.execute(
+                        text("UPDATE sqlite_sequence SET seq = :w WHERE name = 'events'"), {"w": watermark}
+                    )
+                return given
+            sequence = conn.execute(text("SELECT pg_get_serial_sequence('events', 'id')")).scalar_one()
+            read = text(f"SELECT last_value, is_called FROM {sequence}")  # noqa: S608 (the database's name)
+            for locked in (False, True):
+                last, called = conn.execute(read).one()
+                given = int(last) if called else int(last) - 1
+                if given >= watermark:
+                    return None
+                if not locked:  # ingest takes ids under this lock (ingest.store): none while it moves
+                    conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": lock_key(COMMIT_ORDER)})
+            conn.execute(text("SELECT setval(:sequence, :w)"), {"sequence": sequence, "w": watermark})
+            return given

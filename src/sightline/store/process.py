@@ -8,9 +8,10 @@ socket with an authentication key): ``("query", sql, params)`` answers ``("ok", 
 ``("error", message)``; ``("keep", sql, params)`` answers the name of a table holding the
 query's rows while the store's data stays as it was (``store.kept``; None on ClickHouse);
 ``("status",)`` answers the feed's figures; ``("export", directory)``
-copies the embedded store there for a backup (``store.snapshot``). The process leaves when its
-parent is gone. Of several nodes on one PostgreSQL log, one feeds (a lease, ``storage.lease``);
-another takes over within seconds when it dies.
+copies the embedded store there for a backup (``store.snapshot``). Between feeding steps it
+applies upkeep (``upkeep``) and checks the store against the log (``check``), from its start on.
+The process leaves when its parent is gone. Of several nodes on one PostgreSQL log, one feeds (a
+lease, ``storage.lease``); another takes over within seconds when it dies.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any
 from sightline.storage import open_database
 from sightline.storage.lease import Lease
 from sightline.store import snapshot
+from sightline.store.check import SelfCheck
 from sightline.store.engines import Embedded, Engine, StoreBusyError, open_engine
 from sightline.store.feed import Feeder
 from sightline.store.launch import Options
@@ -53,6 +55,7 @@ class Status:
         self.last_step_ms: float | None = None
         self.rate = 0.0  # events per second over the last busy minute
         self.role = "feeder"  # or "standby": another node of the same log feeds (storage.lease)
+        self.check: dict[str, Any] | None = None  # the self-check's findings (check.Findings)
 
     def as_dict(self) -> dict[str, Any]:
         return dict(vars(self))
@@ -112,6 +115,11 @@ def main(options: Options, ready: Connection) -> None:
     status = Status(engine)
     feeder = Feeder(db, engine, options.batch)
     upkeep = Upkeep(db, engine, feeder, options.log_retention_days)
+    check = SelfCheck(db, engine, feeder, options.log_retention_days)
+    try:  # before the first step: new events get ids past the watermark (check.keep_positions)
+        check.keep_positions()
+    except Exception:
+        log.exception("the log's next id could not be checked against the store's watermark")
     ordering = Ordering(engine) if isinstance(engine, Embedded) else None
     # A backlog for the server's worker threads that connect at once (the default is 1).
     listener = Listener(options.address, family="AF_UNIX", backlog=128, authkey=options.authkey)
@@ -134,6 +142,8 @@ def main(options: Options, ready: Connection) -> None:
             upkeep.run()
             if ordering is not None and not feeder.behind:  # not while catching up
                 ordering.run()
+            if not feeder.behind:
+                _check(check, status)
             status.failing_since = status.problem = None
         except Exception as error:
             fed = 0
@@ -172,6 +182,17 @@ def main(options: Options, ready: Connection) -> None:
     listener.close()
     feeder.close()
     engine.close()
+
+
+def _check(check: SelfCheck, status: Status) -> None:
+    """A round of the self-check; one that fails is said in health and tried at the next round."""
+    try:
+        check.run()
+    except Exception as error:
+        log.exception("the store's self-check failed; it tries again")
+        said = str(error).splitlines()[0][:300] if str(error) else type(error).__name__
+        check.found.add(check.found.unrepaired, f"the check itself failed: {said}")
+    status.check = check.found.as_dict()
 
 
 def _stand_by(engine: Engine, status: Status) -> None:

@@ -24,6 +24,10 @@ from sightline.storage.metadata import metadata
 from sightline.storage.types import UTCDateTime
 
 # SQLite only auto-increments an INTEGER PRIMARY KEY (the rowid); PostgreSQL gets a 64-bit key.
+# An event's id is its position in the log, which the analytics store reads after its watermark:
+# it is never handed out twice, whatever is deleted. PostgreSQL's sequence never goes back; on
+# SQLite AUTOINCREMENT keeps the largest id ever given (``sqlite_sequence``), where a plain rowid
+# would give the ids of deleted newest rows again (migration 0018).
 EventId = BigInteger().with_variant(Integer, "sqlite")
 
 events = Table(
@@ -53,6 +57,7 @@ events = Table(
     Column("country", String(2), nullable=True),  # ISO 3166-1 alpha-2
     Column("region", String(100), nullable=True),
     Column("city", String(100), nullable=True),
+    sqlite_autoincrement=True,
 )
 
 Index("ix_events_site_time", events.c.site_id, events.c.time)
@@ -68,6 +73,10 @@ event_batches = Table(
 )
 
 Index("ix_event_batches_received_at", event_batches.c.received_at)
+
+# The advisory lock under which PostgreSQL's writers take ids and commit, so that ids commit in
+# order (ingest.store), and under which the store moves the sequence (store.log.LogPositions).
+COMMIT_ORDER = "the events log's commit order"
 
 # Column order of the hot-path INSERT (everything but the generated id).
 EVENT_COLUMNS: tuple[str, ...] = tuple(c.name for c in events.columns if c.name != "id")

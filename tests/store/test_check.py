@@ -1,0 +1,150 @@
+"""The store's self-check: a store that lost events, holds some twice, or never got some the log
+holds at ids below its watermark is put right from the log, visits as a first feed makes them,
+on DuckDB and on ClickHouse's SQL (chDB), from SQLite and PostgreSQL logs; events only the store
+has (a trimmed log) are kept and counted; the log's next id is kept past the watermark."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import delete, insert, select, text
+
+from sightline.storage import Database
+from sightline.storage.schema import events
+from sightline.store.check import SelfCheck
+from sightline.store.dialects import Params
+from sightline.store.engines import Engine
+from sightline.store.feed import Feeder
+from tests.reports import helpers
+from tests.store.test_feed import _count, _expected_visits, _seed, _visits
+
+
+def _fed(db: Database, engine: Engine) -> tuple[int, list[helpers.Event], Feeder]:
+    site, rows = _seed(db)
+    feeder = Feeder(db, engine)
+    feeder.catch_up()
+    return site, rows, feeder
+
+
+def _delete_ids(engine: Engine, ids: list[int]) -> None:
+    p = Params(engine.dialect)
+    engine.execute(f"DELETE FROM events WHERE {p.dialect.contains(p.bind(ids), 'id')}", p.values)
+
+
+def _ids(db: Database) -> list[int]:
+    with db.read() as conn:
+        return [int(i) for i in conn.execute(select(events.c.id).order_by(events.c.id)).scalars()]
+
+
+def test_the_self_check_feeds_again_what_the_store_lost_or_doubled_and_names_the_days(
+    db: Database, engine: Engine
+) -> None:
+    site, rows, feeder = _fed(db, engine)
+    ids = _ids(db)
+    _delete_ids(engine, ids[10:40])  # events lost, their visits' rows left as they were
+    doubled = ids[100:103]
+    p = Params(engine.dialect)
+    engine.execute(
+        f"INSERT INTO events SELECT * FROM events WHERE {p.dialect.contains(p.bind(doubled), 'id')}",
+        p.values,
+    )
+    assert _count(engine, "events") == len(rows) - 30 + 3
+    check = SelfCheck(db, engine, feeder, None)
+    check.check_all()
+    stored = engine.query("SELECT count(*), count(DISTINCT id) FROM events", {})[0]
+    assert tuple(stored) == (len(rows), len(rows))
+    assert _visits(engine, site) == _expected_visits(site, rows)
+    found = check.found.as_dict()
+    assert found["ranges_repaired"] >= 1
+    assert found["events_fed"] == 33
+    assert found["unrepaired"] == []
+    assert all(f"site {site}, " in line for line in found["repaired"])
+    assert found["last_check"] is not None
+    again = SelfCheck(db, engine, feeder, None)
+    again.check_all()
+    assert again.found.ranges_repaired == 0
+
+
+def test_events_the_log_gave_at_or_below_the_watermark_are_fed_and_its_next_id_moves_past_it(
+    db: Database, engine: Engine
+) -> None:
+    """The broken state of an install whose log handed out ids again: the store's watermark is
+    above events it never fed."""
+    site, rows, feeder = _fed(db, engine)
+    watermark = engine.watermark()
+    newest = [e for e in rows if e.visitor_id == rows[-1].visitor_id]
+    with db.begin() as conn:  # the newest visitor erased from the log (the store keeps them here)
+        conn.execute(delete(events).where(events.c.visitor_id == newest[0].visitor_id))
+    now = datetime.now(UTC).replace(microsecond=0)
+    late = [
+        helpers.pageview(site, now - timedelta(seconds=i), "visitor-late", f"/late/{i}") for i in range(4)
+    ]
+    gone = {e.visitor_id for e in newest}
+    free = sorted(set(range(1, watermark + 1)) - set(_ids(db)))[:4]  # ids the store has seen
+    with db.begin() as conn:
+        conn.execute(insert(events), [{**e.row(), "id": i} for e, i in zip(late, free, strict=True)])
+    assert feeder.step() == 0  # the feed reads after its watermark: these are skipped
+    check = SelfCheck(db, engine, feeder, None)
+    check.check_all()
+    held = engine.query(
+        f"SELECT count(*) FROM events WHERE site_id = {engine.dialect.param('s', 'Int64')}", {"s": site}
+    )[0][0]
+    kept = [e for e in rows if e.visitor_id not in gone]
+    assert held == len(kept) + len(newest) + len(late)  # the erased visitor stays: no task asked
+    assert (
+        _visits(engine, site)[next(iter(_expected_visits(site, late)))]
+        == _expected_visits(site, late)[next(iter(_expected_visits(site, late)))]
+    )
+    with db.begin() as conn:
+        conn.execute(insert(events), [{**helpers.pageview(site, now, "visitor-next", "/next").row()}])
+    assert max(_ids(db)) > watermark
+    assert feeder.step() == 1
+
+
+def test_events_only_the_store_holds_are_kept_and_counted(db: Database, engine: Engine) -> None:
+    site, rows, feeder = _fed(db, engine)
+    with db.begin() as conn:  # as the log's trim does, without a retention the check knows of
+        conn.execute(delete(events).where(events.c.id <= 50))
+    check = SelfCheck(db, engine, feeder, None)
+    check.check_all()
+    assert _count(engine, "events") == len(rows)
+    assert check.found.store_only == 50
+    assert check.found.ranges_repaired == 0
+    assert _visits(engine, site) == _expected_visits(site, rows)
+
+
+def test_with_a_retention_the_check_covers_the_days_the_trim_has_not_touched(
+    db: Database, engine: Engine
+) -> None:
+    _, _, feeder = _fed(db, engine)
+    check = SelfCheck(db, engine, feeder, 2)
+    check.check_all()
+    found = check.found.as_dict()
+    first = (datetime.now(UTC) - timedelta(days=2)).date() + timedelta(days=1)
+    assert found["covers_from"] == first.isoformat()
+    assert found["note"] is not None
+    assert first.isoformat() in found["note"]
+
+
+def test_a_log_put_back_behind_the_store_gives_its_next_id_past_the_watermark(
+    db: Database, engine: Engine
+) -> None:
+    """A log restored from an older backup beside a newer store, or an install whose SQLite log
+    gave ids again: the store process moves the log's sequence past its watermark at start."""
+    site, _, feeder = _fed(db, engine)
+    watermark = engine.watermark()
+    with db.begin() as conn:
+        conn.execute(delete(events).where(events.c.id > 5))
+        if db.dialect == "sqlite":
+            conn.execute(text("UPDATE sqlite_sequence SET seq = 5 WHERE name = 'events'"))
+        else:
+            conn.execute(text("SELECT setval(pg_get_serial_sequence('events', 'id'), 5)"))
+    check = SelfCheck(db, engine, feeder, None)
+    check.keep_positions()
+    assert check.found.sequence_moved is not None
+    assert f"watermark {watermark}" in check.found.sequence_moved
+    helpers.insert_events(db, [helpers.pageview(site, datetime.now(UTC), "after", "/after")])
+    assert _ids(db)[-1] == watermark + 1
+    assert feeder.step() == 1
+    check.keep_positions()  # past already: nothing moves
+    assert _ids(db)[-1] == watermark + 1
