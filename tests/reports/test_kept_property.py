@@ -133,6 +133,9 @@ def step(w: World) -> None:
         w.retention_cut(site, days)
         w.said(f"site {site.id}: retention cut at {days} days")
     elif op == "trim":
+        cut = datetime.now(UTC) - timedelta(days=LOG_DAYS)
+        if _reuses(w, [r.id for s in w.sites for r in s.rows if r.event.time < cut and r.in_log]):
+            return
         w.said(f"log trimmed: {w.trim()} events older than {LOG_DAYS} days")
     elif op == "zone":
         w.change_zone(site)
