@@ -42,11 +42,17 @@ def exact(value: object) -> int:
 EXACT = Visitors("count(DISTINCT visitor)", exact)
 
 
+def threshold(d: Dialect) -> int:
+    """Events (or visits) of a span from which its visitors are estimated (the store's dialect may
+    set its own: ``Dialect.exact_below``)."""
+    return EXACT_BELOW if d.exact_below is None else d.exact_below
+
+
 def visitors(d: Dialect, events: int, groups: int = 1, rows: int | None = None) -> Visitors:
     """Unique visitors of ``groups`` groups (time buckets) sharing ``events`` events: a bitmap of
     four times a group's share of the rows read (``rows``, when a report reads fewer rows than
     the events, visits say; default the events)."""
-    if d.bitmap is None or events < EXACT_BELOW:
+    if d.bitmap is None or events < threshold(d):
         return EXACT
     return _bitmap(d, 4 * max(1, (events if rows is None else rows) // max(1, groups)))
 
@@ -56,7 +62,7 @@ def per_value(d: Dialect, rows: int, values: int, room: int | None = None) -> Vi
     where one value holds at most ``room`` of them (default: all the rows): each bitmap has a bit
     for every two of them (up to 8 M bits; at most two visitors a bit, a standard error of at most
     1.05 / sqrt(bits): 0.15 % at 2^19 bits, half the bitmap's cache misses of a bit each)."""
-    if d.bitmap is None or rows < EXACT_BELOW or values > MAX_VALUES:
+    if d.bitmap is None or rows < threshold(d) or values > MAX_VALUES:
         return EXACT
     return _bitmap(d, max(1, (room or rows) // 2))
 

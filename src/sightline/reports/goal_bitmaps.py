@@ -16,7 +16,7 @@ merged by OR, and one of ``2 size`` bits folds into one of ``size`` (its halves 
 bitmap a single pass over the whole span would set, so a piece kept from an earlier request
 (``goal_days``) counts exactly as if read again. The period's visitors (the rate's denominator) and
 pageviews are the dashboard summary's figures, from its own query (``queries.totals``), run first:
-below ``counting.EXACT_BELOW`` pageviews (a span's events are never fewer) one tally and an exact
+below ``counting.threshold`` pageviews (a span's events are never fewer) one tally and an exact
 reach pass count each goal's distinct visitors over the whole span, pageviews and custom events.
 """
 
@@ -296,7 +296,7 @@ def figures(
     summary = queries.totals(run, d, site_id, span, filters)
     people = summary["visitors"]
     own = bits_for(people)  # each bitmap: no goal has more visitors than the period
-    if summary["pageviews"] >= counting.EXACT_BELOW and _groups(goals) * own <= MAX_TOTAL:
+    if summary["pageviews"] >= counting.threshold(d) and _groups(goals) * own <= MAX_TOTAL:
         bounds = days.bounds(span) if days is not None else [micros(span[0]), micros(span[1])]
         if days is not None:
             found = days.figures(run, d, site_id, bounds, goals, own)

@@ -205,7 +205,7 @@ class Query:
             rows.extend(self._rule(rule) for rule in self.filters.rules)
             chosen = " AND ".join(rows)
             if self.moved:
-                keys = self.d.explode(f"CAST({self.bind(self.moved)} AS {self.d.uint32}[])")
+                keys = self.d.visit_numbers(self.bind(self.moved))
                 chosen = (
                     f"(({chosen} AND visit NOT IN (SELECT {keys})) OR visit IN (SELECT visit FROM "
                     f"{self.d.visits} WHERE {self.selected()} AND visit IN (SELECT {keys})))"
@@ -293,7 +293,7 @@ def events_of(q: Query, crossing: Sequence[tuple[Any, ...]]) -> str:
         f"AND time >= {q.bind(a)} AND time <= {q.bind(b)}"
         for a, b in covered
     )
-    listed = q.d.explode(f"CAST({keys} AS {q.d.uint32}[])")
+    listed = q.d.visit_numbers(keys)
     return f"SELECT * FROM ({reads}) AS r WHERE visit IN (SELECT {listed})"
 
 

@@ -176,4 +176,13 @@ DATA: tuple[Setting, ...] = (
         "are acknowledged without delay and reports lag instead. 0: the same priority as ingest.",
         v.niceness,
     ),
+    Setting(
+        "reports_exact_below",
+        "integer",
+        500000,
+        "Reports on the embedded store count a span's unique visitors exactly below this many of its "
+        "events or visits, and on a bitmap (within 0.3 %) from it on, where they also keep past days' "
+        "figures between requests (docs/reports.md). Lower it only to test those paths on a small store.",
+        v.positive_int,
+    ),
 )

@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from datetime import UTC, datetime
 from multiprocessing.connection import Client, Connection
 from pathlib import Path
@@ -55,7 +56,8 @@ class Store:
     def __init__(self, settings: Any, db: Database) -> None:
         self.db = db
         self.events_url: str | None = settings.events_url or None
-        self.dialect: Dialect = CLICKHOUSE if self.events_url else DUCKDB
+        dialect = CLICKHOUSE if self.events_url else DUCKDB
+        self.dialect: Dialect = replace(dialect, exact_below=int(settings.reports_exact_below))
         self.engine = "clickhouse" if self.events_url else "duckdb"
         self._socket_dir = Path(tempfile.mkdtemp(prefix="sightline-store-"))
         self.options = Options(

@@ -22,6 +22,7 @@ class Dialect:
     unnest: str  # one row per array element, in the SELECT list
     uint64: str  # the type of visitor keys
     uint32: str  # the type of visit numbers
+    array: str  # the type of an array of "{type}"
     search: str  # case-insensitive "contains": "{column}", "{value}"
     starts: str  # "{column}" starts with "{value}"
     regex: str  # "{column}" matches the RE2 pattern "{value}" somewhere (anchor it for a whole match)
@@ -50,6 +51,10 @@ class Dialect:
     # ``sequence`` is cheap enough.
     near: str | None = None
     loose: str | None = None
+    # Spans of at least this many events (or visits) count unique visitors on a bitmap, and the
+    # reports keep their figures between requests (``reports.counting``); None: counting's default.
+    # Tests set it low so that a small store takes the paths a big one takes.
+    exact_below: int | None = None
 
     def param(self, name: str, kind: str) -> str:
         """The placeholder of parameter ``name`` whose ClickHouse type is ``kind``."""
@@ -69,6 +74,10 @@ class Dialect:
     def explode(self, array: str) -> str:
         return self.unnest.format(array=array)
 
+    def visit_numbers(self, bound: str) -> str:
+        """One row per visit number of the bound array ``bound``."""
+        return self.explode(f"CAST({bound} AS {self.array.format(type=self.uint32)})")
+
 
 DUCKDB = Dialect(
     name="duckdb",
@@ -80,6 +89,7 @@ DUCKDB = Dialect(
     unnest="unnest({array})",
     uint64="UBIGINT",
     uint32="UINTEGER",
+    array="{type}[]",
     search="contains(lower({column}), lower({value}))",
     starts="starts_with({column}, {value})",
     regex="regexp_matches({column}, {value})",
@@ -112,6 +122,7 @@ CLICKHOUSE = Dialect(
     unnest="arrayJoin({array})",
     uint64="UInt64",
     uint32="UInt32",
+    array="Array({type})",
     search="positionCaseInsensitiveUTF8({column}, {value}) > 0",
     starts="startsWith({column}, {value})",
     regex="match({column}, {value})",
