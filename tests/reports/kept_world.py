@@ -293,10 +293,6 @@ class World:
                 new_id = conn.execute(insert(events).values(**e.row()).returning(events.c.id)).scalar_one()
                 site.rows.append(Logged(int(new_id), e))
 
-    def newest_id(self) -> int:
-        with self.db.read() as conn:
-            return int(conn.execute(select(events.c.id).order_by(events.c.id.desc()).limit(1)).scalar() or 0)
-
     # -- erasure, retention, trim, rebuild -------------------------------------------------
 
     def erase(self, site: SiteModel, code: str) -> None:

@@ -47,10 +47,6 @@ STEPS = 10
 SEED = int(os.environ.get("SIGHTLINE_PROPERTY_SEED", "26"))  # another sequence: set it
 EXACT_BELOW = 1  # every span holding an event takes the big-store paths, kept figures included
 LOG_DAYS = 10  # the log's trim (--event-log-retention-days)
-# SQLite hands out the ids of the log's newest rows again once they are deleted, so the feed skips
-# the events stored next (issue 26, item 1). Until that is fixed, on these logs no operation deletes
-# the log's newest event; take the name out of this set once positions are never reused.
-REUSES_POSITIONS = {"sqlite"}
 BREAKDOWN = (*params.COMMON, "dimension", "limit", "offset", "search", "name", "viewport")
 DIMENSIONS = ["pages", "entry_pages", "exit_pages", "sources", "utm_campaigns", "devices", "events"]
 # The reports no kept figure or selection can reach: computed once (served), checked by the oracle.
@@ -121,44 +117,25 @@ def step(w: World) -> None:
         else:
             row = min(site.rows, key=lambda r: r.id)
         code = row.event.visitor_id
-        if _reuses(w, [r.id for r in site.rows if r.event.visitor_id == code and r.in_log]):
-            return
         w.erase(site, code)
         w.said(f"site {site.id}: {op.replace('_', ' ')} visitor {code}")
     elif op == "retention":
         days = w.rng.randrange(3, 25)
-        cut = datetime.now(UTC) - timedelta(days=days)
-        if _reuses(w, [r.id for r in site.rows if r.event.time < cut and r.in_log]):
-            return
         w.retention_cut(site, days)
         w.said(f"site {site.id}: retention cut at {days} days")
     elif op == "trim":
-        cut = datetime.now(UTC) - timedelta(days=LOG_DAYS)
-        if _reuses(w, [r.id for s in w.sites for r in s.rows if r.event.time < cut and r.in_log]):
-            return
         w.said(f"log trimmed: {w.trim()} events older than {LOG_DAYS} days")
     elif op == "zone":
         w.change_zone(site)
     elif op == "goals":
         w.edit_goals(site)
     elif op == "delete":
-        if _reuses(w, [r.id for r in site.rows if r.in_log]):
-            return
         w.delete_site(site)
         added = w.add_site()
         w.ingest(added, w.history_of(added, 40, 20))
     elif op == "rebuild":
         w.rebuild()
         w.said("store rebuilt from the log")
-
-
-def _reuses(w: World, doomed: list[int]) -> bool:
-    """Whether deleting these log rows would have the log hand out their positions again (a known
-    fault, left out here until fixed: ``REUSES_POSITIONS``)."""
-    if w.backend in REUSES_POSITIONS and w.newest_id() in doomed:
-        w.said("(skipped: it deletes the log's newest event, whose id SQLite would hand out again)")
-        return True
-    return False
 
 
 def _times(site: SiteModel, rows: list[Event]) -> str:
