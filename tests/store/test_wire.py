@@ -1,0 +1,100 @@
+"""The ClickHouse engine's requests over HTTP, as a server with default settings takes them: the
+feed's largest requests fit its limits, a passing fault is tried again, and a request that keeps
+failing is named with the server's answer."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import clickhouse_connect
+import pyarrow as pa
+import pytest
+from clickhouse_connect.driver.exceptions import DatabaseError, OperationalError
+
+from sightline.store import wire
+from sightline.store.engines import ClickHouse
+from sightline.store.feed import BACKLOG_BATCH
+
+KEYS = pa.array(range(2**63, 2**63 + BACKLOG_BATCH), pa.uint64())  # 20-digit keys, as hashes are
+
+
+@pytest.fixture
+def store(clickhouse: Any) -> Iterator[ClickHouse]:
+    engine = ClickHouse(clickhouse.url(f"t_{uuid.uuid4().hex[:12]}"))
+    yield engine
+    engine.close()
+
+
+def _client(store: ClickHouse) -> Any:
+    return store._client  # the engine's own HTTP client, to send what the engine must not
+
+
+def test_the_visit_lookup_of_a_whole_catch_up_batch_passes_the_servers_limits(store: ClickHouse) -> None:
+    assert store.visits_of(KEYS, 0).num_rows == 0
+
+
+def test_the_same_keys_as_a_bound_parameter_are_refused_by_the_server(store: ClickHouse) -> None:
+    with pytest.raises(DatabaseError) as refused:
+        _client(store).query(
+            "SELECT count() FROM visits WHERE session IN {keys:Array(UInt64)}",
+            parameters={"keys": KEYS.to_pylist()},
+        )
+    assert "http_max_field_value_size" in str(refused.value) or "Field value too long" in str(refused.value)
+
+
+def test_a_query_over_max_query_size_is_refused(store: ClickHouse) -> None:
+    listed = ", ".join(str(n) for n in range(60_000))  # about 350 KiB of SQL
+    with pytest.raises(DatabaseError) as refused:
+        _client(store).query(f"SELECT count() FROM visits WHERE visit IN ({listed})")
+    assert "max_query_size" in str(refused.value) or "Max query size exceeded" in str(refused.value)
+
+
+def test_a_request_that_keeps_failing_is_named_with_the_servers_answer(store: ClickHouse) -> None:
+    store.execute("DROP TABLE events")
+    events = pa.table({"site_id": pa.array([1], pa.uint32())})
+    with pytest.raises(wire.RequestFailedError) as failed:
+        store.write(0, 1, events, pa.table({"site_id": pa.array([], pa.uint32())}))
+    message = str(failed.value)
+    assert "insert 1 rows into events (batch 0-1)" in message
+    assert "UNKNOWN_TABLE" in message
+    assert failed.value.tries == 1  # a wrong request is not sent again
+
+
+def test_a_passing_fault_is_tried_again_with_back_off() -> None:
+    answers: list[Exception | str] = [
+        OperationalError("connection refused"),
+        DatabaseError("parts", code=252),
+        "ok",
+    ]
+
+    def request() -> str:
+        answer = answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    assert wire.call("a read", request, back_off=(0, 0, 0)) == "ok"
+    assert answers == []
+
+
+def test_an_unreachable_server_is_named_after_every_try() -> None:
+    def request() -> None:
+        raise OperationalError(
+            "HTTPConnectionPool(host='127.0.0.1', port=1): Connection refused (for url http://x)"
+        )
+
+    with pytest.raises(wire.RequestFailedError) as failed:
+        wire.call("read back 3 visits", request, back_off=(0, 0))
+    assert str(failed.value) == (
+        "ClickHouse request failed (read back 3 visits, 3 tries): "
+        "HTTPConnectionPool(host='127.0.0.1', port=1): Connection refused"
+    )
+
+
+def test_the_http_client_is_what_the_tests_use(clickhouse: Any) -> None:
+    url = clickhouse.url("default").replace("clickhouse://", "http://", 1)
+    client = clickhouse_connect.get_client(dsn=url)
+    assert type(client).__name__ == "HttpClient"
+    client.close()
