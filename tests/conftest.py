@@ -24,6 +24,10 @@ from tests.support.ports import free_port
 from tests.support.postgres import PostgresServer
 from tests.support.server import LiveServer, create_owner
 
+# chdb:// (ClickHouse embedded in the process) is a store for Sightline's own tests only: the
+# settings refuse it unless this is set (tests/support/server.py passes SIGHTLINE_TEST_* on).
+os.environ.setdefault("SIGHTLINE_TEST_CHDB", "1")
+
 BACKENDS = ["sqlite", "postgresql"]
 OWNER_EMAIL = "owner@example.com"
 OWNER_PASSWORD = "correct horse battery staple"
