@@ -401,9 +401,12 @@ class ClickHouse:
         self._mark(last, last, last)
 
     def _insert(self, table: str, rows: pa.Table, token: str, batch: str) -> None:
+        """One table's rows of a batch, in the request's body; sent again, the server drops them
+        (the token); on a cluster's Distributed table they reach the shards in this request."""
+        settings = {"insert_deduplication_token": token, "insert_distributed_sync": 1}
         wire.call(
             f"insert {rows.num_rows} rows into {table} ({batch})",
-            lambda: self._client.insert_arrow(table, rows, settings={"insert_deduplication_token": token}),
+            lambda: self._client.insert_arrow(table, rows, settings=settings),
         )
 
     def reset(self) -> None:
