@@ -4,8 +4,10 @@ failing is named with the server's answer."""
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import clickhouse_connect
@@ -16,6 +18,9 @@ from clickhouse_connect.driver.exceptions import DatabaseError, OperationalError
 from sightline.store import wire
 from sightline.store.engines import ClickHouse
 from sightline.store.feed import BACKLOG_BATCH
+from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, sign_in
+from tests.ingest.helpers import Site, Visitor, batch, event
+from tests.support.server import LiveServer, create_owner
 
 KEYS = pa.array(range(2**63, 2**63 + BACKLOG_BATCH), pa.uint64())  # 20-digit keys, as hashes are
 
@@ -57,7 +62,9 @@ def test_a_request_that_keeps_failing_is_named_with_the_servers_answer(store: Cl
     with pytest.raises(wire.RequestFailedError) as failed:
         store.write(0, 1, events, pa.table({"site_id": pa.array([], pa.uint32())}))
     message = str(failed.value)
-    assert "insert 1 rows into events (batch 0-1)" in message
+    assert message.startswith(
+        "ClickHouse request failed (insert 1 rows into events (batch 0-1), 1 tries): Code: 60."
+    )
     assert "UNKNOWN_TABLE" in message
     assert failed.value.tries == 1  # a wrong request is not sent again
 
@@ -98,3 +105,33 @@ def test_the_http_client_is_what_the_tests_use(clickhouse: Any) -> None:
     client = clickhouse_connect.get_client(dsn=url)
     assert type(client).__name__ == "HttpClient"
     client.close()
+
+
+def test_the_store_health_names_the_request_that_failed_and_the_servers_answer(
+    tmp_path: Path, clickhouse: Any
+) -> None:
+    events_url = clickhouse.url(f"health_{uuid.uuid4().hex[:8]}")
+    server = LiveServer(tmp_path / "data", env={"SIGHTLINE_EVENTS_URL": events_url}).start()
+    try:
+        create_owner(server, OWNER_EMAIL, OWNER_PASSWORD)
+        owner = sign_in(server)
+        site = Site.create(owner, "localhost:38302")
+        broken = ClickHouse(events_url)
+        broken.execute("DROP TABLE visits")
+        broken.close()
+        with Visitor(server.base_url, site) as visitor:
+            assert visitor.send(batch(site, event())).status_code == 202
+        deadline = time.monotonic() + 60
+        store: dict[str, Any] = {}
+        while time.monotonic() < deadline:
+            store = owner.get("/api/health").json()["services"]["store"]
+            if store["problem"]:
+                break
+            time.sleep(0.3)
+        assert store["problem"].startswith(
+            "ClickHouse request failed (read back 1 visits, 1 tries): Code: 60."
+        )
+        assert "Unknown table" in store["problem"] or "doesn't exist" in store["problem"]
+        owner.close()
+    finally:
+        server.stop()

@@ -55,6 +55,7 @@ TRANSIENT = frozenset(
 )
 BACK_OFF = (0.25, 0.5, 1.0, 2.0)  # seconds before each further try
 _URL = re.compile(r"\s*\(for url [^)]*\)")
+_CLIENT = re.compile(r"^Received ClickHouse exception, code: \d+, server response: ")
 
 
 class RequestFailedError(RuntimeError):
@@ -69,7 +70,7 @@ class RequestFailedError(RuntimeError):
 
 def answer_of(error: BaseException) -> str:
     """What the server answered (or why it could not be asked), on one line, without the URL."""
-    text = _URL.sub("", str(error)).strip() or type(error).__name__
+    text = _CLIENT.sub("", _URL.sub("", str(error)).strip()) or type(error).__name__
     return " ".join(text.split())[:400]
 
 
