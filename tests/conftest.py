@@ -69,13 +69,6 @@ def _keep_bytecode() -> None:
 
 
 @pytest.fixture(scope="session")
-def chdb_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The one chDB data path of this test process: chDB opens a single path per process, so every
-    test that runs ClickHouse's SQL in-process shares it (each with a database of its own)."""
-    return tmp_path_factory.mktemp("chdb")
-
-
-@pytest.fixture(scope="session")
 def clickhouse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandIn | RealServer]:
     """ClickHouse over HTTP for the tests: the server ``SIGHTLINE_TEST_CLICKHOUSE_URL`` names, or
     else the stand-in (``tests/support/clickhouse.py``: chDB behind the HTTP interface and its

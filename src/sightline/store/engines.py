@@ -308,7 +308,7 @@ class ClickHouse:
     dialect = CLICKHOUSE
     name = "clickhouse"
 
-    def __init__(self, url: str, cluster: str | None = None, database: str | None = None) -> None:
+    def __init__(self, url: str, cluster: str | None = None) -> None:
         import clickhouse_connect  # a dependency only this engine needs at run time
 
         self._lock = threading.Lock()
@@ -317,12 +317,6 @@ class ClickHouse:
             values.events_url(url)  # refused unless Sightline's own tests allow it
         dsn = url if self.embedded else url.replace("clickhouse://", "http://", 1)
         self._client = wire.call("connect", lambda: clickhouse_connect.get_client(dsn=dsn))
-        if database is not None:  # tests: a database per test, on chDB or on a server
-            self._command("create the database", f"CREATE DATABASE IF NOT EXISTS {database}")
-            self._client.close()
-            self._client = wire.call(
-                "connect", lambda: clickhouse_connect.get_client(dsn=dsn, database=database)
-            )
         for statement in schema.clickhouse(cluster):
             self._command("create the tables", statement)
 
