@@ -49,6 +49,18 @@ def test_the_same_keys_as_a_bound_parameter_are_refused_by_the_server(store: Cli
     assert "http_max_field_value_size" in str(refused.value) or "Field value too long" in str(refused.value)
 
 
+def test_a_long_bound_list_travels_in_the_body_and_reads_as_the_list(store: ClickHouse) -> None:
+    ids = list(range(50_000))  # a batch's sites, a report's selection: past a form field's limit
+    names = [f"name {n}" for n in range(20_000)] + ["tab\there", "new\nline", "back\\slash"]
+    rows = store.query(
+        "SELECT length({ids:Array(UInt64)}), has({ids:Array(UInt64)}, 49999), "
+        "has({names:Array(String)}, 'tab\\there'), has({names:Array(String)}, 'new\\nline'), "
+        "has({names:Array(String)}, 'back\\\\slash'), {site:UInt32}",
+        {"ids": ids, "names": names, "site": 7},
+    )
+    assert rows == [(50_000, 1, 1, 1, 1, 7)]
+
+
 def test_a_query_over_max_query_size_is_refused(store: ClickHouse) -> None:
     listed = ", ".join(str(n) for n in range(60_000))  # about 350 KiB of SQL
     with pytest.raises(DatabaseError) as refused:

@@ -325,8 +325,13 @@ class ClickHouse:
             wire.call(what, lambda: self._client.command(sql, **options))
 
     def query(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+        external = None
+        if not self.embedded:  # a long list travels in the body, not as a parameter
+            sql, params, external = wire.lists_as_data(sql, params)
         with self._lock:
-            result = wire.call("a query", lambda: self._client.query(sql, parameters=params))
+            result = wire.call(
+                "a query", lambda: self._client.query(sql, parameters=params, external_data=external)
+            )
         return [tuple(row) for row in result.result_rows]
 
     def execute(self, sql: str, params: dict[str, Any] | None = None) -> None:

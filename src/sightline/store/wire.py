@@ -5,8 +5,9 @@ Over HTTP a bound parameter travels in the URL (up to 4 KiB of them) or in a for
 server with its default settings refuses a URL over ``http_max_uri_size`` (1 MiB) and a field
 over ``http_max_field_value_size`` (128 KiB); the query text is held to ``max_query_size``
 (256 KiB) and ``max_ast_elements`` (50,000). So nothing that grows with a batch is ever bound or
-pasted into the SQL: the feed's visit keys travel as external data (``keys``: a temporary table
-in the body of the one request that reads them, 8 bytes a key), rows as inserts' bodies.
+pasted into the SQL: the feed's visit keys travel as external data (``keys_data``: a temporary
+table in the body of the one request that reads them, 8 bytes a key), any other long bound list
+likewise (``lists_as_data``), rows as inserts' bodies.
 
 Every request is idempotent: reads; ``CREATE ... IF NOT EXISTS``; inserts carrying a
 deduplication token (a batch sent again is dropped by the server); the watermark's rows, which a
@@ -106,3 +107,41 @@ def keys_data(keys: pa.Array, name: str = "wanted") -> Any:
 
     raw = keys.cast(pa.uint64()).to_numpy(zero_copy_only=False).astype("<u8").tobytes()
     return ExternalData(file_name=name, data=raw, fmt="RowBinary", structure="session UInt64")
+
+
+LARGE = 1000  # a bound list longer than this travels as external data (``lists_as_data``)
+_SCALAR = frozenset({"Int64", "UInt64", "Int32", "UInt32", "Float64", "String"})
+
+
+def _text(value: Any) -> str:
+    """A value in TabSeparated's escaping."""
+    text = str(value)
+    return text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n")
+
+
+def lists_as_data(sql: str, params: dict[str, Any]) -> tuple[str, dict[str, Any], Any]:
+    """The query with each long bound list (``{name:Array(T)}``, more than ``LARGE`` values: a
+    batch's sites, a report's selection) read from external data instead, a temporary table
+    ``_name`` in the request's body, so no parameter grows with the data; and that data (None when
+    every list is short)."""
+    from clickhouse_connect.driver.external import ExternalData
+
+    external: ExternalData | None = None
+    kept = dict(params)
+    for name, value in params.items():
+        if not isinstance(value, list) or len(value) <= LARGE:
+            continue
+        found = re.search(r"\{" + re.escape(name) + r":Array\((\w+)\)\}", sql)
+        if found is None or found.group(1) not in _SCALAR:
+            continue
+        rows = ("\n".join(_text(v) for v in value) + "\n").encode()
+        table = f"_{name}"
+        if external is None:
+            external = ExternalData(
+                file_name=table, data=rows, fmt="TabSeparated", structure=f"v {found.group(1)}"
+            )
+        else:
+            external.add_file(file_name=table, data=rows, fmt="TabSeparated", structure=f"v {found.group(1)}")
+        sql = sql.replace(found.group(0), f"(SELECT groupArray(v) FROM {table})")  # noqa: S608 (a fixed name)
+        del kept[name]
+    return sql, kept, external
