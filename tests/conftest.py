@@ -18,9 +18,15 @@ from playwright.sync_api import expect
 from sightline.storage import Database, open_database
 from tests.support import scheduling, sharing
 from tests.support.browser import close_kept
+from tests.support.clickhouse import RealServer, StandIn
 from tests.support.objectstore import ObjectStore
+from tests.support.ports import free_port
 from tests.support.postgres import PostgresServer
 from tests.support.server import LiveServer, create_owner
+
+# chdb:// (ClickHouse embedded in the process) is a store for Sightline's own tests only: the
+# settings refuse it unless this is set (tests/support/server.py passes SIGHTLINE_TEST_* on).
+os.environ.setdefault("SIGHTLINE_TEST_CHDB", "1")
 
 BACKENDS = ["sqlite", "postgresql"]
 OWNER_EMAIL = "owner@example.com"
@@ -63,10 +69,17 @@ def _keep_bytecode() -> None:
 
 
 @pytest.fixture(scope="session")
-def chdb_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The one chDB data path of this test process: chDB opens a single path per process, so every
-    test that runs ClickHouse's SQL in-process shares it (each with a database of its own)."""
-    return tmp_path_factory.mktemp("chdb")
+def clickhouse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandIn | RealServer]:
+    """ClickHouse over HTTP for the tests: the server ``SIGHTLINE_TEST_CLICKHOUSE_URL`` names, or
+    else the stand-in (``tests/support/clickhouse.py``: chDB behind the HTTP interface and its
+    default limits), in a process of its own. ``.url(database)`` creates a database, gives its URL."""
+    real = os.environ.get("SIGHTLINE_TEST_CLICKHOUSE_URL")
+    if real:
+        yield RealServer(real)
+        return
+    server = StandIn(tmp_path_factory.mktemp("clickhouse"), free_port()).start()
+    yield server
+    server.stop()
 
 
 @pytest.fixture(scope="session")

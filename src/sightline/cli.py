@@ -149,6 +149,18 @@ def backup_or_restore(settings: Settings, command: str, directory: str) -> int:
     from sightline.settings import BACKUP
 
     place = Place.of(settings)
+    presence = None
+    if command != BACKUP and not place.database_url.startswith("sqlite"):
+        # A backup runs beside live servers; a restore into a shared database must not.
+        from sightline.storage.database import Database
+        from sightline.storage.presence import Presence, name_of
+
+        presence = Presence(Database(place.database_url), name_of("restore"))
+        nodes = presence.alone()
+        if nodes:
+            presence.db.dispose()
+            why = "A restore replaces the database they are using."
+            return _refuse_beside(nodes, "restore", why)
     try:
         if command == BACKUP:
             manifest = backup(place, Path(directory).resolve())
@@ -157,6 +169,10 @@ def backup_or_restore(settings: Settings, command: str, directory: str) -> int:
     except BackupError as exc:
         print(f"sightline: {command} refused: {exc}", file=sys.stderr)
         return 1
+    finally:
+        if presence is not None:
+            presence.release()
+            presence.db.dispose()
     files = sum(len(p["files"]) for p in manifest.data["parts"])
     done = "backed up" if command == BACKUP else "restored"
     print(
@@ -175,16 +191,53 @@ def migrate(settings: Settings) -> int:
     return 0
 
 
+def _refuse_beside(nodes: Sequence[Any], command: str, why: str) -> int:
+    """Says which nodes are live and what to do; the exit status of a refused command."""
+    listed = "".join(f"\n  {node}" for node in nodes)
+    print(
+        f"sightline: {command} refused: {len(nodes)} other Sightline process(es) are live on this "
+        f"database:{listed}\n{why} Stop them (every node of this database), then run {command} again.",
+        file=sys.stderr,
+    )
+    return 1
+
+
 def rebuild_store(settings: Settings) -> int:
-    """Empties the analytics store and feeds it again from the whole durable log."""
+    """Empties the analytics store and feeds it again from the whole durable log, with no server
+    live on the same database (its store would be emptied under it)."""
+    from sightline.datadir import DataDirError, claim
+    from sightline.storage.presence import Presence, name_of
+
+    db = _open(settings)
+    if db is None:
+        return 1
+    presence = Presence(db, name_of("rebuild-store"))
+    try:
+        nodes = presence.alone()
+        if nodes:
+            why = "They read and feed the analytics store that rebuild-store empties."
+            return _refuse_beside(nodes, "rebuild-store", why)
+        try:
+            lock = claim(settings.data_path) if settings.events_url else None  # this node's server
+        except DataDirError as exc:
+            print(f"sightline: rebuild-store refused: {exc}", file=sys.stderr)
+            return 1
+        try:
+            return _rebuild(settings, db)
+        finally:
+            if lock is not None:
+                lock.release()
+    finally:
+        presence.release()
+        db.dispose()
+
+
+def _rebuild(settings: Settings, db: Any) -> int:
     import time
 
     from sightline.store.engines import StoreBusyError, open_engine
     from sightline.store.feed import Feeder
 
-    db = _open(settings)
-    if db is None:
-        return 1
     try:
         engine = open_engine(settings.events_url, settings.data_path, int(settings.store_memory_mb))
     except StoreBusyError:
@@ -193,7 +246,6 @@ def rebuild_store(settings: Settings) -> int:
             "(or delete DATA_DIR/store.duckdb while it is stopped: the next start rebuilds it)",
             file=sys.stderr,
         )
-        db.dispose()
         return 1
     try:
         engine.reset()
@@ -207,7 +259,6 @@ def rebuild_store(settings: Settings) -> int:
             feeder.close()
     finally:
         engine.close()
-        db.dispose()
     print(f"the analytics store holds the log's {fed} events")
     return 0
 
@@ -348,6 +399,19 @@ def serve(settings: Settings) -> int:
     if db is None:
         lock.release()
         return 1
+    from sightline.storage.presence import Presence, name_of
+
+    presence = Presence(db, name_of(f"serve {settings.host}:{settings.port}"))
+    if not presence.join():  # an operator's command holds the database: nodes stay out
+        print(
+            "sightline: an operator's command (rebuild-store or restore) is running on this "
+            f"database: {', '.join(str(n) for n in presence.nodes()) or 'it just ended'}; "
+            "start the server again once it is done",
+            file=sys.stderr,
+        )
+        db.dispose()
+        lock.release()
+        return 1
     with db.begin() as conn:
         token = issue_setup_token(conn, timedelta(minutes=settings.setup_token_minutes))
     if token:
@@ -377,6 +441,7 @@ def serve(settings: Settings) -> int:
     server = serving.Server(config)
     with contextlib.suppress(KeyboardInterrupt):  # as uvicorn.run
         server.run()
+    presence.release()
     db.dispose()
     lock.release()
     return 0 if server.started else STARTUP_FAILURE

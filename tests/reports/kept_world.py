@@ -351,8 +351,10 @@ class World:
             self.engine.close()
 
 
-def open_engine(kind: str, directory: Path, chdb_path: Path | None) -> Engine:
+def open_engine(kind: str, directory: Path, clickhouse_url: str | None) -> Engine:
+    """DuckDB in ``directory``, or ClickHouse at ``clickhouse_url`` (a new database of the tests'
+    ClickHouse: the HTTP stand-in or a real server)."""
     if kind == "duckdb":
         return Embedded(directory / "data", 256)
-    assert chdb_path is not None
-    return ClickHouse(f"chdb://{chdb_path}", database=f"t_{uuid.uuid4().hex[:12]}")
+    assert clickhouse_url is not None
+    return ClickHouse(clickhouse_url)

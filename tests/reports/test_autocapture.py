@@ -1,4 +1,4 @@
-"""Autocapture's reports on both store engines (DuckDB, and ClickHouse's SQL through chDB), checked
+"""Autocapture's reports on both store engines (DuckDB, and ClickHouse over HTTP), checked
 against the raw events they came from: 404 pages and their referrers, outbound links and file
 downloads, time on page and scroll depth, web vitals, and bounces that passive events leave alone."""
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import uuid
 from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
@@ -49,12 +50,14 @@ ENGINES = [
 def console_server(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LiveServer]:
-    """A server per log database and store engine (ClickHouse's SQL through embedded chDB)."""
+    """A server per log database and store engine (ClickHouse over HTTP: the stand-in that enforces
+    a server's limits, or the server SIGHTLINE_TEST_CLICKHOUSE_URL names)."""
     backend, engine = request.param
     directory = tmp_path_factory.mktemp(f"figures-{backend}-{engine}")
     env = {"SIGHTLINE_ALLOW_PRIVATE_ADDRESSES": "true"}
     if engine == "clickhouse":
-        env["SIGHTLINE_EVENTS_URL"] = f"chdb://{directory / 'clickhouse'}"
+        clickhouse = request.getfixturevalue("clickhouse")
+        env["SIGHTLINE_EVENTS_URL"] = clickhouse.url(f"figures_{backend}_{uuid.uuid4().hex[:8]}")
     server = LiveServer(directory / "data", database_url_for(request, backend, directory), env=env)
     server.start()
     create_owner(server, OWNER_EMAIL, OWNER_PASSWORD)

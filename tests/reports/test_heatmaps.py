@@ -1,4 +1,4 @@
-"""Click heatmaps' reports on both store engines (DuckDB, and ClickHouse's SQL through chDB), checked
+"""Click heatmaps' reports on both store engines (DuckDB, and ClickHouse over HTTP), checked
 against the raw ``heatmap_click`` events: the pages with clicks, one page's clicked elements, its
 clicks per element and position cell (the overlay's dots), per width class, with filters."""
 

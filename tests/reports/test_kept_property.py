@@ -17,6 +17,7 @@ ClickHouse's SQL through chDB), on SQLite and PostgreSQL logs.
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
@@ -59,8 +60,12 @@ PERIODS = [{"range": "today"}, {"range": "7d", "compare": "true"}, {"range": "30
 def world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[World]:
     backend, engine = request.param
     db = open_database(database_url_for(request, backend, tmp_path), migrate=False)
-    chdb = request.getfixturevalue("chdb_path") if engine == "clickhouse" else None
-    made = World(db, open_engine(engine, tmp_path, chdb), backend, SEED, EXACT_BELOW, LOG_DAYS)
+    url = (
+        request.getfixturevalue("clickhouse").url(f"t_{uuid.uuid4().hex[:12]}")
+        if engine == "clickhouse"
+        else None
+    )
+    made = World(db, open_engine(engine, tmp_path, url), backend, SEED, EXACT_BELOW, LOG_DAYS)
     yield made
     made.close()
     db.dispose()

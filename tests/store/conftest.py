@@ -1,6 +1,7 @@
-"""Engines for the store's tests: DuckDB in the test's directory, and ClickHouse's SQL through
-embedded chDB (one chDB data path per test process, as chDB allows: ``chdb_path`` of the root
-conftest; a database per test)."""
+"""Engines for the store's tests: DuckDB in the test's directory, and ClickHouse through
+clickhouse-connect's HTTP client, against the server ``SIGHTLINE_TEST_CLICKHOUSE_URL`` names or the
+stand-in that enforces a server's default limits (the root conftest's ``clickhouse``; a database
+per test)."""
 
 from __future__ import annotations
 
@@ -22,11 +23,10 @@ def opened_engine(request: pytest.FixtureRequest, kind: str, directory: Path) ->
     if kind == "duckdb":
         opened = Embedded(directory / "data", 256)
     else:
-        path: Path = request.getfixturevalue("chdb_path")
-        opened = ClickHouse(f"chdb://{path}", database=f"t_{uuid.uuid4().hex[:12]}")
+        server = request.getfixturevalue("clickhouse")
+        opened = ClickHouse(server.url(f"t_{uuid.uuid4().hex[:12]}"))
     yield opened
-    if kind == "duckdb":
-        opened.close()
+    opened.close()
 
 
 @pytest.fixture(params=ENGINES)

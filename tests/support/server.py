@@ -65,7 +65,11 @@ class LiveServer:
         ]
         if self.database_url:
             command += ["--database-url", self.database_url]
-        env = {k: v for k, v in os.environ.items() if not k.startswith("SIGHTLINE_")}
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith("SIGHTLINE_") or k.startswith("SIGHTLINE_TEST_")  # the tests' switches
+        }
         env.update(self.extra_env)
         env["PYTHONUNBUFFERED"] = "1"
         if not env.get("SIGHTLINE_EVENTS_URL", "").startswith("chdb://"):

@@ -4,6 +4,7 @@ reason (the loader names the setting). Imports nothing from Sightline but ``loca
 from __future__ import annotations
 
 import ipaddress
+import os
 import re
 from urllib.parse import urlsplit
 
@@ -108,8 +109,16 @@ def positive_float(raw: str) -> float:
     return value
 
 
+CHDB_SWITCH = "SIGHTLINE_TEST_CHDB"  # set by Sightline's own tests: chdb:// is accepted then
+
+
 def events_url(raw: str) -> str:
     value = raw.strip()
+    if value.lower().startswith("chdb://") and os.environ.get(CHDB_SWITCH) != "1":
+        raise ValueError(
+            "chdb:// is the embedded ClickHouse of Sightline's own tests, not a store to serve from: "
+            "use clickhouse://USER:PASS@HOST:8123/DB, or leave it empty for the embedded store"
+        )
     if value and not value.lower().startswith(("clickhouse://", "chdb://")):
         raise ValueError("the events URL is empty (embedded DuckDB) or clickhouse://USER:PASS@HOST:8123/DB")
     return value

@@ -29,7 +29,8 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sightline.store import schema
+from sightline.settings import values
+from sightline.store import schema, wire
 from sightline.store.dialects import CLICKHOUSE, DUCKDB, Dialect
 from sightline.store.kept import Kept
 
@@ -329,31 +330,40 @@ class Embedded:
 
 
 class ClickHouse:
-    """A ClickHouse server or cluster (``clickhouse://``), or chDB in tests (``chdb://``)."""
+    """A ClickHouse server or cluster (``clickhouse://``), or chDB in tests (``chdb://``). Every
+    request goes through ``wire.call``: sent again after a passing fault, named when it fails."""
 
     dialect = CLICKHOUSE
     name = "clickhouse"
 
-    def __init__(self, url: str, cluster: str | None = None, database: str | None = None) -> None:
+    def __init__(self, url: str, cluster: str | None = None) -> None:
         import clickhouse_connect  # a dependency only this engine needs at run time
 
         self._lock = threading.Lock()
-        dsn = url if url.startswith("chdb://") else url.replace("clickhouse://", "http://", 1)
-        self._client = clickhouse_connect.get_client(dsn=dsn)
-        if database is not None:  # tests: one embedded chDB per process, a database per test
-            self._client.command(f"CREATE DATABASE IF NOT EXISTS {database}")
-            self._client = clickhouse_connect.get_client(dsn=dsn, database=database)
+        self.embedded = url.startswith("chdb://")  # chDB in tests: no HTTP, no external data
+        if self.embedded:
+            values.events_url(url)  # refused unless Sightline's own tests allow it
+        dsn = url if self.embedded else url.replace("clickhouse://", "http://", 1)
+        self._client = wire.call("connect", lambda: clickhouse_connect.get_client(dsn=dsn))
         for statement in schema.clickhouse(cluster):
-            self._client.command(statement)
+            self._command("create the tables", statement)
+
+    def _command(self, what: str, sql: str, **options: Any) -> None:
+        with self._lock:
+            wire.call(what, lambda: self._client.command(sql, **options))
 
     def query(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+        external = None
+        if not self.embedded:  # a long list travels in the body, not as a parameter
+            sql, params, external = wire.lists_as_data(sql, params)
         with self._lock:
-            result = self._client.query(sql, parameters=params)
+            result = wire.call(
+                "a query", lambda: self._client.query(sql, parameters=params, external_data=external)
+            )
         return [tuple(row) for row in result.result_rows]
 
     def execute(self, sql: str, params: dict[str, Any] | None = None) -> None:
-        with self._lock:
-            self._client.command(sql, parameters=params or None)
+        self._command("a statement", sql, parameters=params or None)
 
     def _state(self) -> tuple[int, int, int] | None:
         rows = self.query(
@@ -375,75 +385,86 @@ class ClickHouse:
         return state[1], state[2]
 
     def _mark(self, value: int, first: int, last: int) -> None:
-        with self._lock:
-            self._client.command(
-                "INSERT INTO store_state SELECT {name:String}, {value:Int64}, {first:Int64}, "
-                "{last:Int64}, now64(6)",
-                parameters={"name": WATERMARK, "value": value, "first": first, "last": last},
-            )
+        """A row of the watermark (a second copy of it changes nothing: the newest row counts)."""
+        self._command(
+            f"record the watermark {value} (batch {first}-{last})",
+            "INSERT INTO store_state SELECT {name:String}, {value:Int64}, {first:Int64}, "
+            "{last:Int64}, now64(6)",
+            parameters={"name": WATERMARK, "value": value, "first": first, "last": last},
+        )
 
     def visits_of(self, keys: pa.Array, born_after: int) -> pa.Table:
+        """The rows of these visits: the keys travel as external data in the request's body (a
+        catch-up batch has up to 122,880; as a parameter they would pass the server's limits)."""
         columns = ", ".join(schema.VISIT_COLUMNS)
+        sql = f"SELECT {columns} FROM visits FINAL WHERE born >= {{born:Int64}} AND session IN "  # noqa: S608
+        settings = {"output_format_arrow_low_cardinality_as_dictionary": 0}
+        if self.embedded:  # chDB takes parameters as a function call, with no HTTP limits
+            sql += "{keys:Array(UInt64)}"
+            params: dict[str, Any] = {"born": born_after, "keys": keys.to_pylist()}
+            external = None
+        else:
+            sql += "(SELECT session FROM wanted)"
+            params, external = {"born": born_after}, wire.keys_data(keys)
         with self._lock:
-            return self._client.query_arrow(
-                f"SELECT {columns} FROM visits FINAL WHERE born >= {{born:Int64}} "  # noqa: S608
-                "AND session IN {keys:Array(UInt64)}",
-                parameters={"born": born_after, "keys": keys.to_pylist()},
-                settings={"output_format_arrow_low_cardinality_as_dictionary": 0},
-                use_strings=True,
+            table: pa.Table = wire.call(
+                f"read back {len(keys)} visits",
+                lambda: self._client.query_arrow(
+                    sql, parameters=params, settings=settings, use_strings=True, external_data=external
+                ),
             )
+        return table
 
     def write(self, after: int, last: int, events: pa.Table, visits: pa.Table) -> None:
         """Records the range first, then writes with tokens named after it, then moves the mark."""
         self._mark(after, after, last)
         token = f"sightline-{after}-{last}"
+        parts = [("events", events)]
+        if visits.num_rows:
+            parts += [("visits", visits), ("visit_counts", visit_counts(visits))]
         with self._lock:
-            self._client.insert_arrow(
-                "events", events, settings={"insert_deduplication_token": f"{token}-events"}
-            )
-            if visits.num_rows:
-                self._client.insert_arrow(
-                    "visits", visits, settings={"insert_deduplication_token": f"{token}-visits"}
-                )
-                self._client.insert_arrow(
-                    "visit_counts",
-                    visit_counts(visits),
-                    settings={"insert_deduplication_token": f"{token}-visit-counts"},
-                )
+            for table, rows in parts:
+                self._insert(table, rows, f"{token}-{table.replace('_', '-')}", f"batch {after}-{last}")
         self._mark(last, last, last)
 
     def refill(self, site_id: int, drop: list[int], events: pa.Table, visits: pa.Table) -> None:
-        """As ``Embedded.refill``, in steps: one cut short is found again by the next check."""
+        """As ``Embedded.refill``, in steps: one cut short is found again by the next check. The
+        lists are sent in parts of ``wire.LARGE`` values, so no request passes the server's limits."""
         token = f"sightline-check-{uuid.uuid4().hex}"
-        site = {"site": site_id}
-        with self._lock:
-            if drop:
-                self._client.command(
-                    "DELETE FROM events WHERE site_id = {site:UInt32} AND has({drop:Array(UInt32)}, visit)",
-                    parameters={**site, "drop": drop},
-                )
-            if visits.num_rows:
-                self._client.command(
-                    "DELETE FROM visits WHERE site_id = {site:UInt32} AND has({keys:Array(UInt64)}, session)",
-                    parameters={**site, "keys": visits.column("session").to_pylist()},
-                )
-            self._client.insert_arrow(
-                "events", events, settings={"insert_deduplication_token": f"{token}-events"}
+        sessions = visits.column("session").to_pylist() if visits.num_rows else []
+        for start in range(0, len(drop), wire.LARGE):
+            self._command(
+                f"delete the events of {len(drop)} visits of site {site_id} to feed them again",
+                "DELETE FROM events WHERE site_id = {site:UInt32} AND has({drop:Array(UInt32)}, visit)",
+                parameters={"site": site_id, "drop": drop[start : start + wire.LARGE]},
             )
-            if visits.num_rows:
-                self._client.insert_arrow(
-                    "visits", visits, settings={"insert_deduplication_token": f"{token}-visits"}
-                )
-                self._client.insert_arrow(
-                    "visit_counts",
-                    visit_counts(visits),
-                    settings={"insert_deduplication_token": f"{token}-visit-counts"},
+        for start in range(0, len(sessions), wire.LARGE):
+            self._command(
+                f"delete {len(sessions)} visits of site {site_id} to feed them again",
+                "DELETE FROM visits WHERE site_id = {site:UInt32} AND has({keys:Array(UInt64)}, session)",
+                parameters={"site": site_id, "keys": sessions[start : start + wire.LARGE]},
+            )
+        parts = [("events", events)]
+        if visits.num_rows:
+            parts += [("visits", visits), ("visit_counts", visit_counts(visits))]
+        with self._lock:
+            for table, rows in parts:
+                self._insert(
+                    table, rows, f"{token}-{table.replace('_', '-')}", f"the check's refill of site {site_id}"
                 )
 
+    def _insert(self, table: str, rows: pa.Table, token: str, batch: str) -> None:
+        """One table's rows of a batch, in the request's body; sent again, the server drops them
+        (the token); on a cluster's Distributed table they reach the shards in this request."""
+        settings = {"insert_deduplication_token": token, "insert_distributed_sync": 1}
+        wire.call(
+            f"insert {rows.num_rows} rows into {table} ({batch})",
+            lambda: self._client.insert_arrow(table, rows, settings=settings),
+        )
+
     def reset(self) -> None:
-        with self._lock:
-            for table in ("events", "visits", "visit_counts", "store_state"):
-                self._client.command(f"TRUNCATE TABLE IF EXISTS {table}")
+        for table in ("events", "visits", "visit_counts", "store_state"):
+            self._command(f"empty {table}", f"TRUNCATE TABLE IF EXISTS {table}")
 
     def close(self) -> None:
         with self._lock:

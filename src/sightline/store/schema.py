@@ -78,29 +78,80 @@ DUCKDB = (
 )
 
 _CH_ATTRS = ", ".join(f"{name} LowCardinality(String)" for name in VISIT_ATTRIBUTES)
+_MONTH = 2592000000000  # 30 days in microseconds: a partition
+_GRANULES = "SETTINGS index_granularity = 8192"
+# Each ClickHouse table: its columns, its engine (MergeTree or ReplacingMergeTree with a version
+# column) and what follows the engine. One definition for the tables Sightline creates itself and
+# for a cluster's layout (docs/scaling.md is generated from ``cluster_layout``).
+_CH_TABLES: dict[str, tuple[str, str, str]] = {
+    "store_state": (
+        "name String, value Int64, first Int64, last Int64, at DateTime64(6)",
+        "at",
+        "ORDER BY name",
+    ),
+    "events": (
+        "site_id UInt32, time Int64 CODEC(Delta, ZSTD), id Int64 CODEC(Delta, ZSTD), visitor UInt64, "
+        "visit UInt32, name LowCardinality(String), path String, props Array(String), "
+        f"visit_start Int64 CODEC(Delta, ZSTD), {_CH_ATTRS}",
+        "",
+        f"PARTITION BY intDiv(time, {_MONTH}) ORDER BY (site_id, time, id) {_GRANULES}",
+    ),
+    "visits": (
+        "site_id UInt32, visit UInt32, session UInt64, visitor UInt64, born Int64, start Int64, "
+        "last Int64, pageviews UInt32, events UInt32, entry Nullable(String), entry_at Nullable(Int64), "
+        f"exit Nullable(String), exit_at Nullable(Int64), {_CH_ATTRS}, version Int64",
+        "version",
+        f"PARTITION BY intDiv(born, {_MONTH}) ORDER BY (site_id, born, visit) {_GRANULES}",
+    ),
+    "visit_counts": (
+        "site_id UInt32, visits UInt32",
+        "visits",
+        "ORDER BY site_id SETTINGS index_granularity = 8192",
+    ),
+}
+SHARDED = ("events", "visits")  # by site: a site's events and visits live on one shard
+
+
+def _engine(version: str, replicated: bool = False, path: str | None = None) -> str:
+    """MergeTree, or ReplacingMergeTree(version); replicated at a Keeper ``path`` when given (else
+    at the server's ``default_replica_path``)."""
+    kind = ("Replicated" if replicated else "") + ("ReplacingMergeTree" if version else "MergeTree")
+    args = [f"'{path}'", "'{replica}'"] if path else []
+    args += [version] if version else []
+    return f"{kind}({', '.join(args)})" if args else kind
 
 
 def clickhouse(cluster: str | None = None) -> tuple[str, ...]:
-    """The ClickHouse tables (``ON CLUSTER`` with replicated engines: docs/scaling.md)."""
-    on = f" ON CLUSTER {cluster}" if cluster else ""
-    merge = "ReplicatedMergeTree" if cluster else "MergeTree"
-    replacing = "ReplicatedReplacingMergeTree" if cluster else "ReplacingMergeTree"
-    dedup = "" if cluster else ", non_replicated_deduplication_window = 1000"
-    return (
-        f"CREATE TABLE IF NOT EXISTS store_state{on} (name String, value Int64, "
-        f"first Int64, last Int64, at DateTime64(6)) ENGINE = {replacing}(at) ORDER BY name",
-        f"CREATE TABLE IF NOT EXISTS events{on} (site_id UInt32, time Int64 CODEC(Delta, ZSTD), "
-        "id Int64 CODEC(Delta, ZSTD), visitor UInt64, visit UInt32, name LowCardinality(String), "
-        "path String, props Array(String), visit_start Int64 CODEC(Delta, ZSTD), "
-        f"{_CH_ATTRS}) ENGINE = {merge} PARTITION BY intDiv(time, 2592000000000) "
-        f"ORDER BY (site_id, time, id) SETTINGS index_granularity = 8192{dedup}",
-        f"CREATE TABLE IF NOT EXISTS visits{on} (site_id UInt32, visit UInt32, session UInt64, "
-        "visitor UInt64, "
-        "born Int64, start Int64, last Int64, pageviews UInt32, events UInt32, entry Nullable(String), "
-        "entry_at Nullable(Int64), exit Nullable(String), exit_at Nullable(Int64), "
-        f"{_CH_ATTRS}, version Int64) ENGINE = {replacing}(version) "
-        "PARTITION BY intDiv(born, 2592000000000) ORDER BY (site_id, born, visit)"
-        f" SETTINGS index_granularity = 8192{dedup}",
-        f"CREATE TABLE IF NOT EXISTS visit_counts{on} (site_id UInt32, visits UInt32) "
-        f"ENGINE = {replacing}(visits) ORDER BY site_id SETTINGS index_granularity = 8192{dedup}",
-    )
+    """The ClickHouse tables Sightline creates at start (``IF NOT EXISTS``: a cluster's own layout,
+    ``cluster_layout``, is left as it is). ``cluster``: the same tables ``ON CLUSTER``, replicated."""
+    statements = []
+    for table, (columns, version, tail) in _CH_TABLES.items():
+        on = f" ON CLUSTER {cluster}" if cluster else ""
+        engine = _engine(version, replicated=bool(cluster))
+        if not cluster and "SETTINGS" in tail:
+            tail += ", non_replicated_deduplication_window = 1000"  # the batches' tokens
+        statements.append(f"CREATE TABLE IF NOT EXISTS {table}{on} ({columns}) ENGINE = {engine} {tail}")
+    return tuple(statements)
+
+
+def cluster_layout(cluster: str, database: str = "sightline") -> tuple[str, ...]:
+    """A cluster's tables, created by its operator (docs/scaling.md): ``events`` and ``visits``
+    sharded by site (replicated ``*_local`` tables and a ``Distributed`` table over them), the
+    small ``store_state`` and ``visit_counts`` replicated on every node, not sharded."""
+    statements = [f"CREATE DATABASE IF NOT EXISTS {database} ON CLUSTER {cluster}"]
+    for table, (columns, version, tail) in _CH_TABLES.items():
+        on = f" ON CLUSTER {cluster}"
+        if table in SHARDED:
+            engine = _engine(version, True, f"/clickhouse/{{shard}}/{database}/{table}")
+            local = f"{database}.{table}_local"
+            statements.append(f"CREATE TABLE IF NOT EXISTS {local}{on} ({columns}) ENGINE = {engine} {tail}")
+            statements.append(
+                f"CREATE TABLE IF NOT EXISTS {database}.{table}{on} AS {database}.{table}_local "
+                f"ENGINE = Distributed({cluster}, {database}, {table}_local, site_id)"
+            )
+        else:
+            engine = _engine(version, True, f"/clickhouse/{database}/{table}")
+            statements.append(
+                f"CREATE TABLE IF NOT EXISTS {database}.{table}{on} ({columns}) ENGINE = {engine} {tail}"
+            )
+    return tuple(statements)
