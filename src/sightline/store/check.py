@@ -191,11 +191,21 @@ class SelfCheck:
                 ).one()
                 if low is None:
                     continue
-                first = (low - EPOCH).days if first_whole is None else max((low - EPOCH).days, first_whole)
+                # Days before the log's first may still hold events in the store (a trim, a
+                # deletion): they are checked too, so that what only the store holds is counted.
+                start = min((low - EPOCH).days, self._store_first_day(site, (low - EPOCH).days))
+                first = start if first_whole is None else max(start, first_whole)
                 last = min((high - EPOCH).days, today + 1)
                 if first <= last:
                     queue.append((site, first, last))
         self._queue = queue
+
+    def _store_first_day(self, site: int, otherwise: int) -> int:
+        """The day of the store's earliest event of ``site`` (``otherwise`` when it holds none)."""
+        p = Params(self.engine.dialect)
+        found = self.engine.query(f"SELECT min(time) FROM events WHERE site_id = {p.bind(site)}", p.values)
+        earliest = found[0][0] if found else None  # ClickHouse gives 0 for no rows, DuckDB NULL
+        return otherwise if not earliest else min(otherwise, int(earliest) // DAY)
 
     def _finish(self) -> None:
         self.found.passes += 1
