@@ -6,15 +6,21 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
 from playwright.sync_api import Browser, expect
 
+from sightline.storage import open_database
+from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD
+from tests.reports import helpers
 from tests.reports.helpers import wait_caught_up
 from tests.support.browser import DESKTOP_CHROME, ensure_built
+from tests.support.server import LiveServer
 from tests.support.shop import Shop
-from tests.web.conftest import Console
+from tests.web.conftest import Console, unique
 
 
 @pytest.fixture
@@ -102,3 +108,53 @@ def test_a_funnel_built_in_the_console_counts_a_visit_the_sdk_sent(
     journeys = page.locator("section", has=page.get_by_role("heading", name="Journeys"))
     expect(journeys.locator(".journey-path").first).to_contain_text("/next")
     console.shoot(page, "conversions-funnel")
+
+
+def test_journeys_suggestions_and_custom_events_show_the_owners_events_and_readable_captures(
+    console: Console, console_server: LiveServer
+) -> None:
+    """The SDK's measurements (web vitals, engagement, heatmap clicks) are never journey steps nor
+    suggested; the click captures are, under readable names; one visitor reads "1 visitor"."""
+    tab = console.signed_in()
+    site = console.api(
+        tab, "POST", "/api/sites", {"name": "Paths", "domain": f"{unique('paths')}.example.com"}
+    )
+    assert isinstance(site, dict)
+    site_id = int(site["id"])
+    at = datetime.now(UTC) - timedelta(seconds=20)
+    names = ["pageview", "web_vital", "engagement", "heatmap_click", "outbound_link", "web_vital", "Signup"]
+    rows = [
+        replace(helpers.pageview(site_id, at + timedelta(seconds=i), "reader", "/pricing"), name=name)
+        for i, name in enumerate(names)
+    ]
+    assert console_server.database_url is not None
+    db = open_database(console_server.database_url, migrate=False)
+    helpers.insert_events(db, rows)
+    db.dispose()
+    with console_server.client() as client:
+        assert (
+            client.post("/api/login", json={"email": OWNER_EMAIL, "password": OWNER_PASSWORD}).status_code
+            == 200
+        )
+        wait_caught_up(client)
+
+    tab.goto(f"/sites/{site_id}/reports?range=today")
+    events = tab.locator('table[data-dimension="events"]')
+    expect(events).to_contain_text("Signup")
+    expect(events).to_contain_text("Outbound link (automatic)")
+    expect(events).not_to_contain_text("outbound_link")
+
+    tab.goto(f"/sites/{site_id}/conversions?range=today")
+    journeys = tab.locator("section", has=tab.get_by_role("heading", name="Journeys"))
+    journeys.get_by_label("Start").fill("/pricing")
+    journeys.get_by_role("button", name="Show", exact=True).click()
+    path = journeys.locator(".journey-path")
+    expect(path).to_have_count(1)
+    expect(path).to_contain_text("/pricing → Outbound link (automatic) → Signup (event)")
+    expect(path.locator(".journey-count")).to_have_text("1 visitor")
+    suggested = tab.locator(f"#step-suggestions-event-{site_id} option")
+    expect(suggested).to_have_count(2)
+    assert sorted(suggested.evaluate_all("(all) => all.map((o) => o.value)")) == ["Signup", "outbound_link"]
+    pages = tab.locator(f"#step-suggestions-page-{site_id} option")
+    expect(pages).to_have_count(1)
+    console.shoot(tab, "journeys-readable")

@@ -5,10 +5,11 @@ import { useEffect, useMemo, useState } from "preact/hooks";
 import { api, messageOf } from "../api";
 import { Notice } from "../components/Notice";
 import { Page } from "../components/Page";
-import { count } from "../format";
+import { count, counted } from "../format";
 import { useResource } from "../hooks";
 import { parseQuery, queryParams, type RangeName, type ReportQuery } from "../reports/api";
 import { duration } from "../reports/figures";
+import { StepSuggestions, suggestionsId } from "./Suggestions";
 import { conversions, stepText, type FunnelAnswer, type FunnelStep, type JourneysAnswer, type RetentionAnswer } from "./api";
 
 const percent = new Intl.NumberFormat(undefined, { style: "percent", maximumFractionDigits: 1 });
@@ -59,6 +60,7 @@ function SiteConversions({ siteId }: { siteId: number }) {
           </p>
         )}
       </div>
+      <StepSuggestions siteId={siteId} query={query} />
       <FunnelPanel siteId={siteId} query={query} />
       <RetentionPanel siteId={siteId} query={query} />
       <JourneysPanel siteId={siteId} query={query} />
@@ -179,6 +181,8 @@ function FunnelPanel({ siteId, query }: { siteId: number; query: ReportQuery }) 
                   type="text"
                   value={s.value}
                   placeholder={s.kind === "page" ? "/pricing" : "signup"}
+                  list={suggestionsId(siteId, s.kind)}
+                  autoComplete="off"
                   maxLength={2000}
                   onInput={(e) => set(i, { value: e.currentTarget.value })}
                 />
@@ -414,7 +418,14 @@ function JourneysPanel({ siteId, query }: { siteId: number; query: ReportQuery }
         </label>
         <label class="inline-select">
           <span class="visually-hidden">Start</span>
-          <input type="text" value={start.value} maxLength={2000} onInput={(e) => setStart({ ...start, value: e.currentTarget.value })} />
+          <input
+            type="text"
+            value={start.value}
+            maxLength={2000}
+            list={suggestionsId(siteId, start.kind)}
+            autoComplete="off"
+            onInput={(e) => setStart({ ...start, value: e.currentTarget.value })}
+          />
         </label>
         <label class="inline-select">
           Show
@@ -459,7 +470,7 @@ function JourneysPanel({ siteId, query }: { siteId: number; query: ReportQuery }
                   </>
                 ) : null}
               </span>
-              <span class="journey-count">{count(p.visitors)} visitors</span>
+              <span class="journey-count">{counted(p.visitors, "visitor")}</span>
             </li>
           ))}
         </ol>

@@ -1,5 +1,6 @@
 // One breakdown panel: tabs over related dimensions, a table of the top rows, click a row to filter.
 import type { ComponentChildren } from "preact";
+import { eventName } from "./events";
 import { countryName } from "./places";
 import { useEffect, useState } from "preact/hooks";
 
@@ -121,6 +122,7 @@ export function ratingText(rating: string): string {
 export function label(dimension: string, value: string): string {
   if (value === "(none)") return dimension === "sources" ? "Direct / none" : "Unknown";
   if (dimension === "countries") return countryName(value);
+  if (dimension === "events" || dimension === "event") return eventName(value);
   return value;
 }
 
