@@ -286,3 +286,19 @@ def test_the_builder_and_responses_pages_fit_a_phone_in_the_dark_theme(console: 
     expect(page.get_by_role("heading", level=2, name="Summary of revision 1")).to_be_visible()
     assert page.evaluate(wide) == 0
     console.shoot(page, "survey-responses-phone-dark")
+
+
+def test_saving_a_new_survey_moves_the_builder_to_its_own_address_which_a_reload_keeps(
+    console: Console,
+) -> None:
+    page = console.signed_in()
+    site = create_site(console, page)
+    page.goto(f"/surveys/new?site={site['id']}")
+    page.get_by_label("Name", exact=True).fill("Kept survey")
+    question(page, 1).get_by_label("Question", exact=True).fill("How was it?")
+    page.get_by_role("button", name="Save draft").click()
+    expect(page.get_by_text("Draft saved.")).to_be_visible()
+    expect(page).to_have_url(re.compile(r".*/surveys/\d+$"))
+    page.reload()
+    expect(page.get_by_role("heading", level=1, name="Kept survey")).to_be_visible()
+    expect(page.get_by_label("Name", exact=True)).to_have_value("Kept survey")

@@ -36,6 +36,9 @@ function definitionOf(survey: Survey): Definition {
   };
 }
 
+/** What the builder said on saving a new survey, shown again once it moves to the survey's address. */
+let said: { id: number; message: string } | null = null;
+
 export function NewSurveyPage() {
   const { query } = useLocation();
   const siteId = Number.parseInt(query.site ?? "", 10);
@@ -73,7 +76,7 @@ function Editor({ siteId, siteName, survey: initial }: { siteId: number; siteNam
   const [busy, setBusy] = useState(false);
   const [fieldError, setFieldError] = useState<FieldError | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const [done, setDone] = useState<string | null>(null);
+  const [done, setDone] = useState<string | null>(() => (initial && said?.id === initial.id ? said.message : null));
   const [placed, setPlaced] = useState("");
   // Every empty text found before saving, shown at its input all at once.
   const [missing, setMissing] = useState<Record<string, string>>({});
@@ -121,7 +124,11 @@ function Editor({ siteId, siteName, survey: initial }: { siteId: number; siteNam
       setDraft(definitionOf(saved));
       setDirty(false);
       setDone(message);
-      if (!survey) route(`/surveys/${saved.id}?created=1`, true);
+      if (!survey) {
+        // The survey has its own address now (docs/surveys.md): a reload or a shared link opens it.
+        said = { id: saved.id, message };
+        route(`/surveys/${saved.id}`, true);
+      }
     } catch (failure) {
       if (failure instanceof ApiError && failure.field) {
         const at = placeError(failure.field, draft);
