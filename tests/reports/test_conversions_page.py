@@ -158,3 +158,39 @@ def test_journeys_suggestions_and_custom_events_show_the_owners_events_and_reada
     pages = tab.locator(f"#step-suggestions-page-{site_id} option")
     expect(pages).to_have_count(1)
     console.shoot(tab, "journeys-readable")
+
+
+def test_direct_traffic_has_one_name_in_the_funnel_breakdown_and_the_dashboard(
+    console: Console, console_server: LiveServer
+) -> None:
+    tab = console.signed_in()
+    site = console.api(
+        tab, "POST", "/api/sites", {"name": "Direct", "domain": f"{unique('direct')}.example.com"}
+    )
+    assert isinstance(site, dict)
+    site_id = int(site["id"])
+    at = datetime.now(UTC) - timedelta(seconds=30)
+    rows = [
+        helpers.pageview(site_id, at, "walk-in", "/"),
+        helpers.pageview(site_id, at + timedelta(seconds=5), "walk-in", "/pricing"),
+    ]
+    assert console_server.database_url is not None
+    db = open_database(console_server.database_url, migrate=False)
+    helpers.insert_events(db, rows)
+    db.dispose()
+    with console_server.client() as client:
+        assert (
+            client.post("/api/login", json={"email": OWNER_EMAIL, "password": OWNER_PASSWORD}).status_code
+            == 200
+        )
+        wait_caught_up(client)
+
+    tab.goto(f"/sites/{site_id}/reports?range=today")
+    expect(tab.locator('table[data-dimension="sources"]')).to_contain_text("Direct / none")
+    tab.goto(f"/sites/{site_id}/conversions?range=today")
+    funnel = tab.locator("section", has=tab.get_by_role("heading", name="Funnel", exact=True))
+    funnel.get_by_label("Step 2", exact=True).fill("/pricing")
+    funnel.get_by_label("Breakdown").select_option("sources")
+    funnel.get_by_role("button", name="Show the funnel").click()
+    expect(funnel).to_contain_text("Direct / none")
+    expect(funnel).not_to_contain_text("Unknown")

@@ -8,6 +8,7 @@ import { Page } from "../components/Page";
 import { count, counted } from "../format";
 import { useResource } from "../hooks";
 import { parseQuery, queryParams, type RangeName, type ReportQuery } from "../reports/api";
+import { label } from "../reports/Breakdown";
 import { duration } from "../reports/figures";
 import { StepSuggestions, suggestionsId } from "./Suggestions";
 import { conversions, stepText, type FunnelAnswer, type FunnelStep, type JourneysAnswer, type RetentionAnswer } from "./api";
@@ -221,7 +222,7 @@ function FunnelPanel({ siteId, query }: { siteId: number; query: ReportQuery }) 
         <>
           <FunnelChart steps={answer.steps} title="All visitors" />
           {answer.breakdown?.map((part) => (
-            <FunnelChart key={part.value} steps={part.steps} title={part.value === "(none)" ? "Unknown" : part.value} compact />
+            <FunnelChart key={part.value} steps={part.steps} title={label(answer.dimension ?? split, part.value)} compact />
           ))}
           <form
             class="inline-form"
