@@ -201,6 +201,10 @@ def test_the_summary_shows_the_responses_and_the_export_downloads_batch_by_batch
     expect(score.locator(".sv-average")).to_have_text("Average 7.5")
     plan = page.locator("[data-question='plan']")
     expect(plan.get_by_role("row", name=re.compile("^Pro"))).to_contain_text("2 (67%)")
+    # Each bar draws its answer's share of the responses: Pro two thirds, Free one third.
+    for answer, share in (("Pro", 2 / 3), ("Free", 1 / 3)):
+        bar = plan.get_by_role("row", name=re.compile(f"^{answer}")).locator("meter")
+        assert abs(bar.evaluate("(m) => m.value / m.max") - share) < 0.01, answer
     liked = page.locator("[data-question='liked']")
     expect(liked.get_by_role("row", name=re.compile("^Speed"))).to_contain_text("2")
     latest = page.get_by_role("list", name="Latest answers to Anything else?").get_by_role("listitem")
