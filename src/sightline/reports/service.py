@@ -133,7 +133,7 @@ class Report:
         )
         out["current"] = present(self.figures(period, reason))
         out["previous"] = present(earlier.result()) if earlier is not None else None
-        out["imported"] = self.history.note(reason)
+        out["imported"] = self.history.note(reason, (period.start, period.end))
         return out
 
     def points(self, period: Period, reason: str | None = "unavailable") -> list[dict[str, Any]]:
@@ -154,7 +154,7 @@ class Report:
         )
         out["points"] = self.points(self.period, reason)
         out["previous"] = earlier.result() if earlier is not None else None
-        out["imported"] = self.history.note(reason)
+        out["imported"] = self.history.note(reason, (self.period.start, self.period.end))
         return out
 
     def breakdown(self) -> dict[str, Any]:
