@@ -416,7 +416,12 @@ def test_journeys_leave_out_the_sdks_measurements_and_keep_its_click_captures(
     expected = ["event:outbound_link", "event:Signup"]
     chosen = oracle.chosen_visits(rows, span, {}, {})
     assert oracle.expected_journeys(chosen, "page:/pricing", "next", 3) == {tuple(expected): 1}
-    params = [("from", "page:/pricing"), ("direction", "next"), ("depth", "3"), *dates.items()]
+    params: list[tuple[str, str | int | float | bool | None]] = [
+        ("from", "page:/pricing"),
+        ("direction", "next"),
+        ("depth", "3"),
+        *dates.items(),
+    ]
     response = owner.get(f"/api/sites/{site}/reports/journeys", params=params)
     assert response.status_code == 200, response.text
     assert response.json()["paths"] == [{"steps": expected, "visitors": 1}]

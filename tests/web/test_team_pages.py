@@ -157,7 +157,8 @@ def test_a_shared_link_with_a_password_asks_for_it_first(console: Console) -> No
     expect(visitor.locator("main")).to_contain_text("enter the one you were given with the link")
     label = visitor.locator("label[for='share-password']").bounding_box()
     field = visitor.get_by_label("Password").bounding_box()
-    assert label is not None and field is not None
+    assert label is not None
+    assert field is not None
     assert field["y"] >= label["y"] + label["height"] + 2, (label, field)
     assert field["width"] >= 250, field
     console.shoot(visitor, "shared-password-phone")

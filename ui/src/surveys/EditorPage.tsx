@@ -17,6 +17,7 @@ import { Revisions } from "./Revisions";
 import { revisionText, StatusBadge } from "./Status";
 import { AutoOpenFields } from "./AutoOpenFields";
 import { TargetingFields } from "./TargetingFields";
+import { useCanChange, VIEWER_NOTE } from "../user";
 
 const BLANK: Definition = {
   name: "",
@@ -69,6 +70,7 @@ export function SurveyPage() {
 }
 
 function Editor({ siteId, siteName, survey: initial }: { siteId: number; siteName: string; survey: Survey | null }) {
+  const canChange = useCanChange();
   const { route } = useLocation();
   const [survey, setSurvey] = useState<Survey | null>(initial);
   const [draft, setDraft] = useState<Definition>(initial ? definitionOf(initial) : BLANK);
@@ -189,6 +191,7 @@ function Editor({ siteId, siteName, survey: initial }: { siteId: number; siteNam
         )
       }
     >
+      {!canChange && <Notice kind="info">{VIEWER_NOTE}</Notice>}
       {error && <Notice kind="error">{error}</Notice>}
       {done && <Notice kind="success">{done}</Notice>}
       <form
@@ -199,7 +202,8 @@ function Editor({ siteId, siteName, survey: initial }: { siteId: number; siteNam
           void run(save, "Draft saved. Visitors see it once you publish it.");
         }}
       >
-        <div class="sv-form">
+        {/* Read-only for a viewer: every field of the survey disabled at once. */}
+        <fieldset class="sv-form" disabled={!canChange}>
           <section class="panel" aria-labelledby="sv-basics-title">
             <h2 id="sv-basics-title">Survey</h2>
             <Field
@@ -258,6 +262,7 @@ function Editor({ siteId, siteName, survey: initial }: { siteId: number; siteNam
           </section>
           <TargetingFields targeting={draft.targeting} errorAt={errorAt} onChange={(targeting) => change({ ...draft, targeting })} />
           <AutoOpenFields autoOpen={draft.auto_open} errorAt={errorAt} onChange={(auto_open) => change({ ...draft, auto_open })} />
+          {canChange && (
           <div class="panel sv-actions">
             <button type="submit" class="button" disabled={busy || (!!survey && !dirty)}>
               Save draft
@@ -272,7 +277,8 @@ function Editor({ siteId, siteName, survey: initial }: { siteId: number; siteNam
             )}
             {dirty && <span class="field-hint">Unsaved changes</span>}
           </div>
-        </div>
+          )}
+        </fieldset>
         <div class="sv-side">
           <Preview definition={draft} />
           {survey && <Install surveyId={survey.id} published={survey.revision !== null} autoOpen={draft.auto_open !== null} />}
