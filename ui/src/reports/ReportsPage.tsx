@@ -77,7 +77,9 @@ function chipText(name: FilterName, raw: string, goalNames: Map<string, string>)
   const op = raw.startsWith("!") ? "is not" : raw.startsWith("~") ? "contains" : "is";
   const value = op === "is" ? raw : raw.slice(1);
   if (name === "goal") return { op, value: goalNames.get(value) ?? `#${value}` };
-  return { op, value: label(name === "source" ? "sources" : name, value) };
+  // As the tables read: "Country is Germany", "Source is Direct / none", "Event is Outbound link (automatic)".
+  const table = name === "source" ? "sources" : name === "country" ? "countries" : name;
+  return { op, value: label(table, value) };
 }
 
 export function ReportsPage() {
