@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,8 @@ import pytest
 from playwright.sync_api import Browser, Page
 
 from sightline.storage import open_database
-from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, database_url_for
+from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, database_url_for, sign_in
+from tests.imports.helpers import csv_text, imported
 from tests.reports import helpers
 from tests.support.axe import AXE, SERIOUS
 from tests.support.server import LiveServer, create_owner
@@ -49,7 +51,7 @@ PROBLEMS = """
   const doc = document.documentElement;
   const name = (e) => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') +
     (typeof e.className === 'string' && e.className ? '.' + e.className.trim().split(/\\s+/).join('.') : '');
-  const out = { overflow: [], overlaps: [], controls: [] };
+  const out = { overflow: [], overlaps: [], broken: [], controls: [] };
   if (doc.scrollWidth > innerWidth + 1) {
     out.overflow = [...document.querySelectorAll('body *')]
       .filter((e) => e.getBoundingClientRect().right > doc.clientWidth + 1)
@@ -78,6 +80,12 @@ PROBLEMS = """
     if (style.visibility !== 'visible' || Number(style.opacity) === 0) continue;
     const range = document.createRange();
     range.selectNodeContents(node);
+    const drawn = [...range.getClientRects()].filter((r) => r.width > 1 && r.height > 1);
+    // A plain word broken over lines ("Convers" / "ions") is a column too narrow for it.
+    const tops = new Set(drawn.map((r) => Math.round(r.top)));
+    if (/^[A-Za-z]{4,24}$/.test(node.textContent.trim()) && tops.size > 1) {
+      out.broken = (out.broken || []).concat(`"${node.textContent.trim()}" in ${name(parent)}`).slice(0, 5);
+    }
     for (const r of range.getClientRects()) {
       if (r.width > 1 && r.height > 1) lines.push({ r, parent, text: node.textContent.trim().slice(0, 40) });
     }
@@ -146,6 +154,14 @@ def _seed(console: Console, owner: Page, server: LiveServer) -> dict[str, Any]:
     site_id = int(site["id"])
     now = datetime.now(UTC)
     rows = helpers.generate(site_id, now - timedelta(minutes=10), visits=150, days=10, seed=29)
+    rows += [  # purchases worth revenue, for the Goals panel's money columns
+        replace(
+            helpers.pageview(site_id, now - timedelta(minutes=5 + n), f"buyer-{n}", "/checkout"),
+            name="purchase",
+            props={"amount": 74.0 * (1 + n % 2)},
+        )
+        for n in range(3)
+    ]
     assert server.database_url is not None
     db = open_database(server.database_url, migrate=False)
     helpers.insert_events(db, rows)
@@ -156,6 +172,18 @@ def _seed(console: Console, owner: Page, server: LiveServer) -> dict[str, Any]:
         f"/api/sites/{site_id}/goals",
         {"name": "Pricing viewed", "kind": "page", "match": "exact", "path": "/pricing"},
     )
+    purchase = {"name": "Purchase", "kind": "event", "event": "purchase"}
+    revenue = {"revenue": {"prop": "amount", "currency": "USD"}}
+    console.api(owner, "POST", f"/api/sites/{site_id}/goals", {**purchase, **revenue})
+    # A team with a member invited, an API key and a shared link: their tables have rows.
+    console.api(
+        owner,
+        "POST",
+        "/api/invitations",
+        {"email": "an.admin.with.a.long.address@example.com", "role": "admin"},
+    )
+    console.api(owner, "POST", "/api/keys", {"name": "Reporting dashboard", "site_id": site_id})
+    console.api(owner, "POST", f"/api/sites/{site_id}/shares", {})
     survey = console.api(
         owner,
         "POST",
@@ -164,9 +192,16 @@ def _seed(console: Console, owner: Page, server: LiveServer) -> dict[str, Any]:
     )
     assert isinstance(survey, dict)
     console.api(owner, "POST", f"/api/feedback/surveys/{survey['id']}/publish", {})
-    with server.client() as client:
-        client.post("/api/login", json={"email": OWNER_EMAIL, "password": OWNER_PASSWORD})
+    client = sign_in(server)
+    try:
         helpers.wait_caught_up(client)
+        # Imported history before the collected days: the imported-figures badges show.
+        first = (now - timedelta(days=40)).date()
+        days = [(first + timedelta(days=n)).isoformat() for n in range(20)]
+        figures = csv_text(["date", "visitors", "visits", "pageviews"], [(d, 30, 40, 90) for d in days])
+        imported(client, site_id, "history.csv", figures.encode())
+    finally:
+        client.close()
     return {"site": site_id, "survey": int(survey["id"])}
 
 
@@ -177,6 +212,7 @@ def _routes(ids: dict[str, Any], role: str) -> list[str]:
         f"/sites/{site}",
         f"/sites/{site}/settings",
         f"/sites/{site}/reports",
+        f"/sites/{site}/reports?range=30d",
         f"/sites/{site}/realtime",
         f"/sites/{site}/conversions",
         f"/sites/{site}/heatmap?path=/",
