@@ -194,3 +194,29 @@ def test_direct_traffic_has_one_name_in_the_funnel_breakdown_and_the_dashboard(
     funnel.get_by_role("button", name="Show the funnel").click()
     expect(funnel).to_contain_text("Direct / none")
     expect(funnel).not_to_contain_text("Unknown")
+
+
+def test_secondary_actions_and_the_conversions_fields_are_drawn_as_controls(console: Console) -> None:
+    tab = console.signed_in()
+    site = console.api(
+        tab, "POST", "/api/sites", {"name": "Looks", "domain": f"{unique('looks')}.example.com"}
+    )
+    assert isinstance(site, dict)
+    outline = (
+        "(e) => { const s = getComputedStyle(e); return [parseFloat(s.borderTopWidth), s.borderTopColor]; }"
+    )
+    tab.goto(f"/sites/{site['id']}/reports")
+    for name in ("Add a filter", "Funnels, retention, journeys"):
+        width, colour = tab.get_by_role("button" if name.startswith("Add") else "link", name=name).evaluate(
+            outline
+        )
+        assert width >= 1, name
+        assert colour not in ("rgba(0, 0, 0, 0)", "transparent"), name
+    tab.goto(f"/sites/{site['id']}/conversions")
+    width, colour = tab.get_by_role("button", name="Add a step").evaluate(outline)
+    assert width >= 1
+    assert colour != "rgba(0, 0, 0, 0)"
+    for field in (tab.get_by_label("Breakdown"), tab.get_by_label("Step 1", exact=True)):
+        box = field.bounding_box()
+        assert box is not None
+        assert box["height"] >= 36, box
