@@ -51,7 +51,19 @@ PROBLEMS = """
   const doc = document.documentElement;
   const name = (e) => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') +
     (typeof e.className === 'string' && e.className ? '.' + e.className.trim().split(/\\s+/).join('.') : '');
-  const out = { overflow: [], overlaps: [], broken: [], controls: [] };
+  const out = { overflow: [], overlaps: [], broken: [], misaligned: [], controls: [] };
+  // Panels side by side in one grid row start at the same height.
+  for (const grid of document.querySelectorAll('main *')) {
+    if (getComputedStyle(grid).display !== 'grid') continue;
+    const panels = [...grid.children].filter((e) => e.classList.contains('panel'));
+    for (let i = 1; i < panels.length; i++) {
+      const a = panels[i - 1].getBoundingClientRect(), b = panels[i].getBoundingClientRect();
+      const apart = Math.abs(a.top - b.top);
+      if (b.left >= a.right - 1 && apart > 1 && apart < 40) {
+        out.misaligned.push(`${name(panels[i])} sits ${Math.round(apart)} px off ${name(panels[i - 1])}`);
+      }
+    }
+  }
   if (doc.scrollWidth > innerWidth + 1) {
     out.overflow = [...document.querySelectorAll('body *')]
       .filter((e) => e.getBoundingClientRect().right > doc.clientWidth + 1)
