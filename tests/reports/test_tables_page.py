@@ -118,6 +118,9 @@ def test_the_details_view_fits_the_screen_in_both_themes(
     for group in tab.locator(".report-panel .segmented").all():
         buttons = group.locator("button").evaluate_all("bs => bs.map(b => b.getBoundingClientRect().top)")
         assert len(set(round(t) for t in buttons)) == 1, buttons
+    # ... and with whole labels: "UTM source" is read, not "source" with its prefix clipped away.
+    prefix = tab.locator(".report-panel .segmented .tab-prefix").first
+    assert prefix.evaluate("(e) => e.getBoundingClientRect().width") > 10
     console.shoot(tab, f"reports-{scheme}-{size}")
     tab.get_by_role("button", name="Details: all top pages").click()
     dialog = tab.get_by_role("dialog", name="Pages: Top pages")
