@@ -157,6 +157,13 @@ def test_journeys_suggestions_and_custom_events_show_the_owners_events_and_reada
     assert sorted(suggested.evaluate_all("(all) => all.map((o) => o.value)")) == ["Signup", "outbound_link"]
     pages = tab.locator(f"#step-suggestions-page-{site_id} option")
     expect(pages).to_have_count(1)
+    # Weekly cohorts before this one had no new visitors: each says so once, not a row of dashes.
+    cohorts = tab.locator(".retention-table tbody tr")
+    expect(cohorts.last.locator("td").nth(1)).to_have_text("100%")
+    empty = cohorts.filter(has=tab.locator("td.retention-empty"))
+    expect(empty.first.locator("td.retention-empty")).to_have_text("No new visitors this week")
+    assert empty.count() == cohorts.count() - 1
+    assert tab.locator(".retention-table tbody td", has_text="\N{EN DASH}").count() == 0
     console.shoot(tab, "journeys-readable")
 
 

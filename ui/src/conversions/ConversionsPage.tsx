@@ -354,7 +354,13 @@ function RetentionPanel({ siteId, query }: { siteId: number; query: ReportQuery 
                 <tr key={c.start}>
                   <th scope="row">{c.start}</th>
                   <td class="num">{count(c.visitors)}</td>
-                  {columns.map((i) =>
+                  {c.visitors === 0 ? (
+                    // An empty cohort says so once, instead of a row of dashes.
+                    <td colSpan={columns.length} class="retention-empty">
+                      No new visitors {interval === "week" ? "this week" : "this day"}
+                    </td>
+                  ) : (
+                    columns.map((i) =>
                     i < c.returning.length ? (
                       <td key={i} class="num retention-cell" style={{ "--share": String(c.returning[i]) }}>
                         {c.visitors ? percent.format(c.returning[i]) : "–"}
@@ -362,6 +368,7 @@ function RetentionPanel({ siteId, query }: { siteId: number; query: ReportQuery 
                     ) : (
                       <td key={i} class="retention-future" aria-label="not yet" />
                     ),
+                    )
                   )}
                 </tr>
               ))}
