@@ -38,3 +38,21 @@ def test_the_console_origin_defaults_to_the_listen_address_and_follows_the_publi
     settings = load({"public_url": "https://Analytics.Example.com/"}, environ={})
     assert settings.console_origin == "https://analytics.example.com"
     assert settings.secure_cookies is True
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--allow-private-addresses"], True),
+        (["--allow-private-addresses", "false"], False),
+        (["--allow-private-addresses=yes", "--ingest-accept-headless"], True),
+        ([], False),
+    ],
+)
+def test_a_boolean_flag_given_alone_means_true(args: list[str], expected: bool) -> None:
+    from sightline.cli import _parser
+
+    parsed = _parser().parse_args(["serve", *args, "--port", "8123"])
+    settings = load({s.name: getattr(parsed, s.name, None) for s in REGISTRY}, environ={})
+    assert settings.allow_private_addresses is expected
+    assert settings.port == 8123

@@ -15,6 +15,9 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 from sqlalchemy.engine import make_url
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
 from starlette.routing import BaseRoute, Match, Mount, Route
 from starlette.types import Message, Receive, Scope, Send
 
@@ -144,6 +147,15 @@ class SightlineApp(FastAPI):
         return None
 
 
+async def _on_http_error(request: Request, exc: Exception) -> Response:
+    """An unknown address a browser asks for gets the console's not-found page, the rest the error shape."""
+    if isinstance(exc, HTTPException) and exc.status_code == 404:
+        page = pages.not_found_page(request)
+        if page is not None:
+            return page
+    return await errors.on_http_error(request, exc)
+
+
 def _flat_routes(routes: Sequence[BaseRoute]) -> Iterator[BaseRoute]:
     """Every route with a path, looking inside included routers (FastAPI wraps each include)."""
     for route in routes:
@@ -237,6 +249,7 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
     )
     app.state.recordings = recordings
     errors.install(app)
+    app.add_exception_handler(HTTPException, _on_http_error)
     app.router.routes[0:0] = ingest.routes()  # SDK paths first: the hot path matches at once
     app.router.routes[0:0] = ingest_feedback.routes(ingest.pipeline, database, survey_counts)
     app.router.routes[0:0] = ingest_recordings.routes(

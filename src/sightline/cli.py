@@ -63,10 +63,15 @@ def _parser() -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=text, description=text)
         for setting in REGISTRY:
             if name in setting.commands:
+                # A boolean flag given bare means true (``--allow-private-addresses``); it still
+                # takes a value (``--allow-private-addresses false``), which the registry checks.
+                boolean = setting.type_name == "boolean"
                 sub.add_argument(
                     setting.flag,
                     dest=setting.name,
                     default=None,
+                    nargs="?" if boolean else None,
+                    const="true" if boolean else None,
                     metavar=setting.type_name.upper(),
                     help=f"{setting.help} [env {setting.env}; default {setting.default}]",
                 )

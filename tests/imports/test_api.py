@@ -110,6 +110,12 @@ def test_a_sites_exported_figures_imported_into_another_site_give_the_same_figur
     nothing = report(owner, target, "summary", imported="false")
     assert nothing["current"]["visits"] == 0
     assert nothing["imported"] == {"included": False, "reason": "turned_off"}
+    # The week after: only its comparison period holds imported figures, so the week does not.
+    after = {"from": (D1 + timedelta(days=7)).isoformat(), "to": (D1 + timedelta(days=13)).isoformat()}
+    for kind in ("summary", "timeseries"):
+        later = report(owner, target, kind, compare="true", **after)
+        assert later["imported"] == {"included": False, "reason": "none"}, kind
+    assert report(owner, target, "summary", compare="true", **after)["previous"]["visits"] == 28
 
 
 def plausible_files(first: date, second: date) -> dict[str, str]:

@@ -201,7 +201,8 @@ def expected_journeys(
 ) -> dict[tuple[str, ...], int]:
     people: dict[tuple[str, ...], set[str]] = {}
     for v in visits:
-        events = _ordered(v)
+        # The SDK's measurements (time on page, vitals, heatmap clicks) are never steps.
+        events = [e for e in _ordered(v) if e.name not in ("engagement", "web_vital", "heatmap_click")]
         at = next((i for i, e in enumerate(events) if step_matches(start, e)), None)
         if at is None:
             continue

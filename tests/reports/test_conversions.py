@@ -391,6 +391,42 @@ def test_journeys_order_events_of_the_same_moment_by_their_arrival(
     assert response.json()["paths"] == [{"steps": path, "visitors": 1}]
 
 
+def test_journeys_leave_out_the_sdks_measurements_and_keep_its_click_captures(
+    server: LiveServer, seeded: Seeded
+) -> None:
+    owner = seeded.owner
+    site = owner.post("/api/sites", json={"name": "passive", "domain": "passive-steps.example.com"}).json()[
+        "id"
+    ]
+    dates, span = seeded.days("UTC", 1, 0)
+    at = span[0] + timedelta(hours=3)
+    names = ["pageview", "web_vital", "engagement", "heatmap_click", "outbound_link", "web_vital", "Signup"]
+    rows = [
+        replace(
+            helpers.pageview(site, at + timedelta(seconds=i), "reader", "/pricing"), site_id=site, name=name
+        )
+        for i, name in enumerate(names)
+    ]
+    db = open_database(server.database_url or "", migrate=False)
+    try:
+        helpers.insert_events(db, rows)
+    finally:
+        db.dispose()
+    helpers.wait_caught_up(owner)
+    expected = ["event:outbound_link", "event:Signup"]
+    chosen = oracle.chosen_visits(rows, span, {}, {})
+    assert oracle.expected_journeys(chosen, "page:/pricing", "next", 3) == {tuple(expected): 1}
+    params: list[tuple[str, str | int | float | bool | None]] = [
+        ("from", "page:/pricing"),
+        ("direction", "next"),
+        ("depth", "3"),
+        *dates.items(),
+    ]
+    response = owner.get(f"/api/sites/{site}/reports/journeys", params=params)
+    assert response.status_code == 200, response.text
+    assert response.json()["paths"] == [{"steps": expected, "visitors": 1}]
+
+
 def test_journeys_keep_the_fifty_paths_with_most_visitors_and_among_equals_the_first_by_steps(
     server: LiveServer, seeded: Seeded
 ) -> None:

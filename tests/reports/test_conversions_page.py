@@ -6,15 +6,21 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
 from playwright.sync_api import Browser, expect
 
+from sightline.storage import open_database
+from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD
+from tests.reports import helpers
 from tests.reports.helpers import wait_caught_up
 from tests.support.browser import DESKTOP_CHROME, ensure_built
+from tests.support.server import LiveServer
 from tests.support.shop import Shop
-from tests.web.conftest import Console
+from tests.web.conftest import Console, unique
 
 
 @pytest.fixture
@@ -102,3 +108,122 @@ def test_a_funnel_built_in_the_console_counts_a_visit_the_sdk_sent(
     journeys = page.locator("section", has=page.get_by_role("heading", name="Journeys"))
     expect(journeys.locator(".journey-path").first).to_contain_text("/next")
     console.shoot(page, "conversions-funnel")
+
+
+def test_journeys_suggestions_and_custom_events_show_the_owners_events_and_readable_captures(
+    console: Console, console_server: LiveServer
+) -> None:
+    """The SDK's measurements (web vitals, engagement, heatmap clicks) are never journey steps nor
+    suggested; the click captures are, under readable names; one visitor reads "1 visitor"."""
+    tab = console.signed_in()
+    site = console.api(
+        tab, "POST", "/api/sites", {"name": "Paths", "domain": f"{unique('paths')}.example.com"}
+    )
+    assert isinstance(site, dict)
+    site_id = int(site["id"])
+    at = datetime.now(UTC) - timedelta(seconds=20)
+    names = ["pageview", "web_vital", "engagement", "heatmap_click", "outbound_link", "web_vital", "Signup"]
+    rows = [
+        replace(helpers.pageview(site_id, at + timedelta(seconds=i), "reader", "/pricing"), name=name)
+        for i, name in enumerate(names)
+    ]
+    assert console_server.database_url is not None
+    db = open_database(console_server.database_url, migrate=False)
+    helpers.insert_events(db, rows)
+    db.dispose()
+    with console_server.client() as client:
+        assert (
+            client.post("/api/login", json={"email": OWNER_EMAIL, "password": OWNER_PASSWORD}).status_code
+            == 200
+        )
+        wait_caught_up(client)
+
+    tab.goto(f"/sites/{site_id}/reports?range=today")
+    events = tab.locator('table[data-dimension="events"]')
+    expect(events).to_contain_text("Signup")
+    expect(events).to_contain_text("Outbound link (automatic)")
+    expect(events).not_to_contain_text("outbound_link")
+
+    tab.goto(f"/sites/{site_id}/conversions?range=today")
+    journeys = tab.locator("section", has=tab.get_by_role("heading", name="Journeys"))
+    journeys.get_by_label("Start").fill("/pricing")
+    journeys.get_by_role("button", name="Show", exact=True).click()
+    path = journeys.locator(".journey-path")
+    expect(path).to_have_count(1)
+    expect(path).to_contain_text("/pricing → Outbound link (automatic) → Signup (event)")
+    expect(path.locator(".journey-count")).to_have_text("1 visitor")
+    suggested = tab.locator(f"#step-suggestions-event-{site_id} option")
+    expect(suggested).to_have_count(2)
+    assert sorted(suggested.evaluate_all("(all) => all.map((o) => o.value)")) == ["Signup", "outbound_link"]
+    pages = tab.locator(f"#step-suggestions-page-{site_id} option")
+    expect(pages).to_have_count(1)
+    # Weekly cohorts before this one had no new visitors: each says so once, not a row of dashes.
+    cohorts = tab.locator(".retention-table tbody tr")
+    expect(cohorts.last.locator("td").nth(1)).to_have_text("100%")
+    empty = cohorts.filter(has=tab.locator("td.retention-empty"))
+    expect(empty.first.locator("td.retention-empty")).to_have_text("No new visitors this week")
+    assert empty.count() == cohorts.count() - 1
+    assert tab.locator(".retention-table tbody td", has_text="\N{EN DASH}").count() == 0
+    console.shoot(tab, "journeys-readable")
+
+
+def test_direct_traffic_has_one_name_in_the_funnel_breakdown_and_the_dashboard(
+    console: Console, console_server: LiveServer
+) -> None:
+    tab = console.signed_in()
+    site = console.api(
+        tab, "POST", "/api/sites", {"name": "Direct", "domain": f"{unique('direct')}.example.com"}
+    )
+    assert isinstance(site, dict)
+    site_id = int(site["id"])
+    at = datetime.now(UTC) - timedelta(seconds=30)
+    rows = [
+        helpers.pageview(site_id, at, "walk-in", "/"),
+        helpers.pageview(site_id, at + timedelta(seconds=5), "walk-in", "/pricing"),
+    ]
+    assert console_server.database_url is not None
+    db = open_database(console_server.database_url, migrate=False)
+    helpers.insert_events(db, rows)
+    db.dispose()
+    with console_server.client() as client:
+        assert (
+            client.post("/api/login", json={"email": OWNER_EMAIL, "password": OWNER_PASSWORD}).status_code
+            == 200
+        )
+        wait_caught_up(client)
+
+    tab.goto(f"/sites/{site_id}/reports?range=today")
+    expect(tab.locator('table[data-dimension="sources"]')).to_contain_text("Direct / none")
+    tab.goto(f"/sites/{site_id}/conversions?range=today")
+    funnel = tab.locator("section", has=tab.get_by_role("heading", name="Funnel", exact=True))
+    funnel.get_by_label("Step 2", exact=True).fill("/pricing")
+    funnel.get_by_label("Breakdown").select_option("sources")
+    funnel.get_by_role("button", name="Show the funnel").click()
+    expect(funnel).to_contain_text("Direct / none")
+    expect(funnel).not_to_contain_text("Unknown")
+
+
+def test_secondary_actions_and_the_conversions_fields_are_drawn_as_controls(console: Console) -> None:
+    tab = console.signed_in()
+    site = console.api(
+        tab, "POST", "/api/sites", {"name": "Looks", "domain": f"{unique('looks')}.example.com"}
+    )
+    assert isinstance(site, dict)
+    outline = (
+        "(e) => { const s = getComputedStyle(e); return [parseFloat(s.borderTopWidth), s.borderTopColor]; }"
+    )
+    tab.goto(f"/sites/{site['id']}/reports")
+    for name in ("Add a filter", "Funnels, retention, journeys"):
+        width, colour = tab.get_by_role("button" if name.startswith("Add") else "link", name=name).evaluate(
+            outline
+        )
+        assert width >= 1, name
+        assert colour not in ("rgba(0, 0, 0, 0)", "transparent"), name
+    tab.goto(f"/sites/{site['id']}/conversions")
+    width, colour = tab.get_by_role("button", name="Add a step").evaluate(outline)
+    assert width >= 1
+    assert colour != "rgba(0, 0, 0, 0)"
+    for field in (tab.get_by_label("Breakdown"), tab.get_by_label("Step 1", exact=True)):
+        box = field.bounding_box()
+        assert box is not None
+        assert box["height"] >= 36, box

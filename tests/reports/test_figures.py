@@ -109,24 +109,54 @@ def test_summary_of_a_custom_range_matches_the_raw_events_in_the_sites_zone(
 
 
 @pytest.mark.parametrize("zone", ZONES)
-@pytest.mark.parametrize("name", ["today", "7d", "30d"])
-def test_preset_ranges_end_now_and_compare_with_the_period_before(
+@pytest.mark.parametrize("name", ["today", "7d", "30d", "month", "12mo"])
+def test_preset_ranges_end_now_and_compare_with_as_many_days_before_up_to_the_same_time(
     seeded: Seeded, zone: str, name: str
 ) -> None:
     body = seeded.get(zone, "summary", range=name, compare="true")
-    days = {"today": 0, "7d": 6, "30d": 29}[name]
-    first = seeded.today(zone) - timedelta(days=days)
+    today = seeded.today(zone)
+    month_start = today.replace(day=1)
+    first = {
+        "today": today,
+        "7d": today - timedelta(days=6),
+        "30d": today - timedelta(days=29),
+        "month": month_start,
+        "12mo": date(today.year - (today.month < 12), today.month % 12 + 1, 1),  # 11 months before
+    }[name]
+    days = (today - first).days
     start = helpers.span_of(first, first, zone)[0]
     end = datetime.fromisoformat(body["range"]["end"])
     assert datetime.fromisoformat(body["range"]["start"]) == start
     assert timedelta(0) < end - datetime.now(UTC) <= timedelta(hours=1)
-    previous = (start - (end - start), start)
-    if end == helpers.span_of(first, seeded.today(zone), zone)[1]:
-        # In the last hour of the day the period is whole days: compare with as many whole days.
-        previous = helpers.span_of(first - timedelta(days=days + 1), first - timedelta(days=1), zone)
+    # Today until 15:00 compares with yesterday until 15:00: as many days before, up to the same time.
+    earlier_first = first - timedelta(days=days + 1)
+    earlier_cut = end.astimezone(ZoneInfo(zone)) - timedelta(days=days + 1)
+    previous = (helpers.span_of(earlier_first, earlier_first, zone)[0], earlier_cut.astimezone(UTC))
+    if end == helpers.span_of(first, today, zone)[1]:
+        previous = helpers.span_of(earlier_first, first - timedelta(days=1), zone)
     assert datetime.fromisoformat(body["previous_range"]["start"]) == previous[0]
+    assert datetime.fromisoformat(body["previous_range"]["end"]) == previous[1]
     assert body["current"] == helpers.expected_summary(seeded.rows[zone], (start, end))
     assert body["previous"] == helpers.expected_summary(seeded.rows[zone], previous)
+
+
+@pytest.mark.parametrize("zone", ZONES)
+@pytest.mark.parametrize("name", ["yesterday", "last_month"])
+def test_past_ranges_compare_with_as_many_whole_days_before_or_a_year_before(
+    seeded: Seeded, zone: str, name: str
+) -> None:
+    today = seeded.today(zone)
+    last = today - timedelta(days=1) if name == "yesterday" else today.replace(day=1) - timedelta(days=1)
+    first = last if name == "yesterday" else last.replace(day=1)
+    days = (last - first).days + 1
+    body = seeded.get(zone, "summary", range=name, compare="previous")
+    assert (body["range"]["from"], body["range"]["to"]) == (first.isoformat(), last.isoformat())
+    previous = helpers.span_of(first - timedelta(days=days), last - timedelta(days=days), zone)
+    assert body["current"] == helpers.expected_summary(seeded.rows[zone], helpers.span_of(first, last, zone))
+    assert body["previous"] == helpers.expected_summary(seeded.rows[zone], previous)
+    year = seeded.get(zone, "timeseries", range=name, compare="year")
+    assert year["previous_range"]["from"] == first.replace(year=first.year - 1).isoformat()
+    assert len(year["previous"]) == len(year["points"])
 
 
 @pytest.mark.parametrize("zone", ZONES)

@@ -118,7 +118,7 @@ def test_a_click_on_a_country_of_the_map_or_a_place_of_the_tables_filters_the_da
     expect(tab.get_by_role("img", name="Map of visitors by country: 3 countries")).to_be_visible()
     tab.locator('.world-map path[data-country="FR"]').click()
     expect(tab).to_have_url(re.compile(r"country=FR"))
-    expect(tab.locator(".filter-chip")).to_contain_text("FR")
+    expect(tab.locator(".filter-chip")).to_contain_text("Country is France")
     table = tab.locator('.report-panel table[data-dimension="countries"]')
     expect(table.locator("tbody tr")).to_have_count(1)
     expect(table.locator("tbody tr").first.locator("th")).to_contain_text("France")
@@ -137,6 +137,21 @@ def test_a_click_on_a_country_of_the_map_or_a_place_of_the_tables_filters_the_da
     expect(tab.get_by_role("img", name="Map of visitors by country: 1 country")).to_be_visible()
     # An unshaded country is no filter: nobody came from there.
     expect(tab.locator('.world-map path[data-country="DE"]')).to_have_class("map-step-0")
+
+
+def test_the_countries_details_are_searched_by_the_names_the_owner_reads(
+    console: Console, located: int
+) -> None:
+    tab = console.signed_in()
+    tab.goto(f"/sites/{located}/reports?range=today")
+    tab.get_by_role("button", name="Details: all countries").click()
+    dialog = tab.get_by_role("dialog")
+    for text, country in (("Fran", "France"), ("united", "United Kingdom"), ("jp", "Japan")):
+        dialog.get_by_label("Search").fill(text)
+        expect(dialog.locator("tbody tr")).to_have_count(1)
+        expect(dialog.locator("tbody tr").first).to_contain_text(country)
+    dialog.get_by_label("Search").fill("Atlantis")
+    expect(dialog.get_by_text('Nothing matches "Atlantis".')).to_be_visible()
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])

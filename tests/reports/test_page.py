@@ -141,3 +141,32 @@ def test_the_reports_page_works_by_keyboard_in_dark_and_on_a_phone(
               .map((e) => e.tagName + '.' + e.className).slice(0, 8)"""
     )
     assert wide == [], f"the page scrolls sideways on a phone: {wide}"
+
+
+def test_every_period_is_chosen_by_menu_or_key_and_the_comparison_by_a_choice(
+    console: Console, seeded_site: tuple[int, list[helpers.Event]]
+) -> None:
+    site_id, rows = seeded_site
+    tab = console.signed_in(viewport=PHONE)
+    tab.goto(f"/sites/{site_id}/reports")
+    tab.wait_for_load_state("networkidle")
+    periods = tab.get_by_label("More periods")
+    periods.select_option("yesterday")
+    expect(tab).to_have_url(re.compile(r"range=yesterday"))
+    yesterday = datetime.now(UTC).date() - timedelta(days=1)
+    expected = helpers.expected_summary(rows, helpers.span_of(yesterday, yesterday, "UTC"))
+    expect(_card(tab, "visits")).to_have_text(str(expected["visits"]))
+    tab.locator("main h1").click()  # the focus off the menu: keys go to the page
+    for key, name in (("m", "month"), ("l", "last_month"), ("y", "12mo"), ("a", "all"), ("d", "today")):
+        tab.keyboard.press(key)
+        expect(tab).to_have_url(re.compile(rf"range={name}(&|$)"))
+    expect(tab.get_by_role("button", name="Today")).to_have_attribute("aria-pressed", "true")
+    tab.get_by_label("Compare with").select_option("year")
+    expect(tab).to_have_url(re.compile(r"compare=year"))
+    tab.reload()
+    expect(tab.get_by_label("Compare with")).to_have_value("year")
+    tab.locator("main h1").click()
+    tab.keyboard.press("x")
+    expect(tab).to_have_url(re.compile(r"compare=false"))
+    expect(tab.get_by_label("Compare with")).to_have_value("off")
+    console.shoot(tab, "reports-periods-phone")

@@ -121,3 +121,26 @@ def test_the_realtime_view_fits_the_screen_in_both_themes(
     assert len(set(bars)) == 1
     assert bars[0] != "none"
     console.shoot(tab, f"realtime-{scheme}-{size}")
+
+
+def test_todays_sources_beyond_the_top_ten_are_in_the_details(
+    console: Console, console_server: LiveServer
+) -> None:
+    tab = console.signed_in()
+    site = console.api(tab, "POST", "/api/sites", {"name": "Many", "domain": unique("many") + ".example.com"})
+    assert isinstance(site, dict)
+    for n in range(12):
+        _visit(console_server, site["id"], f"v{n}", "/", f"source{n:02}.example.org")
+    with console_server.client() as client:
+        client.post(
+            "/api/login", json={"email": "owner@example.com", "password": "correct horse battery staple"}
+        )
+        helpers.wait_caught_up(client)
+    tab.goto(f"/sites/{site['id']}/realtime")
+    sources = tab.locator('table[data-dimension="realtime-sources"] tbody tr')
+    expect(sources).to_have_count(10)
+    expect(tab.get_by_text("Top 10 shown")).to_be_visible()
+    tab.get_by_role("button", name="Details: all of today's sources").click()
+    dialog = tab.get_by_role("dialog")
+    expect(dialog.locator("tbody tr")).to_have_count(12)
+    expect(dialog).to_contain_text("source11.example.org")

@@ -118,6 +118,9 @@ def test_the_details_view_fits_the_screen_in_both_themes(
     for group in tab.locator(".report-panel .segmented").all():
         buttons = group.locator("button").evaluate_all("bs => bs.map(b => b.getBoundingClientRect().top)")
         assert len(set(round(t) for t in buttons)) == 1, buttons
+    # ... and with whole labels: "UTM source" is read, not "source" with its prefix clipped away.
+    prefix = tab.locator(".report-panel .segmented .tab-prefix").first
+    assert prefix.evaluate("(e) => e.getBoundingClientRect().width") > 10
     console.shoot(tab, f"reports-{scheme}-{size}")
     tab.get_by_role("button", name="Details: all top pages").click()
     dialog = tab.get_by_role("dialog", name="Pages: Top pages")
@@ -236,3 +239,33 @@ def test_every_numeric_heading_reads_whole_and_apart_on_a_phone(
     found = dialog.locator("table").evaluate_all(HEADINGS)
     assert found == [], "\n".join(found)
     console.shoot(tab, f"reports-headings-{scheme}-phone")
+
+
+def test_the_pages_table_draws_its_bars_by_the_pageviews_it_ranks_by(
+    console: Console, console_server: LiveServer
+) -> None:
+    """/reread: one visitor, five pageviews; /glance: three visitors, one pageview each."""
+    tab = console.signed_in()
+    site = console.api(tab, "POST", "/api/sites", {"name": "Bars", "domain": unique("bars") + ".example.com"})
+    assert isinstance(site, dict)
+    at = datetime.now(UTC) - timedelta(seconds=40)
+    rows = [helpers.pageview(site["id"], at + timedelta(seconds=i), "fan", "/reread") for i in range(5)]
+    rows += [helpers.pageview(site["id"], at, f"passer-{n}", "/glance") for n in range(3)]
+    assert console_server.database_url is not None
+    db = open_database(console_server.database_url, migrate=False)
+    helpers.insert_events(db, rows)
+    db.dispose()
+    with console_server.client() as client:
+        client.post(
+            "/api/login", json={"email": "owner@example.com", "password": "correct horse battery staple"}
+        )
+        helpers.wait_caught_up(client)
+    tab.goto(f"/sites/{site['id']}/reports?range=today")
+    table = tab.locator('.report-panel table[data-dimension="pages"]')
+    expect(table.locator("tbody tr")).to_have_count(2)
+    expect(table.locator("tbody tr").first.locator("th")).to_contain_text("/reread")
+    widths = table.locator(".report-bar").evaluate_all(
+        "bars => bars.map(b => b.getBoundingClientRect().width)"
+    )
+    assert abs(widths[1] / widths[0] - 3 / 5) < 0.02, widths
+    expect(table.locator("tbody tr").first.locator("td.report-share")).to_have_text("63%")  # 5 of 8 pageviews

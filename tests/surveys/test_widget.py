@@ -10,7 +10,11 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page
 
+from tests.sdk.helpers import Store, hide_page
+from tests.support.browser import plugins_ran
+from tests.support.server import LiveServer
 from tests.surveys.browser import DESKTOP_CHROME, Shop, Site, open_page, wait_until
+from tests.surveys.conftest import database_of
 from tests.surveys.helpers import QUESTIONS
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "surveys"
@@ -257,3 +261,29 @@ def test_a_failed_send_keeps_the_answers_and_can_be_retried(page: Page, shop: Sh
     page.locator(f"{DIALOG} .send").click()
     page.get_by_text("Thank you for your feedback!").wait_for()
     wait_until(page, lambda: len(exported(site, survey_id)) == 2)
+
+
+def test_clicks_on_the_survey_widget_are_never_the_sites_heatmap_or_dead_clicks(
+    page: Page, shop: Shop, site: Site, console_server: LiveServer
+) -> None:
+    survey_id = make_survey(site)
+    shop.use(site.base_url, site.key, heatmaps="")
+    open_page(page, shop.url("/pricing"))
+    plugins_ran(page, "heatmaps")
+    assert feedback(page, survey_id) is True
+    panel = page.locator(DIALOG)
+    panel.get_by_text("Pro", exact=True).click()
+    for _ in range(4):  # a burst on the widget's own text: a rage and dead click were it the site's
+        panel.locator("h2, legend").first.click(delay=10)
+    page.wait_for_timeout(1300)
+    page.click("h1")  # the site's own page is still captured
+    hide_page(page)
+    db = database_of(console_server)
+    try:
+        store = Store(db)
+        wait_until(page, lambda: any(e.name == "heatmap_click" for e in store.events(site)))
+        page.wait_for_timeout(500)
+        clicks = [e.props for e in store.events(site) if e.name == "heatmap_click"]
+    finally:
+        db.dispose()
+    assert [c["selector"] for c in clicks] == ["html>body>h1"], clicks

@@ -30,6 +30,23 @@ def test_health_shows_the_overall_status_and_the_database_figures(console: Conso
     expect(page.get_by_role("button", name="Check now")).to_be_enabled()
 
 
+def test_health_figures_read_as_words_process_ids_as_digits_and_no_row_is_empty(console: Console) -> None:
+    page = console.signed_in()
+    page.goto("/health")
+    expect(page.locator("[data-service] dd").first).to_be_visible()
+    rows = page.locator("[data-service] .figures > div").evaluate_all(
+        "(all) => all.map((d) => [d.querySelector('dt').textContent, d.querySelector('dd').innerText.trim()])"
+    )
+    assert rows, "no figures shown"
+    for name, value in rows:
+        assert value, f"the row {name!r} is empty"
+        assert value not in ("None", "null", "undefined"), f"{name}: {value}"
+    pids = [value for name, value in rows if re.search(r"(^|\s)pid$", name, re.IGNORECASE)]
+    assert pids, rows
+    for value in pids:
+        assert re.fullmatch(r"\d+|Not running", value), f"a process id reads {value!r}"
+
+
 def no_horizontal_scroll(page: Page) -> None:
     width, viewport = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
     assert width <= viewport, f"the page is {width}px wide in a {viewport}px window"

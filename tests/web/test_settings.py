@@ -184,3 +184,21 @@ def test_autocapture_is_switched_on_the_settings_page_and_its_extensions_are_che
     expect(page.get_by_role("switch", name="Click heatmaps")).to_be_checked()
     page.get_by_role("button", name="Restore the default list").click()
     expect(page.get_by_label("File download extensions")).to_have_value(re.compile(r"^pdf, csv, txt, "))
+
+
+def test_exporting_a_visitor_code_with_no_data_says_so_and_downloads_nothing(console: Console) -> None:
+    page = console.signed_in()
+    site = console.api(
+        page, "POST", "/api/sites", {"name": "Rights", "domain": unique("rights") + ".example.com"}
+    )
+    assert isinstance(site, dict)
+    page.goto(f"/sites/{site['id']}/settings")
+    downloads: list[object] = []
+    page.on("download", lambda download: downloads.append(download))
+    page.get_by_label("Visitor code").fill("no-such-visitor")
+    page.get_by_role("button", name="Export as JSON").click()
+    notice = page.get_by_role("status").filter(has_text="Nothing is stored")
+    expect(notice).to_contain_text('Nothing is stored about the visitor code "no-such-visitor" on Rights')
+    expect(notice).to_contain_text("nothing was downloaded")
+    expect(page.get_by_text("downloaded as JSON")).to_have_count(0)
+    assert downloads == []

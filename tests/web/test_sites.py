@@ -267,3 +267,25 @@ def test_an_unknown_site_id_shows_not_found(console: Console) -> None:
     expect(page.get_by_role("heading", level=1, name="Page not found")).to_be_visible()
     page.get_by_role("link", name="Go to your sites").click()
     expect(page.get_by_role("heading", level=1, name="Sites")).to_be_visible()
+
+
+def test_an_unknown_console_address_shows_the_consoles_not_found_page_and_api_paths_keep_json(
+    console: Console,
+) -> None:
+    page = console.signed_in()
+    for address in ("/settings", "/dashboard", "/no/such/page"):
+        answer = page.goto(address)
+        assert answer is not None
+        assert answer.status == 404
+        expect(page.get_by_role("heading", level=1, name="Page not found")).to_be_visible()
+        expect(page.locator("main")).to_contain_text(address)
+    page.get_by_role("link", name="Go to your sites").click()
+    expect(page.get_by_role("heading", level=1, name="Sites")).to_be_visible()
+    api = page.goto("/api/no/such/thing")
+    assert api is not None
+    assert api.status == 404
+    assert api.json()["error"]["code"] == "not_found"
+    with console.server.client() as client:  # a client that does not ask for HTML keeps the error shape
+        plain = client.get("/settings")
+        assert plain.status_code == 404
+        assert plain.json()["error"]["code"] == "not_found"

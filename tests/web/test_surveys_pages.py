@@ -201,6 +201,10 @@ def test_the_summary_shows_the_responses_and_the_export_downloads_batch_by_batch
     expect(score.locator(".sv-average")).to_have_text("Average 7.5")
     plan = page.locator("[data-question='plan']")
     expect(plan.get_by_role("row", name=re.compile("^Pro"))).to_contain_text("2 (67%)")
+    # Each bar draws its answer's share of the responses: Pro two thirds, Free one third.
+    for answer, share in (("Pro", 2 / 3), ("Free", 1 / 3)):
+        bar = plan.get_by_role("row", name=re.compile(f"^{answer}")).locator("meter")
+        assert abs(bar.evaluate("(m) => m.value / m.max") - share) < 0.01, answer
     liked = page.locator("[data-question='liked']")
     expect(liked.get_by_role("row", name=re.compile("^Speed"))).to_contain_text("2")
     latest = page.get_by_role("list", name="Latest answers to Anything else?").get_by_role("listitem")
@@ -286,3 +290,19 @@ def test_the_builder_and_responses_pages_fit_a_phone_in_the_dark_theme(console: 
     expect(page.get_by_role("heading", level=2, name="Summary of revision 1")).to_be_visible()
     assert page.evaluate(wide) == 0
     console.shoot(page, "survey-responses-phone-dark")
+
+
+def test_saving_a_new_survey_moves_the_builder_to_its_own_address_which_a_reload_keeps(
+    console: Console,
+) -> None:
+    page = console.signed_in()
+    site = create_site(console, page)
+    page.goto(f"/surveys/new?site={site['id']}")
+    page.get_by_label("Name", exact=True).fill("Kept survey")
+    question(page, 1).get_by_label("Question", exact=True).fill("How was it?")
+    page.get_by_role("button", name="Save draft").click()
+    expect(page.get_by_text("Draft saved.")).to_be_visible()
+    expect(page).to_have_url(re.compile(r".*/surveys/\d+$"))
+    page.reload()
+    expect(page.get_by_role("heading", level=1, name="Kept survey")).to_be_visible()
+    expect(page.get_by_label("Name", exact=True)).to_have_value("Kept survey")

@@ -149,9 +149,19 @@ def test_a_shared_link_with_a_password_asks_for_it_first(console: Console) -> No
     assert isinstance(site, dict)
     share = console.api(owner, "POST", f"/api/sites/{site['id']}/shares", {"password": "crusty loaves"})
     assert isinstance(share, dict)
-    visitor = console.page()
+    visitor = console.page(viewport=PHONE)
     visitor.goto(str(share["url"]))
-    expect(visitor.get_by_role("heading", name="This dashboard has a password")).to_be_visible()
+    # The page says whose dashboard it is and what the password opens, and the label sits apart.
+    expect(visitor.get_by_role("heading", name="Shared dashboard: Baker", level=1)).to_be_visible()
+    expect(visitor.locator("main")).to_contain_text(f"The analytics of {site['domain']}")
+    expect(visitor.locator("main")).to_contain_text("enter the one you were given with the link")
+    label = visitor.locator("label[for='share-password']").bounding_box()
+    field = visitor.get_by_label("Password").bounding_box()
+    assert label is not None
+    assert field is not None
+    assert field["y"] >= label["y"] + label["height"] + 2, (label, field)
+    assert field["width"] >= 250, field
+    console.shoot(visitor, "shared-password-phone")
     assert_accessible(visitor, "a shared dashboard's password form")
     visitor.get_by_label("Password").fill("soft loaves")
     visitor.get_by_role("button", name="Open dashboard").click()

@@ -188,8 +188,17 @@ export const api = {
   erasures: (siteId: number) =>
     request<{ erasures: Erasure[] }>("GET", `/api/sites/${siteId}/erasures`).then((r) => r.erasures),
   exportVisitor: (siteId: number, visitor: string) =>
-    request<Record<string, unknown>>("GET", `/api/sites/${siteId}/visitors/${encodeURIComponent(visitor)}/export`),
+    request<VisitorExport>("GET", `/api/sites/${siteId}/visitors/${encodeURIComponent(visitor)}/export`),
 };
+
+/** Everything stored about one visitor code (docs/privacy.md). */
+export interface VisitorExport {
+  events_total: number;
+  events: unknown[];
+  recordings: unknown[];
+  survey_responses: unknown[];
+  [field: string]: unknown;
+}
 
 /** One visitor erasure, as recorded: never the visitor's code. */
 export interface Erasure {

@@ -11,6 +11,7 @@ import { LoginPage } from "./pages/Login";
 import { NotFoundPage } from "./pages/NotFound";
 import { sections } from "./sections";
 import { InvitePage } from "./team/InvitePage";
+import { UserContext } from "./user";
 
 const SharedDashboard = lazy(() => import("./reports/SharedDashboard").then((m) => m.SharedDashboard));
 
@@ -26,6 +27,7 @@ function SignedIn() {
     api.me().then(setUser, () => undefined);
   }, []);
   return (
+    <UserContext.Provider value={user}>
     <Shell user={user}>
       <Router onRouteChange={focusHeading}>
         {[
@@ -37,6 +39,7 @@ function SignedIn() {
         ]}
       </Router>
     </Shell>
+    </UserContext.Provider>
   );
 }
 

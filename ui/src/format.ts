@@ -33,6 +33,11 @@ export function count(value: number): string {
   return number.format(value);
 }
 
+/** "1 visitor", "12 visitors": a count and its noun, singular for one. */
+export function counted(value: number, one: string, many: string = `${one}s`): string {
+  return `${number.format(value)} ${value === 1 ? one : many}`;
+}
+
 const UNITS = ["bytes", "KiB", "MiB", "GiB", "TiB", "PiB"];
 
 /** "12.4 GiB". */

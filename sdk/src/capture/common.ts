@@ -29,6 +29,13 @@ export const listen = (target: EventTarget, types: string[], f: (e: any) => unkn
   for (const type of types) target.addEventListener(type, safe(f), { capture: true, passive: true });
 };
 
+/** The attribute on everything the SDK puts into a page (the survey widget): never captured. */
+export const OWN = "data-sightline-ui";
+
+/** Whether an event happened on something the SDK put into the page (also inside its shadow root). */
+export const ours = (e: Event): boolean =>
+  e.composedPath().some((node) => node instanceof Element && node.hasAttribute(OWN));
+
 /** The link a click landed on (also inside open shadow roots), with its absolute URL. */
 export const linkOf = (e: MouseEvent): URL | undefined => {
   // A primary click (with or without Ctrl/Cmd/Shift) or a middle click; not the context menu button.
@@ -46,7 +53,7 @@ export const linkOf = (e: MouseEvent): URL | undefined => {
 /** Clicks on links (new ones too: the listener sits on the document), primary and middle button. */
 export const onLink = (f: (url: URL, link: Element) => void): void =>
   listen(D, ["click", "auxclick"], (e: MouseEvent) => {
-    const url = linkOf(e);
+    const url = ours(e) ? undefined : linkOf(e);
     if (url) f(url, e.target as Element);
   });
 

@@ -8,9 +8,10 @@
  * - `rage`: three or more clicks, each within 1 s of the one before and 30 px of the first;
  * - `dead`: nothing happened within 1 s of the burst: no change of the page's content, no scroll, no
  *   navigation, and the element is not a control that acts by itself (links, inputs, labels, ...).
- * Only pointer clicks count (not keyboard activation or script). Never loaded under DNT/GPC.
+ * Only pointer clicks count (not keyboard activation or script), and never those on what the SDK
+ * itself put into the page (the survey widget). Never loaded under DNT/GPC.
  */
-import { D, listen, onRoute, safe, viewport } from "../capture/common";
+import { D, listen, onRoute, ours, safe, viewport } from "../capture/common";
 import type { Core } from "../plugin";
 import { cut } from "../validate";
 
@@ -76,7 +77,8 @@ const share = (offset: number, size: number): number =>
   });
 
   listen(D, ["click"], (e: MouseEvent) => {
-    if (!e.detail || !(e.target instanceof Element)) return; // keyboard activation or el.click()
+    // Keyboard activation or el.click(); or a click on the SDK's own widget, never the site's.
+    if (!e.detail || !(e.target instanceof Element) || ours(e)) return;
     const b = burst;
     if (b && b.el == e.target && Math.hypot(e.clientX - b.sx, e.clientY - b.sy) <= SPOT_PX) b.clicks++;
     else {

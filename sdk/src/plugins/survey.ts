@@ -10,6 +10,7 @@
  * with a response id made once per showing, so retries are stored once.
  */
 import type { Core, Host, Plugin } from "../plugin";
+import { OWN } from "../capture/common";
 
 interface Option {
   id: string;
@@ -180,7 +181,7 @@ const factory = (host: Host): Plugin => {
 
   const show = (survey: Survey, entry: string): void => {
     const previous = D.activeElement as HTMLElement | null;
-    const holder = el("div", { "data-sightline-survey": survey.id });
+    const holder = el("div", { "data-sightline-survey": survey.id, [OWN]: true });
     const root = holder.attachShadow({ mode: "open" });
     const style = el("style");
     style.textContent = CSS;

@@ -16,7 +16,7 @@ from sightline.console.reports import BREAKDOWN_OF, PERIOD, Asked, _report
 from sightline.exports import tables
 from sightline.exports.events import stream_events
 from sightline.reports import params
-from sightline.reports.period import period_of
+from sightline.reports.period import first_day_of, period_of
 from sightline.sites.service import get_site
 from sightline.storage.types import utcnow
 
@@ -74,7 +74,7 @@ def events_csv(
     request: Request,
     site_id: SiteId,
     range_: Annotated[
-        str | None, Query(alias="range", description="today, 7d (default), 30d or custom")
+        str | None, Query(alias="range", description="A period as the reports take it (default 7d)")
     ] = None,
     date_from: Annotated[str | None, Query(alias="from", description="First day (YYYY-MM-DD)")] = None,
     date_to: Annotated[str | None, Query(alias="to", description="Last day (YYYY-MM-DD)")] = None,
@@ -83,7 +83,9 @@ def events_csv(
     query = params.parse(request.query_params.multi_items(), ("range", "from", "to"))
     with ctx.db.read() as conn:
         site = get_site(conn, owner(request).id, site_id)
-    period = period_of(query.range, query.date_from, query.date_to, ZoneInfo(site["timezone"]), utcnow())
+    zone = ZoneInfo(site["timezone"])
+    since = first_day_of(site["created_at"], zone) if query.range == "all" else None
+    period = period_of(query.range, query.date_from, query.date_to, zone, utcnow(), since=since)
     described = period.describe()
     name = f"site-{site_id}-events-{described['from']}-{described['to']}.csv"
     return StreamingResponse(

@@ -78,6 +78,14 @@ class ImportedFigures:
             return func.total(f.c[name])
         return func.coalesce(func.sum(f.c[name]), 0)
 
+    def first_day(self, site_id: int) -> date | None:
+        """The earliest day of the site's finished imports, if any."""
+        finished = select(imports.c.id).where(imports.c.site_id == site_id, imports.c.status == "done")
+        query = select(func.min(f.c.day)).where(f.c.site_id == site_id, f.c.import_id.in_(finished))
+        with self.engine.connect() as conn:
+            day = conn.execute(query).scalar()
+        return date.fromisoformat(str(day)[:10]) if day is not None else None
+
     def _sums(self) -> list[Any]:
         return [self._sum(name) for name in SUMS]
 

@@ -32,7 +32,8 @@ class History:
         self.zone = zone
         self.wanted = wanted
         self.filters = filters
-        self.added = False  # whether imported figures went into the answer
+        # The spans imported figures went into: the period's, its comparison's, or both.
+        self.added: set[queries.Span] = set()
         self._any: bool | None = None
 
     def left_out(self, *, hourly: bool = False, dimension: str | None = None) -> str | None:
@@ -53,9 +54,10 @@ class History:
             return "dimension"
         return None
 
-    def note(self, reason: str | None) -> dict[str, Any]:
-        """The answer's ``imported``: whether imported figures are in it, else why not."""
-        if reason is None and not self.added:
+    def note(self, reason: str | None, span: queries.Span | None = None) -> dict[str, Any]:
+        """The answer's ``imported``: whether imported figures are in the figures of ``span`` (the
+        period shown; not its comparison), else why not."""
+        if reason is None and (span not in self.added if span is not None else not self.added):
             reason = "none"  # none in this period
         return {"included": reason is None, "reason": reason}
 
@@ -73,7 +75,7 @@ class History:
             return
         extra = self.figures.totals(self.site_id, days)
         if extra is not None:
-            self.added = True
+            self.added.add((period.start, period.end))
             for name in queries.FIGURES:
                 out[name] += extra[name]
 
@@ -88,7 +90,7 @@ class History:
             day = a.astimezone(self.zone).date()
             extra = per_day.get(day)
             if extra is not None and a <= local_midnight(day, self.zone) < b:
-                self.added = True
+                self.added.add((period.start, period.end))
                 for name in queries.FIGURES:
                     point[name] += extra[name]
 
@@ -126,7 +128,7 @@ class History:
         found = self.figures.top(self.site_id, days, dim, order, wanted, page.search)
         if not found:
             return store_rows[page.offset : end], len(store_rows) > end
-        self.added = True
+        self.added.add(span)
         merged = {row["value"]: dict(row) for row in store_rows}
         missing = tuple(row["value"] for row in found if row["value"] not in merged)
         if missing:

@@ -4,7 +4,10 @@ up to 3 deep, with the unique visitors who took each path.
 A visit's steps are its events in time order (a pageview's label is ``page:/path``, a custom
 event's ``event:name``). From the first event of the visit matching the starting step, a path is
 the labels of the following (``next``) or preceding (``previous``, nearest first) events, as many
-as ``depth`` or fewer when the visit ends sooner. Visits are those the filters select.
+as ``depth`` or fewer when the visit ends sooner. Visits are those the filters select. The
+measurements the SDK sends while a visitor reads (``autocapture.events.MEASUREMENTS``: engagement,
+web vitals, heatmap clicks) are never steps; the click captures (outbound links, downloads, 404s)
+are, as the visitor's own actions.
 """
 
 # ruff: noqa: S608  (SQL made of fixed fragments; every value is a bound parameter)
@@ -12,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sightline.autocapture.events import MEASUREMENTS
 from sightline.reports.filters import Filters
 from sightline.reports.queries import Query, Run, Span
 from sightline.reports.steps import Step, since, started
@@ -23,6 +27,7 @@ LIMIT = 50
 # No label is made per event (half a million strings); values sort as their labels do ("!" before
 # "/" as "event:" before "page:"), so the engine's ranking of paths is unchanged.
 VALUE = f"CASE WHEN name = '{PAGEVIEW}' THEN path ELSE concat('!', name) END"
+STEPS = "name NOT IN (" + ", ".join(f"'{name}'" for name in MEASUREMENTS) + ")"  # the events that are steps
 
 
 def label(value: str) -> str:
@@ -54,7 +59,7 @@ def _sql(q: Query, start: Step, direction: str, depth: int, exact: bool) -> str:
     picked = nearest.format(value=value, key=d.near if relative else key, n=int(depth))
     per_visit = (
         f"SELECT hv, any_value(who) AS person, {picked} AS ls FROM events "
-        f"JOIN ({first}) AS h ON visit = hv WHERE {since(q)} AND {side} GROUP BY hv"
+        f"JOIN ({first}) AS h ON visit = hv WHERE {since(q)} AND {STEPS} AND {side} GROUP BY hv"
     )
     picks = ", ".join(f"{d.at('ls', str(i))} AS l{i}" for i in range(1, depth + 1))
     names = ", ".join(f"l{i}" for i in range(1, depth + 1))

@@ -71,6 +71,7 @@ class Query:
     date_from: str | None = None
     date_to: str | None = None
     compare: bool = False
+    comparison: str = "previous"  # with ``compare``: "previous" (period) or "year" (a year before)
     imported: bool = True  # add imported history where the report has it (``imported=false``: not)
     filters: Filters = field(default_factory=Filters)
     dimension: str | None = None
@@ -128,14 +129,15 @@ def parse(items: Iterable[tuple[str, str]], allowed: Iterable[str]) -> Query:
     values: dict[str, Any] = {}
     if "range" in seen:
         if seen["range"] not in RANGES:
-            raise _bad("range", "The parameter 'range' must be one of today, 7d, 30d, custom.")
+            raise _bad("range", "The parameter 'range' must be one of " + ", ".join(RANGES) + ".")
         values["range"] = seen["range"]
     values["date_from"] = seen.get("from")
     values["date_to"] = seen.get("to")
     if "compare" in seen:
-        if seen["compare"] not in ("true", "false"):
-            raise _bad("compare", "The parameter 'compare' must be true or false.")
-        values["compare"] = seen["compare"] == "true"
+        if seen["compare"] not in ("true", "false", "previous", "year"):
+            raise _bad("compare", "The parameter 'compare' must be true, false, previous or year.")
+        values["compare"] = seen["compare"] != "false"
+        values["comparison"] = "year" if seen["compare"] == "year" else "previous"
     if "imported" in seen:
         if seen["imported"] not in ("true", "false"):
             raise _bad("imported", "The parameter 'imported' must be true or false.")

@@ -1,10 +1,14 @@
 """Report periods: a range of whole days in the site's time zone, its buckets and its comparison.
 
-``today``, ``7d`` and ``30d`` end with today (in the site's zone); ``custom`` runs from ``from``
-to ``to`` inclusive. A period that reaches the present ends at the start of the next hour, and
-its comparison period is the equally long span of time just before it; a period of past days
-compares with as many whole days just before it. Ranges of up to two days are
-shown hour by hour, longer ones day by day.
+``today``, ``7d``, ``30d``, ``month`` (this month to date), ``12mo`` (this month and the 11
+before) and ``all`` (since the site's first day) end with today (in the site's zone);
+``yesterday`` and ``last_month`` are past days; ``custom`` runs from ``from`` to ``to`` inclusive.
+A period that reaches the present ends at the start of the next hour.
+
+The comparison (``previous``) is as many whole days just before the period, or (``year``) the
+same days a year before; a period that reaches now is compared up to the same time of day, so
+today until 15:00 compares with yesterday until 15:00, and its buckets line up one for one.
+Ranges of up to two days are shown hour by hour, longer ones day by day.
 """
 
 from __future__ import annotations
@@ -15,7 +19,8 @@ from zoneinfo import ZoneInfo
 
 from sightline.errors import ApiError
 
-RANGES = ("today", "7d", "30d", "custom")
+RANGES = ("today", "yesterday", "7d", "30d", "month", "last_month", "12mo", "all", "custom")
+COMPARISONS = ("previous", "year")
 MAX_DAYS = 731
 HOUR = timedelta(hours=1)
 
@@ -28,6 +33,7 @@ class Period:
     start: datetime  # UTC, inclusive
     end: datetime  # UTC, exclusive; capped at the next hour when the period reaches now
     interval: str  # "hour" | "day"
+    comparison: str = "previous"  # "previous" | "year": what ``previous()`` gives
 
     def buckets(self) -> list[tuple[datetime, datetime]]:
         """The series' points as UTC [start, end) spans, in order."""
@@ -48,17 +54,24 @@ class Period:
         return spans
 
     def previous(self) -> Period:
-        """The equally long span just before: as many whole days, or (reaching now) as much time."""
+        """The period compared with: as many whole days just before, or the same days a year before.
+
+        A period that reaches now is compared up to the same local time of day, so each of its
+        buckets has the bucket at the same place in the other period."""
+        days = (self.last_day - self.first_day).days
+        if self.comparison == "year":
+            first = _year_before(self.first_day)
+        else:
+            first = self.first_day - timedelta(days=days + 1)
+        last = first + timedelta(days=days)
+        start = local_midnight(first, self.zone)
+        full_end = local_midnight(last + timedelta(days=1), self.zone)
         if self.end == local_midnight(self.last_day + timedelta(days=1), self.zone):
-            days = timedelta(days=(self.last_day - self.first_day).days + 1)
-            first, last = self.first_day - days, self.last_day - days
-            start, end = local_midnight(first, self.zone), local_midnight(last + timedelta(days=1), self.zone)
-            return Period(self.zone, first, last, start, end, self.interval)
-        length = self.end - self.start
-        start = self.start - length
-        first = start.astimezone(self.zone).date()
-        last = (self.start - timedelta(microseconds=1)).astimezone(self.zone).date()
-        return Period(self.zone, first, last, start, self.start, self.interval)
+            end = full_end
+        else:
+            cut = self.end.astimezone(self.zone)
+            end = datetime.combine(last, cut.time(), self.zone).astimezone(UTC)
+        return Period(self.zone, first, last, start, end, self.interval, self.comparison)
 
     def shift(self) -> timedelta:
         return self.end - self.start
@@ -74,6 +87,27 @@ class Period:
             "start": self.start.isoformat(),
             "end": self.end.isoformat(),
         }
+
+
+def first_day_of(created_at: str | datetime, zone: ZoneInfo, imported: date | None = None) -> date:
+    """A site's first day for ``all``: the day it was added, or its earliest imported day."""
+    when = datetime.fromisoformat(created_at) if isinstance(created_at, str) else created_at
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    day = when.astimezone(zone).date()
+    return min(day, imported) if imported is not None else day
+
+
+def _year_before(day: date) -> date:
+    try:
+        return day.replace(year=day.year - 1)
+    except ValueError:  # 29 February
+        return day.replace(year=day.year - 1, day=28)
+
+
+def _month_start(day: date, months_back: int) -> date:
+    index = day.year * 12 + day.month - 1 - months_back
+    return date(index // 12, index % 12 + 1, 1)
 
 
 def local_midnight(day: date, zone: ZoneInfo) -> datetime:
@@ -101,8 +135,15 @@ def parse_date(raw: str | None, name: str) -> date:
 
 
 def period_of(
-    range_name: str, raw_from: str | None, raw_to: str | None, zone: ZoneInfo, now: datetime
+    range_name: str,
+    raw_from: str | None,
+    raw_to: str | None,
+    zone: ZoneInfo,
+    now: datetime,
+    comparison: str = "previous",
+    since: date | None = None,
 ) -> Period:
+    """The named range's period at ``now``; ``since`` is the site's first day (for ``all``)."""
     today = now.astimezone(zone).date()
     if range_name != "custom":
         for name, raw in (("from", raw_from), ("to", raw_to)):
@@ -115,10 +156,21 @@ def period_of(
                 )
     if range_name == "today":
         first = last = today
+    elif range_name == "yesterday":
+        first = last = today - timedelta(days=1)
     elif range_name == "7d":
         first, last = today - timedelta(days=6), today
     elif range_name == "30d":
         first, last = today - timedelta(days=29), today
+    elif range_name == "month":
+        first, last = _month_start(today, 0), today
+    elif range_name == "last_month":
+        first = _month_start(today, 1)
+        last = _month_start(today, 0) - timedelta(days=1)
+    elif range_name == "12mo":
+        first, last = _month_start(today, 11), today
+    elif range_name == "all":
+        first, last = min(since or today, today), today
     else:
         first, last = parse_date(raw_from, "from"), parse_date(raw_to, "to")
         if last < first:
@@ -131,4 +183,4 @@ def period_of(
     full_end = local_midnight(last + timedelta(days=1), zone)
     end = min(full_end, next_hour(now)) if start < now < full_end else full_end
     interval = "hour" if full_end - start <= timedelta(hours=49) else "day"
-    return Period(zone, first, last, start, end, interval)
+    return Period(zone, first, last, start, end, interval, comparison)

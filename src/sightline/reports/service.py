@@ -33,7 +33,7 @@ from sightline.reports import (
 from sightline.reports.filters import Filters, Goal
 from sightline.reports.imported import History
 from sightline.reports.params import DIMENSIONS, Query
-from sightline.reports.period import Period, period_of
+from sightline.reports.period import Period, first_day_of, period_of
 from sightline.reports.realtime import ledger_of as kept_realtime
 from sightline.sites.service import get_site
 from sightline.storage.types import utcnow
@@ -76,7 +76,13 @@ class Report:
         self.query = query
         self.now = now
         self.zone = ZoneInfo(site["timezone"])
-        self.period = period_of(query.range, query.date_from, query.date_to, self.zone, now)
+        since = None
+        if query.range == "all":
+            first_imported = imported.first_day(self.site_id) if imported is not None else None
+            since = first_day_of(site["created_at"], self.zone, first_imported)
+        self.period = period_of(
+            query.range, query.date_from, query.date_to, self.zone, now, query.comparison, since
+        )
         self.history = History(imported, int(site["id"]), self.zone, query.imported, self.filters)
 
     @classmethod
@@ -127,7 +133,7 @@ class Report:
         )
         out["current"] = present(self.figures(period, reason))
         out["previous"] = present(earlier.result()) if earlier is not None else None
-        out["imported"] = self.history.note(reason)
+        out["imported"] = self.history.note(reason, (period.start, period.end))
         return out
 
     def points(self, period: Period, reason: str | None = "unavailable") -> list[dict[str, Any]]:
@@ -148,7 +154,7 @@ class Report:
         )
         out["points"] = self.points(self.period, reason)
         out["previous"] = earlier.result() if earlier is not None else None
-        out["imported"] = self.history.note(reason)
+        out["imported"] = self.history.note(reason, (self.period.start, self.period.end))
         return out
 
     def breakdown(self) -> dict[str, Any]:

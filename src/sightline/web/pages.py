@@ -101,6 +101,22 @@ for _path in CONSOLE_PATHS:
     router.add_api_route(_path, console_shell, methods=["GET"])
 
 
+# Addresses whose unknown paths stay in the API's error shape, whoever asks.
+NOT_PAGES = ("/api/", "/static/", "/share/", "/i/", "/mcp")
+
+
+def not_found_page(request: Request) -> HTMLResponse | None:
+    """A browser's page request for an unknown address: the console's own not-found page (the
+    application shell, answered 404, shows it with a way back). None for anything else, which
+    keeps the JSON error: API paths, assets, and clients that do not ask for HTML."""
+    path = request.url.path
+    if request.method not in ("GET", "HEAD") or path.startswith(NOT_PAGES) or path in ("/api", "/mcp"):
+        return None
+    if "text/html" not in request.headers.get("accept", ""):
+        return None
+    return render("console.html", status=404)
+
+
 @router.get("/share/{token}")
 def shared_dashboard(request: Request, token: str) -> HTMLResponse:
     """A shared dashboard: the console application in its read-only mode, or 404 for a deleted link."""

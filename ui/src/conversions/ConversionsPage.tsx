@@ -5,10 +5,12 @@ import { useEffect, useMemo, useState } from "preact/hooks";
 import { api, messageOf } from "../api";
 import { Notice } from "../components/Notice";
 import { Page } from "../components/Page";
-import { count } from "../format";
+import { count, counted } from "../format";
 import { useResource } from "../hooks";
 import { parseQuery, queryParams, type RangeName, type ReportQuery } from "../reports/api";
+import { label } from "../reports/Breakdown";
 import { duration } from "../reports/figures";
+import { StepSuggestions, suggestionsId } from "./Suggestions";
 import { conversions, stepText, type FunnelAnswer, type FunnelStep, type JourneysAnswer, type RetentionAnswer } from "./api";
 
 const percent = new Intl.NumberFormat(undefined, { style: "percent", maximumFractionDigits: 1 });
@@ -59,6 +61,7 @@ function SiteConversions({ siteId }: { siteId: number }) {
           </p>
         )}
       </div>
+      <StepSuggestions siteId={siteId} query={query} />
       <FunnelPanel siteId={siteId} query={query} />
       <RetentionPanel siteId={siteId} query={query} />
       <JourneysPanel siteId={siteId} query={query} />
@@ -179,6 +182,8 @@ function FunnelPanel({ siteId, query }: { siteId: number; query: ReportQuery }) 
                   type="text"
                   value={s.value}
                   placeholder={s.kind === "page" ? "/pricing" : "signup"}
+                  list={suggestionsId(siteId, s.kind)}
+                  autoComplete="off"
                   maxLength={2000}
                   onInput={(e) => set(i, { value: e.currentTarget.value })}
                 />
@@ -217,7 +222,7 @@ function FunnelPanel({ siteId, query }: { siteId: number; query: ReportQuery }) 
         <>
           <FunnelChart steps={answer.steps} title="All visitors" />
           {answer.breakdown?.map((part) => (
-            <FunnelChart key={part.value} steps={part.steps} title={part.value === "(none)" ? "Unknown" : part.value} compact />
+            <FunnelChart key={part.value} steps={part.steps} title={label(answer.dimension ?? split, part.value)} compact />
           ))}
           <form
             class="inline-form"
@@ -349,7 +354,13 @@ function RetentionPanel({ siteId, query }: { siteId: number; query: ReportQuery 
                 <tr key={c.start}>
                   <th scope="row">{c.start}</th>
                   <td class="num">{count(c.visitors)}</td>
-                  {columns.map((i) =>
+                  {c.visitors === 0 ? (
+                    // An empty cohort says so once, instead of a row of dashes.
+                    <td colSpan={columns.length} class="retention-empty">
+                      No new visitors {interval === "week" ? "this week" : "this day"}
+                    </td>
+                  ) : (
+                    columns.map((i) =>
                     i < c.returning.length ? (
                       <td key={i} class="num retention-cell" style={{ "--share": String(c.returning[i]) }}>
                         {c.visitors ? percent.format(c.returning[i]) : "–"}
@@ -357,6 +368,7 @@ function RetentionPanel({ siteId, query }: { siteId: number; query: ReportQuery 
                     ) : (
                       <td key={i} class="retention-future" aria-label="not yet" />
                     ),
+                    )
                   )}
                 </tr>
               ))}
@@ -414,7 +426,14 @@ function JourneysPanel({ siteId, query }: { siteId: number; query: ReportQuery }
         </label>
         <label class="inline-select">
           <span class="visually-hidden">Start</span>
-          <input type="text" value={start.value} maxLength={2000} onInput={(e) => setStart({ ...start, value: e.currentTarget.value })} />
+          <input
+            type="text"
+            value={start.value}
+            maxLength={2000}
+            list={suggestionsId(siteId, start.kind)}
+            autoComplete="off"
+            onInput={(e) => setStart({ ...start, value: e.currentTarget.value })}
+          />
         </label>
         <label class="inline-select">
           Show
@@ -459,7 +478,7 @@ function JourneysPanel({ siteId, query }: { siteId: number; query: ReportQuery }
                   </>
                 ) : null}
               </span>
-              <span class="journey-count">{count(p.visitors)} visitors</span>
+              <span class="journey-count">{counted(p.visitors, "visitor")}</span>
             </li>
           ))}
         </ol>

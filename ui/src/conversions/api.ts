@@ -1,6 +1,7 @@
 // Funnels, retention, journeys and saved funnels and segments (docs/reports.md "Conversions").
 import { request } from "../api";
 import { queryParams, type ReportQuery } from "../reports/api";
+import { eventName, isCaptured } from "../reports/events";
 
 export interface FunnelStep {
   label: string;
@@ -75,6 +76,9 @@ export const conversions = {
 /** A step as people read it: "/pricing" for a page, "signup (event)" for an event. */
 export function stepText(step: string): string {
   if (step.startsWith("page:")) return step.slice(5);
-  if (step.startsWith("event:")) return `${step.slice(6)} (event)`;
+  if (step.startsWith("event:")) {
+    const name = step.slice(6);
+    return isCaptured(name) ? eventName(name) : `${name} (event)`;
+  }
   return step;
 }

@@ -64,9 +64,13 @@ const FIGURE_LABELS: Record<string, string> = {
 
 const ENGINES: Record<string, string> = { sqlite: "SQLite", postgresql: "PostgreSQL" };
 
-/** One figure of a service in words: sizes, durations, counts, engines. */
+/** Whether a figure is an identifier (a process id), written as its digits alone. */
+const isIdentifier = (key: string) => key === "pid" || key.endsWith("_pid") || key.endsWith("_id");
+
+/** One figure of a service in words: sizes, durations, counts, engines, process ids. */
 function figure(key: string, value: unknown): string {
   if (typeof value === "number") {
+    if (isIdentifier(key)) return String(value);
     if (key.endsWith("_bytes")) return bytes(value);
     if (key.endsWith("_ms")) return milliseconds(value);
     return count(value);
@@ -76,8 +80,11 @@ function figure(key: string, value: unknown): string {
   if (typeof value === "string" && key.endsWith("_at") && !Number.isNaN(Date.parse(value))) {
     return `${timeAgo(value)} (${dateTime(value)})`;
   }
-  if (value === null || value === undefined) return "None";
-  if (Array.isArray(value)) return value.length === 0 ? "None" : value.map((item) => figure(key, item)).join(", ");
+  if (value === null || value === undefined) {
+    if (key.endsWith("_at")) return "Never";
+    return isIdentifier(key) ? "Not running" : "Not set";
+  }
+  if (Array.isArray(value)) return value.length === 0 ? "None so far" : value.map((item) => figure(key, item)).join(", ");
   // A state word (``catching_up``) reads as words; a path, an address or a sentence stays as it is.
   if (typeof value === "string") return /^[a-z0-9]+(_[a-z0-9]+)+$/.test(value) ? value.replace(/_/g, " ") : value;
   return JSON.stringify(value);
@@ -225,6 +232,15 @@ function Figure({ name, value, unit = "" }: { name: string; value: unknown; unit
     );
   }
   const innerUnit = name.endsWith("_bytes") ? "_bytes" : "";
+  if (Object.keys(value).length === 0) {
+    // An empty group (no chunk dropped for any reason yet) says so, instead of an empty row.
+    return (
+      <div>
+        <dt>{title}</dt>
+        <dd>None so far</dd>
+      </div>
+    );
+  }
   return (
     <div class="nested">
       <dt>{title}</dt>

@@ -11,8 +11,10 @@ import { checkErrorText, cleanDomain } from "../connection";
 import { dateTime, timeAgo } from "../format";
 import { Trend } from "../components/Trend";
 import { useAutoRefresh, useResource } from "../hooks";
+import { useCanChange } from "../user";
 
 export function SitesPage() {
+  const canChange = useCanChange();
   const [refreshed, setRefreshed] = useState(0);
   const sites = useResource(async () => {
     const list = await api.sites();
@@ -28,10 +30,12 @@ export function SitesPage() {
       title="Sites"
       subtitle="Each site gets a snippet to paste into its pages; its connection shows whether data arrives."
       actions={
-        <button type="button" class="button button-primary" onClick={() => setAdding(true)}>
-          <span class="icon icon-plus" aria-hidden="true" />
-          Add site
-        </button>
+        canChange && (
+          <button type="button" class="button button-primary" onClick={() => setAdding(true)}>
+            <span class="icon icon-plus" aria-hidden="true" />
+            Add site
+          </button>
+        )
       }
     >
       {query.deleted && <Notice kind="success">{query.deleted} is deleted, with all its data.</Notice>}

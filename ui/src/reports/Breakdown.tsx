@@ -1,5 +1,6 @@
 // One breakdown panel: tabs over related dimensions, a table of the top rows, click a row to filter.
 import type { ComponentChildren } from "preact";
+import { eventName } from "./events";
 import { countryName } from "./places";
 import { useEffect, useState } from "preact/hooks";
 
@@ -65,9 +66,28 @@ interface Props {
 
 type Column = { key: keyof Row; label: string };
 
-/** The figure a row's bar and percentage show: visitors where the rows have them, else visits. */
-export function shareKey(columns: Column[]): keyof Row {
+/** The figure each table is ranked by (the reports API's order, docs/reports.md); other tables: visits. */
+const RANKED_BY: Record<string, keyof Row> = {
+  pages: "pageviews",
+  events: "events",
+  props: "events",
+  goals: "visitors",
+  not_found: "events",
+  not_found_referrers: "events",
+  outbound_links: "events",
+  file_downloads: "events",
+  rage_clicks: "events",
+  dead_clicks: "events",
+  heatmap_pages: "clicks",
+  clicked_elements: "clicks",
+};
+
+/** The figure a row's bar and percentage show: the one the table is ranked by, so a longer bar
+ * never sits below a shorter one; else visitors or visits where the rows have them. */
+export function shareKey(columns: Column[], dimension?: string): keyof Row {
   const keys = columns.map((c) => c.key);
+  const ranked = dimension ? (RANKED_BY[dimension] ?? "visits") : undefined;
+  if (ranked && keys.includes(ranked)) return ranked;
   return keys.includes("visitors") ? "visitors" : keys.includes("visits") ? "visits" : keys[0];
 }
 
@@ -121,6 +141,7 @@ export function ratingText(rating: string): string {
 export function label(dimension: string, value: string): string {
   if (value === "(none)") return dimension === "sources" ? "Direct / none" : "Unknown";
   if (dimension === "countries") return countryName(value);
+  if (dimension === "events" || dimension === "event") return eventName(value);
   return value;
 }
 
@@ -281,7 +302,7 @@ interface TableProps {
 
 /** Rows with a bar proportional to their share and the share in percent (as the first figure). */
 export function BreakdownTable({ rows, columns, dimension, caption, heading, totals, event, filter, drill, link, linkTitle, onFilter, onEvent }: TableProps) {
-  const key = shareKey(columns);
+  const key = shareKey(columns, dimension);
   const measured = shares(rows, key, event ? undefined : totals);
   const showShare = measured.some((m) => m.share !== null);
   return (

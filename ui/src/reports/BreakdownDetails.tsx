@@ -6,9 +6,26 @@ import { messageOf } from "../api";
 import { Dialog } from "../components/Dialog";
 import { count } from "../format";
 import { reports, type Breakdown, type HeatViewport, type ReportQuery, type Row } from "./api";
+import { label } from "./Breakdown";
 
 /** Rows per page of the details view. */
 export const PAGE_SIZE = 20;
+
+/** Tables whose rows read as names made from codes (countries): searched by the name shown. */
+const BY_NAME = new Set(["countries"]);
+/** Every row such a table has (a few hundred at most), matched by name or code in the browser. */
+async function byName(siteId: number, query: ReportQuery, dimension: string, text: string, page: number): Promise<Breakdown> {
+  const rows: Row[] = [];
+  let answer: Breakdown;
+  do {
+    answer = await reports.breakdown(siteId, query, dimension, undefined, { limit: 100, offset: rows.length });
+    rows.push(...answer.rows);
+  } while (answer.more && rows.length < 1000);
+  const wanted = text.toLocaleLowerCase();
+  const found = rows.filter((row) => `${label(dimension, row.value)}\u0000${row.value}`.toLocaleLowerCase().includes(wanted));
+  const start = page * PAGE_SIZE;
+  return { ...answer, rows: found.slice(start, start + PAGE_SIZE), more: found.length > start + PAGE_SIZE };
+}
 
 interface Props {
   title: string;
@@ -48,8 +65,11 @@ export function BreakdownDetails({ title, siteId, query, dimension, name, viewpo
   useEffect(() => {
     let alive = true;
     setLoading(true);
-    reports
-      .breakdown(siteId, query, dimension, name, { limit: PAGE_SIZE, offset: page * PAGE_SIZE, search: asked, viewport })
+    const asking =
+      asked && BY_NAME.has(dimension)
+        ? byName(siteId, query, dimension, asked, page)
+        : reports.breakdown(siteId, query, dimension, name, { limit: PAGE_SIZE, offset: page * PAGE_SIZE, search: asked, viewport });
+    asking
       .then(
         (result) => {
           if (!alive) return;

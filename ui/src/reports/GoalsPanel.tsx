@@ -62,7 +62,9 @@ export function GoalsPanel({ siteId, query, onFilter, manage = true }: Props) {
         </p>
       )}
       {data && data.rows.length > 0 && (
-        <table class="report-table" data-dimension="goals">
+        // On a phone the figures keep their width and the table scrolls sideways in its panel.
+        <div class="table-scroll goals-scroll" tabIndex={0} role="region" aria-label="Goals, scrolls sideways on narrow screens">
+        <table class={`report-table goals-figures${withRevenue ? " with-revenue" : ""}`} data-dimension="goals">
           <caption class="visually-hidden">Goals: converting visitors, conversions, conversion rate{withRevenue ? " and revenue" : ""}</caption>
           <thead>
             <tr>
@@ -92,6 +94,7 @@ export function GoalsPanel({ siteId, query, onFilter, manage = true }: Props) {
             ))}
           </tbody>
         </table>
+        </div>
       )}
       {!data && !error && <p class="loading">Loading…</p>}
     </section>

@@ -39,6 +39,11 @@ const MAX_PAGE_HEIGHT = 20000;
 function periodText(query: ReportQuery): string {
   if (query.range === "today") return "today";
   if (query.range === "30d") return "the last 30 days";
+  if (query.range === "yesterday") return "yesterday";
+  if (query.range === "month") return "this month";
+  if (query.range === "last_month") return "last month";
+  if (query.range === "12mo") return "the last 12 months";
+  if (query.range === "all") return "all time";
   if (query.range === "custom" && query.from && query.to) return `${query.from} to ${query.to}`;
   return "the last 7 days";
 }

@@ -7,7 +7,8 @@ import { Notice } from "../components/Notice";
 import { Page } from "../components/Page";
 import { count } from "../format";
 import { useAutoRefresh, useResource } from "../hooks";
-import { reports, type Breakdown, type Realtime } from "./api";
+import { reports, type Breakdown, type Realtime, type ReportQuery, type Row } from "./api";
+import { BreakdownDetails } from "./BreakdownDetails";
 import { label } from "./Breakdown";
 import { MinuteChart } from "./MinuteChart";
 
@@ -19,10 +20,41 @@ export function RealtimePage() {
   return <Live key={params.id} siteId={Number(params.id)} />;
 }
 
+const TODAY: ReportQuery = { range: "today", compare: false, imported: false, filters: {} };
+
+/** Today's sources with their visits, each bar a share of the top source's. */
+function SourcesTable({ rows, top, ...rest }: { rows: Row[]; top: number; "data-dimension"?: string }) {
+  return (
+    <table class="report-table" {...rest}>
+      <caption class="visually-hidden">Sources of today's visits</caption>
+      <thead>
+        <tr>
+          <th scope="col">Source</th>
+          <th scope="col" class="num">
+            Visits
+          </th>
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((row) => (
+          <tr key={row.value}>
+            <th scope="row" class="report-value">
+              <span class="report-bar" style={{ width: `${(((row.visits ?? 0) / Math.max(1, top)) * 100).toFixed(1)}%` }} aria-hidden="true" />
+              <span>{label("sources", row.value)}</span>
+            </th>
+            <td class="num">{count(row.visits ?? 0)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
 function Live({ siteId }: { siteId: number }) {
   const site = useResource(() => api.site(siteId));
   const [now, setNow] = useState<Realtime | null>(null);
   const [sources, setSources] = useState<Breakdown | null>(null);
+  const [details, setDetails] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [updated, setUpdated] = useState<number | null>(null);
 
@@ -30,7 +62,7 @@ function Live({ siteId }: { siteId: number }) {
     try {
       const [live, today] = await Promise.all([
         reports.realtime(siteId),
-        reports.breakdown(siteId, { range: "today", compare: false, imported: false, filters: {} }, "sources"),
+        reports.breakdown(siteId, TODAY, "sources"),
       ]);
       setNow(live);
       setSources(today);
@@ -107,32 +139,25 @@ function Live({ siteId }: { siteId: number }) {
           <h2 id="realtime-sources-title">Sources today</h2>
           {sources && sources.rows.length === 0 && <p class="report-empty">No visits today yet.</p>}
           {sources && sources.rows.length > 0 && (
-            <table class="report-table" data-dimension="realtime-sources">
-              <caption class="visually-hidden">Sources of today's visits</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Source</th>
-                  <th scope="col" class="num">
-                    Visits
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {sources.rows.map((row) => (
-                  <tr key={row.value}>
-                    <th scope="row" class="report-value">
-                      <span
-                        class="report-bar"
-                        style={{ width: `${(((row.visits ?? 0) / Math.max(1, sources.rows[0].visits ?? 1)) * 100).toFixed(1)}%` }}
-                        aria-hidden="true"
-                      />
-                      <span>{label("sources", row.value)}</span>
-                    </th>
-                    <td class="num">{count(row.visits ?? 0)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <>
+              <SourcesTable rows={sources.rows} top={sources.rows[0].visits ?? 1} data-dimension="realtime-sources" />
+              <div class="report-more">
+                <button type="button" class="button button-quiet" aria-label="Details: all of today's sources" onClick={() => setDetails(true)}>
+                  Details
+                </button>
+                {sources.more && <span class="report-more-note">Top {sources.rows.length} shown</span>}
+              </div>
+            </>
+          )}
+          {details && (
+            <BreakdownDetails
+              title="Sources today"
+              siteId={siteId}
+              query={TODAY}
+              dimension="sources"
+              onClose={() => setDetails(false)}
+              render={(rows) => <SourcesTable rows={rows} top={sources?.rows[0]?.visits ?? 1} />}
+            />
           )}
         </section>
       </div>

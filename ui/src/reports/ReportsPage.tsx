@@ -19,12 +19,27 @@ import { Chart } from "./Chart";
 import { Freshness } from "./Freshness";
 import { change, changeText, METRICS, metricOf, type Metric } from "./figures";
 
-const RANGES: { name: RangeName; label: string }[] = [
-  { name: "today", label: "Today" },
-  { name: "7d", label: "7 days" },
-  { name: "30d", label: "30 days" },
-  { name: "custom", label: "Custom" },
+/** The periods: the common ones as buttons, the rest in a menu; each with its keyboard shortcut. */
+const RANGES: { name: RangeName; label: string; key: string; button: boolean }[] = [
+  { name: "today", label: "Today", key: "d", button: true },
+  { name: "yesterday", label: "Yesterday", key: "e", button: false },
+  { name: "7d", label: "7 days", key: "w", button: true },
+  { name: "30d", label: "30 days", key: "t", button: true },
+  { name: "month", label: "This month", key: "m", button: false },
+  { name: "last_month", label: "Last month", key: "l", button: false },
+  { name: "12mo", label: "12 months", key: "y", button: false },
+  { name: "all", label: "All time", key: "a", button: false },
+  { name: "custom", label: "Custom", key: "c", button: true },
 ];
+/** The key that turns the comparison on or off. */
+const COMPARE_KEY = "x";
+
+/** Whether a key press belongs to a field (typing) rather than to the page's shortcuts. */
+function typing(event: KeyboardEvent): boolean {
+  const target = event.target as HTMLElement | null;
+  if (event.ctrlKey || event.metaKey || event.altKey) return true;
+  return !!target && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName) || !!target.closest("dialog[open]"));
+}
 
 /** How often the open dashboard reloads its figures. */
 export const DASHBOARD_REFRESH_MS = 60_000;
@@ -63,7 +78,9 @@ function chipText(name: FilterName, raw: string, goalNames: Map<string, string>)
   const op = raw.startsWith("!") ? "is not" : raw.startsWith("~") ? "contains" : "is";
   const value = op === "is" ? raw : raw.slice(1);
   if (name === "goal") return { op, value: goalNames.get(value) ?? `#${value}` };
-  return { op, value: label(name === "source" ? "sources" : name, value) };
+  // As the tables read: "Country is Germany", "Source is Direct / none", "Event is Outbound link (automatic)".
+  const table = name === "source" ? "sources" : name === "country" ? "countries" : name;
+  return { op, value: label(table, value) };
 }
 
 export function ReportsPage() {
@@ -111,7 +128,7 @@ export function SiteReports({ siteId, shared }: SiteReportsProps) {
     (next: ReportQuery) => {
       const search = queryParams(next);
       if (!next.compare) search.set("compare", "false");
-      else search.delete("compare");
+      else if (next.comparison !== "year") search.delete("compare");
       location.route(`${shared ? shared.home : `/sites/${siteId}/reports`}?${search}`, true);
     },
     [location, siteId, shared],
@@ -361,20 +378,51 @@ function Controls({ query, onChange, timezone }: { query: ReportQuery; onChange:
   const today = todayIn(timezone);
   const [from, setFrom] = useState(query.from ?? today);
   const [to, setTo] = useState(query.to ?? today);
+  const choose = (name: RangeName) =>
+    onChange({ ...query, range: name, from: name === "custom" ? from : undefined, to: name === "custom" ? to : undefined });
+  useEffect(() => {
+    const onKey = (event: KeyboardEvent) => {
+      if (typing(event)) return;
+      const key = event.key.toLowerCase();
+      if (key === COMPARE_KEY) {
+        onChange({ ...query, compare: !query.compare });
+        return;
+      }
+      const range = RANGES.find((r) => r.key === key);
+      if (range && range.name !== query.range) choose(range.name);
+    };
+    document.addEventListener("keydown", onKey);
+    return () => document.removeEventListener("keydown", onKey);
+  });
+  const inMenu = !RANGES.find((r) => r.name === query.range)?.button;
+  const comparison = !query.compare ? "off" : query.comparison === "year" ? "year" : "previous";
   return (
     <div class="report-controls">
       <div class="segmented" role="group" aria-label="Date range">
-        {RANGES.map((r) => (
+        {RANGES.filter((r) => r.button).map((r) => (
           <button
             key={r.name}
             type="button"
             aria-pressed={query.range === r.name}
-            onClick={() => onChange({ ...query, range: r.name, from: r.name === "custom" ? from : undefined, to: r.name === "custom" ? to : undefined })}
+            aria-keyshortcuts={r.key.toUpperCase()}
+            title={`${r.label} (key ${r.key.toUpperCase()})`}
+            onClick={() => choose(r.name)}
           >
             {r.label}
           </button>
         ))}
       </div>
+      <label class="report-select">
+        <span class="visually-hidden">More periods</span>
+        <select class={inMenu ? "is-chosen" : undefined} value={inMenu ? query.range : ""} onChange={(e) => e.currentTarget.value && choose(e.currentTarget.value as RangeName)}>
+          <option value="">More periods…</option>
+          {RANGES.filter((r) => !r.button).map((r) => (
+            <option key={r.name} value={r.name}>
+              {r.label} ({r.key.toUpperCase()})
+            </option>
+          ))}
+        </select>
+      </label>
       {query.range === "custom" && (
         <form
           class="report-dates"
@@ -394,9 +442,20 @@ function Controls({ query, onChange, timezone }: { query: ReportQuery; onChange:
           </button>
         </form>
       )}
-      <label class="checkbox-row report-compare">
-        <input type="checkbox" checked={query.compare} onChange={(e) => onChange({ ...query, compare: e.currentTarget.checked })} />
-        Compare with the previous period
+      <label class="report-select report-compare">
+        <span>Compare with</span>
+        <select
+          value={comparison}
+          aria-keyshortcuts={COMPARE_KEY.toUpperCase()}
+          onChange={(e) => {
+            const value = e.currentTarget.value;
+            onChange({ ...query, compare: value !== "off", comparison: value === "year" ? "year" : "previous" });
+          }}
+        >
+          <option value="previous">the previous period</option>
+          <option value="year">the same period last year</option>
+          <option value="off">nothing</option>
+        </select>
       </label>
     </div>
   );

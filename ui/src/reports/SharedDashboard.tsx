@@ -51,7 +51,7 @@ export function SharedDashboard() {
           </div>
         )}
         {!problem && !site && <p class="loading">Loading the dashboard…</p>}
-        {site && site.password_required && !site.unlocked && <Unlock home={home} onUnlocked={load} />}
+        {site && site.password_required && !site.unlocked && <Unlock site={site} home={home} onUnlocked={load} />}
         {site && (!site.password_required || site.unlocked) && (
           <SiteReports siteId={site.id} shared={{ site, home }} />
         )}
@@ -60,7 +60,8 @@ export function SharedDashboard() {
   );
 }
 
-function Unlock({ home, onUnlocked }: { home: string; onUnlocked: () => void }) {
+/** A shared link's password page: whose dashboard it is, what opening it shows, and the password. */
+function Unlock({ site, home, onUnlocked }: { site: SharedSite; home: string; onUnlocked: () => void }) {
   usePageTitle("Shared dashboard");
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -79,8 +80,12 @@ function Unlock({ home, onUnlocked }: { home: string; onUnlocked: () => void }) 
   };
   return (
     <div class="page shared-unlock">
-      <h1>This dashboard has a password</h1>
-      <form onSubmit={submit} noValidate>
+      <h1>Shared dashboard: {site.name}</h1>
+      <p class="shared-unlock-intro">
+        The analytics of <strong>{site.domain}</strong> (visitors, pages, sources and more), shared read-only through this link. Its owner
+        protected it with a password: enter the one you were given with the link to open the dashboard.
+      </p>
+      <form class="panel shared-unlock-form" onSubmit={submit} noValidate>
         <Field id="share-password" name="password" label="Password" type="password" autocomplete="current-password" required maxLength={1024} autoFocus error={error} />
         <button type="submit" class="button button-primary" disabled={busy}>
           {busy ? "Opening…" : "Open dashboard"}

@@ -2,7 +2,8 @@
 import { request } from "../api";
 import type { Annotation } from "./notes";
 
-export type RangeName = "today" | "7d" | "30d" | "custom";
+export const RANGE_NAMES = ["today", "yesterday", "7d", "30d", "month", "last_month", "12mo", "all", "custom"] as const;
+export type RangeName = (typeof RANGE_NAMES)[number];
 export const FILTER_NAMES = [
   "page",
   "entry_page",
@@ -28,6 +29,8 @@ export interface ReportQuery {
   from?: string;
   to?: string;
   compare: boolean;
+  /** With compare: the previous period (default) or the same period a year before. */
+  comparison?: "previous" | "year";
   /** Add imported history where the report has it (default); false: collected figures only. */
   imported: boolean;
   filters: Partial<Record<FilterName, string>>;
@@ -167,7 +170,7 @@ export function queryParams(query: ReportQuery): URLSearchParams {
     if (query.from) params.set("from", query.from);
     if (query.to) params.set("to", query.to);
   }
-  if (query.compare) params.set("compare", "true");
+  if (query.compare) params.set("compare", query.comparison === "year" ? "year" : "true");
   if (query.imported === false) params.set("imported", "false");
   for (const [name, value] of Object.entries(query.filters)) if (value) params.set(name, value);
   return params;
@@ -176,7 +179,7 @@ export function queryParams(query: ReportQuery): URLSearchParams {
 export function parseQuery(search: string): ReportQuery {
   const params = new URLSearchParams(search);
   const raw = params.get("range");
-  const range: RangeName = raw === "today" || raw === "30d" || raw === "custom" ? raw : "7d";
+  const range: RangeName = (RANGE_NAMES as readonly string[]).includes(raw ?? "") ? (raw as RangeName) : "7d";
   const filters: ReportQuery["filters"] = {};
   for (const name of FILTER_NAMES) {
     const value = params.get(name);
@@ -187,6 +190,7 @@ export function parseQuery(search: string): ReportQuery {
     from: params.get("from") ?? undefined,
     to: params.get("to") ?? undefined,
     compare: params.get("compare") !== "false",
+    comparison: params.get("compare") === "year" ? "year" : "previous",
     imported: params.get("imported") !== "false",
     filters,
   };

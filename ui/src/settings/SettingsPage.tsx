@@ -5,6 +5,7 @@ import { Notice } from "../components/Notice";
 import { Page } from "../components/Page";
 import { api } from "../api";
 import { useResource } from "../hooks";
+import { useCanChange, VIEWER_NOTE } from "../user";
 import { settingsSections } from "./registry";
 
 /** /sites/:id/settings: every setting of one site, one section per feature (see registry.ts). */
@@ -15,6 +16,8 @@ export function SettingsPage() {
 
 function Settings({ id }: { id: number }) {
   const site = useResource(() => api.site(id));
+  const canChange = useCanChange();
+  const sections = settingsSections.filter((section) => canChange || section.viewer !== "hide");
   const back = { href: `/sites/${id}`, label: site.data ? site.data.name : "The site" };
   if (!site.data) {
     return (
@@ -44,10 +47,11 @@ function Settings({ id }: { id: number }) {
           <Badge state={current.connection.state} />
         </>
       }>
+      {!canChange && <Notice kind="info">{VIEWER_NOTE}</Notice>}
       <div class="settings">
         <nav class="settings-toc" aria-label="Settings sections">
           <ul>
-            {settingsSections.map((section) => (
+            {sections.map((section) => (
               <li key={section.id}>
                 <a href={`#${section.id}`}>{section.label}</a>
               </li>
@@ -55,9 +59,16 @@ function Settings({ id }: { id: number }) {
           </ul>
         </nav>
         <div class="settings-sections">
-          {settingsSections.map(({ id: key, component: Section }) => (
+          {sections.map(({ id: key, component: Section, viewer }) => (
             <div key={key} id={key} class="settings-section">
-              <Section site={current} onChange={site.setData} />
+              {canChange || viewer === "open" ? (
+                <Section site={current} onChange={site.setData} />
+              ) : (
+                // Read-only for a viewer: every control of the section is disabled at once.
+                <fieldset class="read-only" disabled aria-label={`${key.replace("-", " ")}, read-only`}>
+                  <Section site={current} onChange={site.setData} />
+                </fieldset>
+              )}
             </div>
           ))}
         </div>

@@ -16,6 +16,7 @@ export function VisitorsPanel({ site }: SettingsProps) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [done, setDone] = useState<string | null>(null);
+  const [nothing, setNothing] = useState<string | null>(null);
   const erasures = useResource(() => api.erasures(site.id));
 
   const valid = () => {
@@ -33,8 +34,15 @@ export function VisitorsPanel({ site }: SettingsProps) {
     if (!text) return;
     setError(null);
     setDone(null);
+    setNothing(null);
     try {
       const data = await api.exportVisitor(site.id, text);
+      if (data.events_total === 0 && data.recordings.length === 0 && data.survey_responses.length === 0) {
+        setNothing(
+          `Nothing is stored about the visitor code "${text}" on ${site.name}: no events, recordings or survey responses, so nothing was downloaded. Check the code as the visitor's browser reports it; a code that was erased has no data either.`,
+        );
+        return;
+      }
       const blob = new Blob([JSON.stringify(data, null, 2)], { type: "application/json" });
       const anchor = document.createElement("a");
       anchor.href = URL.createObjectURL(blob);
@@ -53,6 +61,7 @@ export function VisitorsPanel({ site }: SettingsProps) {
     if (!text) return;
     setBusy(true);
     setError(null);
+    setNothing(null);
     try {
       const erasure = await api.eraseVisitor(site.id, text);
       setOpen(false);
@@ -107,6 +116,7 @@ export function VisitorsPanel({ site }: SettingsProps) {
       </form>
       {error && <Notice kind="error">{error}</Notice>}
       {done && !error && <Notice kind="success">{done}</Notice>}
+      {nothing && !error && <Notice kind="info">{nothing}</Notice>}
       <Dialog open={open} title="Erase this visitor?" onClose={() => setOpen(false)}>
         <form onSubmit={erase} noValidate>
           <p>

@@ -30,20 +30,23 @@ export interface SettingsSection {
   /** The entry in the page's table of contents (the section's own heading may say more). */
   label: string;
   component: ComponentType<SettingsProps>;
+  /** For a viewer: "hide" (the section is for those who may change it), "open" (a viewer may use
+   * it: their own e-mails); otherwise shown read-only. */
+  viewer?: "hide" | "open";
 }
 
 export const settingsSections: SettingsSection[] = [
   { id: "details", label: "Name and domain", component: NamePanel },
   { id: "time-zone", label: "Time zone", component: TimeZonePanel },
   { id: "collection", label: "Collection and recording", component: CollectionPanel },
-  { id: "sharing", label: "Sharing", component: SharingSection },
-  { id: "email", label: "E-mail reports", component: EmailSection },
+  { id: "sharing", label: "Sharing", component: SharingSection, viewer: "hide" },
+  { id: "email", label: "E-mail reports", component: EmailSection, viewer: "open" },
   { id: "autocapture", label: "Autocapture", component: AutocapturePanel },
   { id: "privacy", label: "Privacy and retention", component: PrivacyPanel },
   { id: "referrers", label: "Referrer spam", component: ReferrersPanel },
-  { id: "visitors", label: "A visitor's data", component: VisitorsPanel },
+  { id: "visitors", label: "A visitor's data", component: VisitorsPanel, viewer: "hide" },
   { id: "goals", label: "Goals", component: GoalsPanel },
   { id: "imports", label: "Imports", component: ImportsPanel },
   // Sections of other features go above this line; deleting the site stays last.
-  { id: "delete", label: "Delete site", component: DeletePanel },
+  { id: "delete", label: "Delete site", component: DeletePanel, viewer: "hide" },
 ];

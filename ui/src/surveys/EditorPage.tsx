@@ -17,6 +17,7 @@ import { Revisions } from "./Revisions";
 import { revisionText, StatusBadge } from "./Status";
 import { AutoOpenFields } from "./AutoOpenFields";
 import { TargetingFields } from "./TargetingFields";
+import { useCanChange, VIEWER_NOTE } from "../user";
 
 const BLANK: Definition = {
   name: "",
@@ -35,6 +36,9 @@ function definitionOf(survey: Survey): Definition {
     auto_open: survey.auto_open ?? null,
   };
 }
+
+/** What the builder said on saving a new survey, shown again once it moves to the survey's address. */
+let said: { id: number; message: string } | null = null;
 
 export function NewSurveyPage() {
   const { query } = useLocation();
@@ -66,6 +70,7 @@ export function SurveyPage() {
 }
 
 function Editor({ siteId, siteName, survey: initial }: { siteId: number; siteName: string; survey: Survey | null }) {
+  const canChange = useCanChange();
   const { route } = useLocation();
   const [survey, setSurvey] = useState<Survey | null>(initial);
   const [draft, setDraft] = useState<Definition>(initial ? definitionOf(initial) : BLANK);
@@ -73,7 +78,7 @@ function Editor({ siteId, siteName, survey: initial }: { siteId: number; siteNam
   const [busy, setBusy] = useState(false);
   const [fieldError, setFieldError] = useState<FieldError | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const [done, setDone] = useState<string | null>(null);
+  const [done, setDone] = useState<string | null>(() => (initial && said?.id === initial.id ? said.message : null));
   const [placed, setPlaced] = useState("");
   // Every empty text found before saving, shown at its input all at once.
   const [missing, setMissing] = useState<Record<string, string>>({});
@@ -121,7 +126,11 @@ function Editor({ siteId, siteName, survey: initial }: { siteId: number; siteNam
       setDraft(definitionOf(saved));
       setDirty(false);
       setDone(message);
-      if (!survey) route(`/surveys/${saved.id}?created=1`, true);
+      if (!survey) {
+        // The survey has its own address now (docs/surveys.md): a reload or a shared link opens it.
+        said = { id: saved.id, message };
+        route(`/surveys/${saved.id}`, true);
+      }
     } catch (failure) {
       if (failure instanceof ApiError && failure.field) {
         const at = placeError(failure.field, draft);
@@ -182,6 +191,7 @@ function Editor({ siteId, siteName, survey: initial }: { siteId: number; siteNam
         )
       }
     >
+      {!canChange && <Notice kind="info">{VIEWER_NOTE}</Notice>}
       {error && <Notice kind="error">{error}</Notice>}
       {done && <Notice kind="success">{done}</Notice>}
       <form
@@ -192,7 +202,8 @@ function Editor({ siteId, siteName, survey: initial }: { siteId: number; siteNam
           void run(save, "Draft saved. Visitors see it once you publish it.");
         }}
       >
-        <div class="sv-form">
+        {/* Read-only for a viewer: every field of the survey disabled at once. */}
+        <fieldset class="sv-form" disabled={!canChange}>
           <section class="panel" aria-labelledby="sv-basics-title">
             <h2 id="sv-basics-title">Survey</h2>
             <Field
@@ -251,6 +262,7 @@ function Editor({ siteId, siteName, survey: initial }: { siteId: number; siteNam
           </section>
           <TargetingFields targeting={draft.targeting} errorAt={errorAt} onChange={(targeting) => change({ ...draft, targeting })} />
           <AutoOpenFields autoOpen={draft.auto_open} errorAt={errorAt} onChange={(auto_open) => change({ ...draft, auto_open })} />
+          {canChange && (
           <div class="panel sv-actions">
             <button type="submit" class="button" disabled={busy || (!!survey && !dirty)}>
               Save draft
@@ -265,7 +277,8 @@ function Editor({ siteId, siteName, survey: initial }: { siteId: number; siteNam
             )}
             {dirty && <span class="field-hint">Unsaved changes</span>}
           </div>
-        </div>
+          )}
+        </fieldset>
         <div class="sv-side">
           <Preview definition={draft} />
           {survey && <Install surveyId={survey.id} published={survey.revision !== null} autoOpen={draft.auto_open !== null} />}

@@ -140,7 +140,8 @@ function SummaryView({ surveyId, revision }: { surveyId: number; revision: numbe
 }
 
 function Bars({ rows, total, label }: { rows: { key: string; label: string; count: number }[]; total: number; label: string }) {
-  const most = Math.max(1, ...rows.map((r) => r.count));
+  // Each bar is its answer's share of the responses, as the percentage beside it says.
+  const whole = Math.max(1, total, ...rows.map((r) => r.count));
   return (
     <table class="report-table sv-bars" aria-label={label}>
       <thead>
@@ -156,7 +157,7 @@ function Bars({ rows, total, label }: { rows: { key: string; label: string; coun
           <tr key={row.key}>
             <th scope="row">
               <span class="sv-bar-label">{row.label}</span>
-              <meter class="sv-bar" min={0} max={most} value={row.count} aria-hidden="true" />
+              <meter class="sv-bar" min={0} max={whole} value={row.count} aria-hidden="true" />
             </th>
             <td class="num">
               {count(row.count)}

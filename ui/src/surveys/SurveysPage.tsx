@@ -7,8 +7,10 @@ import { count, timeAgo } from "../format";
 import { useResource } from "../hooks";
 import { surveysApi } from "./api";
 import { revisionText, StatusBadge } from "./Status";
+import { useCanChange } from "../user";
 
 export function SurveysPage() {
+  const canChange = useCanChange();
   const { sites, site } = useSiteChoice();
   const list = sites.data ?? [];
 
@@ -17,7 +19,8 @@ export function SurveysPage() {
       title="Surveys"
       subtitle="Short questions for visitors, shown by the SDK's feedback() on the pages you choose."
       actions={
-        site && (
+        site &&
+        canChange && (
           <a class="button button-primary" href={`/surveys/new?site=${site.id}`}>
             New survey
           </a>

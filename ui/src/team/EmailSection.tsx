@@ -7,6 +7,7 @@ import { Notice } from "../components/Notice";
 import { Switch } from "../components/Switch";
 import { useResource } from "../hooks";
 import type { SettingsProps } from "../settings/registry";
+import { useCanChange } from "../user";
 
 interface Subscription {
   site_id: number;
@@ -15,6 +16,7 @@ interface Subscription {
 }
 
 export function EmailSection({ site }: SettingsProps) {
+  const canChange = useCanChange();
   const [message, setMessage] = useState<{ kind: "error" | "success"; text: string } | null>(null);
   const [busy, setBusy] = useState(false);
   const path = `/api/sites/${site.id}/email-reports/subscription`;
@@ -56,6 +58,8 @@ export function EmailSection({ site }: SettingsProps) {
       {message && <Notice kind={message.kind}>{message.text}</Notice>}
       {subscription.error && <Notice kind="error">{subscription.error}</Notice>}
       {subscription.data && (
+        // Every member chooses their own e-mails, a viewer too.
+        <div data-anyone>
         <Switch
           id="email-subscription"
           label={`Send me e-mails about ${site.name}`}
@@ -64,7 +68,9 @@ export function EmailSection({ site }: SettingsProps) {
           busy={saving}
           onChange={subscribe}
         />
+        </div>
       )}
+      {canChange && (
       <div class="share-actions">
         <button type="button" class="button" disabled={busy} onClick={() => send("weekly")}>
           Send me last week's digest
@@ -73,6 +79,7 @@ export function EmailSection({ site }: SettingsProps) {
           Send me last month's digest
         </button>
       </div>
+      )}
     </section>
   );
 }

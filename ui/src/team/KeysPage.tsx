@@ -58,7 +58,7 @@ export function KeysPage() {
         {keys.loading && !keys.data && <p class="loading">Loading keys…</p>}
         {keys.data && keys.data.length === 0 && <p class="muted">No API key yet.</p>}
         {keys.data && keys.data.length > 0 && (
-          <div class="table-scroll">
+          <div class="table-scroll" tabIndex={0} role="region" aria-label="API keys, scrolls sideways on narrow screens">
             <table class="team-table">
               <thead>
                 <tr>

@@ -73,7 +73,7 @@ export function TeamPage() {
         {members.error && <Notice kind="error">{members.error}</Notice>}
         {members.loading && !members.data && <p class="loading">Loading members…</p>}
         {members.data && (
-          <div class="table-scroll">
+          <div class="table-scroll" tabIndex={0} role="region" aria-label="Members, scrolls sideways on narrow screens">
             <table class="team-table">
               <thead>
                 <tr>
@@ -131,7 +131,7 @@ export function TeamPage() {
         {invitations.error && <Notice kind="error">{invitations.error}</Notice>}
         {invitations.data && invitations.data.length === 0 && <p class="muted">No invitation is waiting to be accepted.</p>}
         {invitations.data && invitations.data.length > 0 && (
-          <div class="table-scroll">
+          <div class="table-scroll" tabIndex={0} role="region" aria-label="Pending invitations, scrolls sideways on narrow screens">
             <table class="team-table">
               <thead>
                 <tr>

@@ -6,6 +6,7 @@ import { Notice } from "../../components/Notice";
 import { checkErrorText, stateSummary } from "../../connection";
 import { dateTime, timeAgo, wait } from "../../format";
 import { useCountdown, useTicker } from "../../hooks";
+import { useCanChange } from "../../user";
 
 /** A check's result; `waiting` adds the live countdown the button shows, so both say the same. */
 type Outcome = { kind: "success" | "error"; text: string; waiting?: boolean } | null;
@@ -21,6 +22,7 @@ function When({ iso, none }: { iso: string | null; none: string }) {
 
 /** The connection state, its times, and "Check connection" with its result. */
 export function ConnectionPanel({ site, onChange }: { site: Site; onChange: (site: Site) => void }) {
+  const canChange = useCanChange();
   const { connection } = site;
   const [busy, setBusy] = useState(false);
   const [outcome, setOutcome] = useState<Outcome>(null);
@@ -99,6 +101,7 @@ export function ConnectionPanel({ site, onChange }: { site: Site; onChange: (sit
           </dd>
         </div>
       </dl>
+      {canChange && (
       <div class="panel-actions">
         <button type="button" class="button" onClick={retry} disabled={busy || left > 0}>
           <span class="icon icon-refresh" aria-hidden="true" />
@@ -106,6 +109,7 @@ export function ConnectionPanel({ site, onChange }: { site: Site; onChange: (sit
         </button>
         <span class="field-hint">Loads the home page of {site.domain} and looks for the snippet.</span>
       </div>
+      )}
       {outcome && (
         <Notice kind={outcome.kind}>
           {outcome.text}
