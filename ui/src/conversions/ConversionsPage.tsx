@@ -1,6 +1,6 @@
 // Funnels, retention and journeys of one site, for the range and filters of the reports page.
 import { useLocation, useRoute } from "preact-iso/router";
-import { useEffect, useMemo, useState } from "preact/hooks";
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 
 import { api, messageOf } from "../api";
 import { Notice } from "../components/Notice";
@@ -388,16 +388,21 @@ function JourneysPanel({ siteId, query }: { siteId: number; query: ReportQuery }
   const [answer, setAnswer] = useState<JourneysAnswer | null>(null);
   const [error, setError] = useState<string | null>(null);
   const key = JSON.stringify(query);
+  // Calls are numbered: an answer older than the last call asked (the first load's, arriving after
+  // the owner's own Show) never replaces the newer one.
+  const calls = useRef(0);
   const run = async () => {
     if (!start.value.trim()) {
       setError("Give a page path or an event name to start from.");
       return;
     }
+    const call = ++calls.current;
     setError(null);
     try {
-      setAnswer(await conversions.journeys(siteId, query, stepOf(start), direction, depth));
+      const found = await conversions.journeys(siteId, query, stepOf(start), direction, depth);
+      if (call === calls.current) setAnswer(found);
     } catch (failure) {
-      setError(messageOf(failure));
+      if (call === calls.current) setError(messageOf(failure));
     }
   };
   useEffect(() => {
