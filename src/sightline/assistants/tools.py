@@ -76,33 +76,30 @@ def build(stats: Callable[[], StatsApi]) -> MCPServer:
         keep = ("id", "name", "domain", "timezone", "created_at")
         return {"sites": [{name: site.get(name) for name in keep} for site in answer["sites"]]}
 
-    @server.tool(annotations=READ_ONLY)
-    async def summary(
-        site_id: SiteId,
-        range: Range = None,
-        from_date: FromDate = None,
-        to_date: ToDate = None,
-        compare: Compare = None,
-        filters: Filters = None,
-    ) -> dict[str, Any]:
-        """Unique visitors, visits, pageviews, views per visit, bounce rate and visit duration."""
-        params = {**_period(range, from_date, to_date, filters), "compare": compare}
-        result: dict[str, Any] = await stats().get(reports(site_id, "summary"), params)
-        return result
+    def period_report(kind: str, about: str) -> None:
+        """A tool answering one report of a period, with the comparison (summary, time series)."""
 
-    @server.tool(annotations=READ_ONLY)
-    async def timeseries(
-        site_id: SiteId,
-        range: Range = None,
-        from_date: FromDate = None,
-        to_date: ToDate = None,
-        compare: Compare = None,
-        filters: Filters = None,
-    ) -> dict[str, Any]:
-        """The figures hour by hour (periods up to two days) or day by day, with the site's notes."""
-        params = {**_period(range, from_date, to_date, filters), "compare": compare}
-        result: dict[str, Any] = await stats().get(reports(site_id, "timeseries"), params)
-        return result
+        async def report(
+            site_id: SiteId,
+            range: Range = None,
+            from_date: FromDate = None,
+            to_date: ToDate = None,
+            compare: Compare = None,
+            filters: Filters = None,
+        ) -> dict[str, Any]:
+            params = {**_period(range, from_date, to_date, filters), "compare": compare}
+            result: dict[str, Any] = await stats().get(reports(site_id, kind), params)
+            return result
+
+        server.add_tool(report, name=kind, description=about, annotations=READ_ONLY)
+
+    period_report(
+        "summary", "Unique visitors, visits, pageviews, views per visit, bounce rate and visit duration."
+    )
+    period_report(
+        "timeseries",
+        "The figures hour by hour (periods up to two days) or day by day, with the site's notes.",
+    )
 
     @server.tool(annotations=READ_ONLY)
     async def breakdown(
