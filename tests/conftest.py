@@ -16,7 +16,7 @@ import pytest
 from playwright.sync_api import expect
 
 from sightline.storage import Database, open_database
-from tests.support import scheduling, sharing
+from tests.support import costs, scheduling, sharing
 from tests.support.browser import close_kept
 from tests.support.clickhouse import RealServer, StandIn
 from tests.support.objectstore import ObjectStore
@@ -36,6 +36,7 @@ OWNER_PASSWORD = "correct horse battery staple"
 def pytest_configure(config: pytest.Config) -> None:
     _keep_bytecode()
     scheduling.prepare(config)
+    costs.register(config)
     # A page's assertions wait for it to get there: 5 s (Playwright's default) is short for a
     # console page on a two-core machine running the suite in parallel workers. Only a failing
     # assertion waits the full time.
