@@ -42,7 +42,9 @@ from pathlib import Path
 
 import httpx
 
-from bench.bench_ingest import ORIGIN, USER_AGENT, cpu_ticks, free_port, lua_script, wait_up
+from bench.bench_ingest import USER_AGENT, lua_script
+from bench.ingest_servers import ORIGIN_HOST, free_port, wait_up
+from bench.proctree import Tree
 from bench.reports_data import insert as insert_events
 
 EMAIL = "bench@example.com"
@@ -81,7 +83,8 @@ class Probe:
 
     def _run(self) -> None:
         sdk = httpx.Client(base_url=self.base, timeout=30)
-        headers = {"Origin": ORIGIN, "User-Agent": USER_AGENT, "Content-Type": "text/plain;charset=UTF-8"}
+        headers = {"Origin": f"http://{ORIGIN_HOST}", "User-Agent": USER_AGENT}
+        headers["Content-Type"] = "text/plain;charset=UTF-8"
         while not self._stop.wait(0.5):
             path = f"/fresh-{uuid.uuid4().hex[:12]}"
             event = {
@@ -89,7 +92,7 @@ class Probe:
                 "ts": int(time.time() * 1000),
                 "visitor_id": "probe",
                 "session_id": "probe",
-                "url": f"{ORIGIN}{path}",
+                "url": f"http://{ORIGIN_HOST}{path}",
                 "path": path,
                 "screen": 1280,
             }
@@ -187,13 +190,14 @@ def feed_rate(seconds: int) -> int:
         base = f"http://127.0.0.1:{port}"
         client = httpx.Client(base_url=base, headers={"Origin": base}, timeout=60)
         client.post("/api/login", json={"email": FEED_EMAIL, "password": PASSWORD}).raise_for_status()
-        samples: list[tuple[float, int, int, int]] = []  # (time, fed, lag, store CPU ticks)
+        tree = Tree(server.pid)
+        samples: list[tuple[float, int, int, float]] = []  # (time, fed, lag, store CPU seconds)
         while True:
             figures = store_figures(client)
             fed, lag = int(str(figures.get("fed_events") or 0)), int(str(figures.get("lag_events") or 0))
             now = time.monotonic()
             if fed:
-                samples.append((now, fed, lag, cpu_ticks(server.pid)[2]))
+                samples.append((now, fed, lag, tree.cpu()["store"]))
                 step_done = next(s[0] for s in samples if s[1] == fed)  # when the last step ended
                 if step_done - samples[0][0] >= seconds or not lag:
                     break
@@ -213,9 +217,9 @@ def feed_rate(seconds: int) -> int:
     last = next(s for s in samples if s[1] == samples[-1][1])
     span, fed = last[0] - first[0], last[1] - first[1]
     rate = fed / span if span else 0.0
-    cpu_us = (last[3] - first[3]) * 1e6 / os.sysconf("SC_CLK_TCK") / fed if fed else float("nan")
+    cpu_us = (last[3] - first[3]) * 1e6 / fed if fed else float("nan")
 
-    def rate_between(a: tuple[float, int, int, int], b: tuple[float, int, int, int]) -> float:
+    def rate_between(a: tuple[float, int, int, float], b: tuple[float, int, int, float]) -> float:
         return (b[1] - a[1]) / (b[0] - a[0]) if b[0] > a[0] else 0.0
 
     early = rate_between(first, next((s for s in samples if s[0] - first[0] >= 10), last))
