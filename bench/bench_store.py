@@ -3,7 +3,8 @@
 0. **The feed rate (bar: at least 50,000 events/s for 60 s).** A SQLite log of
    ``BENCH_STORE_BACKLOG`` events (default 6,000,000, one site over 60 days:
    ``bench/reports_data.py``), or a copy of the log ``BENCH_STORE_LOG`` names (by default the
-   10 M-event ``sightline.db`` of the reports benchmark's ``BENCH_DIR`` when it has one), and no
+   10 M-event ``sightline.db`` the reports benchmark keeps, ``bench/workdir.py``, when there is
+   one and ``BENCH_QUICK`` is not set), and no
    store: ``sightline serve`` starts, and its store process feeds the backlog as it would after an
    upgrade or a long outage. From the first event fed, health's ``fed_events`` and the store
    process's CPU (``/proc``) are sampled every second for ``BENCH_STORE_SECONDS`` (at least 60);
@@ -46,6 +47,7 @@ from bench.bench_ingest import USER_AGENT, lua_script
 from bench.ingest_servers import ORIGIN_HOST, free_port, wait_up
 from bench.proctree import Tree
 from bench.reports_data import insert as insert_events
+from bench.workdir import kept
 
 EMAIL = "bench@example.com"
 FEED_EMAIL = "feed-bench@example.com"
@@ -160,9 +162,9 @@ def backlog_log(data_dir: Path) -> str:
 
     data_dir.mkdir(parents=True)
     source = os.environ.get("BENCH_STORE_LOG")
-    kept = Path(os.environ.get("BENCH_DIR", "")) / "data" / "sightline.db"
-    if not source and os.environ.get("BENCH_DIR") and kept.exists():
-        source = str(kept)  # the reports benchmark's 10 M-event log, copied: it is never written
+    reports = kept("reports-10000000") / "data" / "sightline.db"
+    if not source and reports.exists() and os.environ.get("BENCH_QUICK") != "1":
+        source = str(reports)  # the reports benchmark's 10 M-event log, copied
     if source:
         for suffix in ("", "-wal"):
             if Path(source + suffix).exists():

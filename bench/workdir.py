@@ -11,14 +11,20 @@ import tempfile
 from pathlib import Path
 
 
-def work_dir(name: str, expensive: bool) -> tuple[Path, bool]:
-    """The directory and whether it is kept after the run."""
+def kept(name: str) -> Path:
+    """Where ``work_dir(name, True)`` keeps its data when ``BENCH_DIR`` is not set."""
     chosen = os.environ.get("BENCH_DIR")
     if chosen:
-        return Path(chosen), True
+        return Path(chosen)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "sightline-bench" / name
+
+
+def work_dir(name: str, expensive: bool) -> tuple[Path, bool]:
+    """The directory and whether it is kept after the run."""
+    if os.environ.get("BENCH_DIR"):
+        return kept(name), True
     if expensive:
-        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-        path = cache / "sightline-bench" / name
+        path = kept(name)
         path.mkdir(parents=True, exist_ok=True)
         print(f"keeping the generated data in {path} for the next run (BENCH_DIR chooses another place)")
         return path, True
