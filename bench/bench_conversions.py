@@ -83,7 +83,7 @@ def main() -> int:
         site_id = prepare(data_dir, count)
         port = free_port()
         settle(data_dir)  # the steady state: settled spans in site order
-        process = start_server(data_dir, port, timeout=60)
+        process = start_server(data_dir, port)
         origin = f"http://127.0.0.1:{port}"
         with httpx.Client(base_url=origin, headers={"Origin": origin}, timeout=120) as client:
             assert client.post("/api/login", json={"email": EMAIL, "password": PASSWORD}).status_code == 200
