@@ -73,9 +73,12 @@ test: system-deps install-dev lint
 	echo "$(BIN)/mypy"; cat $(VENV)/mypy.out; \
 	[ $$tests -eq 0 ] && [ $$typed -eq 0 ]
 
+# `make bench` runs every benchmark (docs/performance.md); `make bench BENCH=reports` the modules
+# whose names contain a word of BENCH; `BENCH_QUICK=1 make bench` each at a small size, to check them.
+BENCH ?=
 bench: install-dev
 	bash scripts/system-deps.sh bench
-	$(BIN)/python -m bench
+	$(BIN)/python -m bench $(BENCH)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache test-artifacts

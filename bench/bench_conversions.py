@@ -2,24 +2,22 @@
 with 20 goals, a 4-step funnel over 30 days (whole and split by source), a 12-week retention
 table and journeys 3 steps deep (next and previous), p50/p95 over ``BENCH_REPEAT`` rounds.
 
-Uses the generated log of ``bench_reports`` (``BENCH_EVENTS``, default 10,000,000; ``BENCH_DIR``
-keeps it between runs). Targets: the Goals panel p95 < 150 ms; funnel, retention and journeys
-p95 < 500 ms.
+Uses the generated log of ``bench_reports`` (``BENCH_EVENTS``, default 10,000,000), kept between
+runs in the same place (``bench/workdir.py``). Targets: the Goals panel p95 < 150 ms; funnel,
+retention and journeys p95 < 500 ms.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import statistics
-import tempfile
-from pathlib import Path
 
 import httpx
 
 from bench.bench_export import free_port, start_server
 from bench.bench_reports import EMAIL, PASSWORD, p95, prepare, time_requests, wait_for_store
 from bench.store_data import settle
+from bench.workdir import remove, work_dir
 
 GOALS_MS = 150.0
 REPORT_MS = 500.0
@@ -76,8 +74,7 @@ def requests_of(site_id: int) -> list[tuple[str, str, dict[str, str] | list[tupl
 def main() -> int:
     count = int(os.environ.get("BENCH_EVENTS", "10000000"))
     repeat = int(os.environ.get("BENCH_REPEAT", "20"))
-    keep = os.environ.get("BENCH_DIR")
-    work = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="sightline-bench-conversions-"))
+    work, keep = work_dir(f"reports-{count}", count >= 1_000_000)  # the reports benchmark's log
     data_dir = work / "data"
     data_dir.mkdir(parents=True, exist_ok=True)
     process = None
@@ -86,7 +83,7 @@ def main() -> int:
         site_id = prepare(data_dir, count)
         port = free_port()
         settle(data_dir)  # the steady state: settled spans in site order
-        process = start_server(data_dir, port, timeout=60)
+        process = start_server(data_dir, port)
         origin = f"http://127.0.0.1:{port}"
         with httpx.Client(base_url=origin, headers={"Origin": origin}, timeout=120) as client:
             assert client.post("/api/login", json={"email": EMAIL, "password": PASSWORD}).status_code == 200
@@ -109,7 +106,7 @@ def main() -> int:
             process.terminate()
             process.wait(timeout=15)
         if not keep:
-            shutil.rmtree(work, ignore_errors=True)
+            remove(work)
     print(
         "target: goals panel p95 < 150 ms, funnel/retention/journeys p95 < 500 ms: "
         + ("ok" if not failures else "MISSED")

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import httpx
 
-from bench.bench_ingest import free_port, wait_up
+from bench.ingest_servers import free_port, wait_up
 
 
 def cpu_ns(pid: int) -> int:

@@ -76,7 +76,10 @@ def run(url: str, site_id: int, writers: int, locked: bool) -> str:
         process.join()
     events = sum(r[0] for r in results)
     times = sorted(t for r in results for t in r[1])
-    p95 = times[int(len(times) * 0.95)] if times else 0.0
+    lock = "with" if locked else "without"
+    if not times:
+        return f"{writers} writer(s), {lock} the lock: no commit in {SECONDS:.0f} s"
+    p95 = times[int(len(times) * 0.95)]
     return (
         f"{writers} writer(s), {'with' if locked else 'without'} the lock: {events / SECONDS:,.0f} events/s, "
         f"{len(times) / SECONDS:,.0f} commits/s, commit p50 {statistics.median(times) * 1000:.1f} ms, "

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -119,7 +120,7 @@ def time_to_ready(runs: int) -> dict[str, float]:
     command += ["--data-dir", str(work / "data"), "--log-level", "warning"]
     server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 120  # a loaded machine starts a server slowly
         while True:
             try:
                 if httpx.get(base + "/healthz", timeout=1).status_code == 200:
@@ -150,6 +151,7 @@ def time_to_ready(runs: int) -> dict[str, float]:
         server.terminate()
         server.wait(timeout=10)
         shop.server.shutdown()
+        shutil.rmtree(work, ignore_errors=True)
     return {
         "start_to_ready_ms": statistics.median(to_ready),
         "start_to_ready_p90_ms": statistics.quantiles(to_ready, n=10)[-1],

@@ -3,7 +3,8 @@
 0. **The feed rate (bar: at least 50,000 events/s for 60 s).** A SQLite log of
    ``BENCH_STORE_BACKLOG`` events (default 6,000,000, one site over 60 days:
    ``bench/reports_data.py``), or a copy of the log ``BENCH_STORE_LOG`` names (by default the
-   10 M-event ``sightline.db`` of the reports benchmark's ``BENCH_DIR`` when it has one), and no
+   10 M-event ``sightline.db`` the reports benchmark keeps, ``bench/workdir.py``, when there is
+   one and ``BENCH_QUICK`` is not set), and no
    store: ``sightline serve`` starts, and its store process feeds the backlog as it would after an
    upgrade or a long outage. From the first event fed, health's ``fed_events`` and the store
    process's CPU (``/proc``) are sampled every second for ``BENCH_STORE_SECONDS`` (at least 60);
@@ -42,8 +43,11 @@ from pathlib import Path
 
 import httpx
 
-from bench.bench_ingest import ORIGIN, USER_AGENT, cpu_ticks, free_port, lua_script, wait_up
+from bench.bench_ingest import USER_AGENT, lua_script
+from bench.ingest_servers import ORIGIN_HOST, free_port, wait_up
+from bench.proctree import Tree
 from bench.reports_data import insert as insert_events
+from bench.workdir import kept
 
 EMAIL = "bench@example.com"
 FEED_EMAIL = "feed-bench@example.com"
@@ -81,7 +85,8 @@ class Probe:
 
     def _run(self) -> None:
         sdk = httpx.Client(base_url=self.base, timeout=30)
-        headers = {"Origin": ORIGIN, "User-Agent": USER_AGENT, "Content-Type": "text/plain;charset=UTF-8"}
+        headers = {"Origin": f"http://{ORIGIN_HOST}", "User-Agent": USER_AGENT}
+        headers["Content-Type"] = "text/plain;charset=UTF-8"
         while not self._stop.wait(0.5):
             path = f"/fresh-{uuid.uuid4().hex[:12]}"
             event = {
@@ -89,7 +94,7 @@ class Probe:
                 "ts": int(time.time() * 1000),
                 "visitor_id": "probe",
                 "session_id": "probe",
-                "url": f"{ORIGIN}{path}",
+                "url": f"http://{ORIGIN_HOST}{path}",
                 "path": path,
                 "screen": 1280,
             }
@@ -157,9 +162,9 @@ def backlog_log(data_dir: Path) -> str:
 
     data_dir.mkdir(parents=True)
     source = os.environ.get("BENCH_STORE_LOG")
-    kept = Path(os.environ.get("BENCH_DIR", "")) / "data" / "sightline.db"
-    if not source and os.environ.get("BENCH_DIR") and kept.exists():
-        source = str(kept)  # the reports benchmark's 10 M-event log, copied: it is never written
+    reports = kept("reports-10000000") / "data" / "sightline.db"
+    if not source and reports.exists() and os.environ.get("BENCH_QUICK") != "1":
+        source = str(reports)  # the reports benchmark's 10 M-event log, copied
     if source:
         for suffix in ("", "-wal"):
             if Path(source + suffix).exists():
@@ -187,13 +192,14 @@ def feed_rate(seconds: int) -> int:
         base = f"http://127.0.0.1:{port}"
         client = httpx.Client(base_url=base, headers={"Origin": base}, timeout=60)
         client.post("/api/login", json={"email": FEED_EMAIL, "password": PASSWORD}).raise_for_status()
-        samples: list[tuple[float, int, int, int]] = []  # (time, fed, lag, store CPU ticks)
+        tree = Tree(server.pid)
+        samples: list[tuple[float, int, int, float]] = []  # (time, fed, lag, store CPU seconds)
         while True:
             figures = store_figures(client)
             fed, lag = int(str(figures.get("fed_events") or 0)), int(str(figures.get("lag_events") or 0))
             now = time.monotonic()
             if fed:
-                samples.append((now, fed, lag, cpu_ticks(server.pid)[2]))
+                samples.append((now, fed, lag, tree.cpu()["store"]))
                 step_done = next(s[0] for s in samples if s[1] == fed)  # when the last step ended
                 if step_done - samples[0][0] >= seconds or not lag:
                     break
@@ -213,9 +219,9 @@ def feed_rate(seconds: int) -> int:
     last = next(s for s in samples if s[1] == samples[-1][1])
     span, fed = last[0] - first[0], last[1] - first[1]
     rate = fed / span if span else 0.0
-    cpu_us = (last[3] - first[3]) * 1e6 / os.sysconf("SC_CLK_TCK") / fed if fed else float("nan")
+    cpu_us = (last[3] - first[3]) * 1e6 / fed if fed else float("nan")
 
-    def rate_between(a: tuple[float, int, int, int], b: tuple[float, int, int, int]) -> float:
+    def rate_between(a: tuple[float, int, int, float], b: tuple[float, int, int, float]) -> float:
         return (b[1] - a[1]) / (b[0] - a[0]) if b[0] > a[0] else 0.0
 
     early = rate_between(first, next((s for s in samples if s[0] - first[0] >= 10), last))
@@ -233,7 +239,7 @@ def feed_rate(seconds: int) -> int:
 
 def main() -> int:
     seconds = int(os.environ.get("BENCH_STORE_SECONDS", "60"))
-    failures = feed_rate(max(seconds, 60))
+    failures = feed_rate(seconds if os.environ.get("BENCH_QUICK") == "1" else max(seconds, 60))
     from sightline.accounts.users import create_user
     from sightline.sites.service import create_site
     from sightline.storage import open_database

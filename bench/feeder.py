@@ -39,7 +39,7 @@ class Fed:
         return self.accepted * PER_BATCH / self.seconds if self.seconds else 0.0
 
 
-def _batch(key: str, rng: random.Random) -> dict[str, Any]:
+def _batch(key: str, origin: str, rng: random.Random) -> dict[str, Any]:
     now = time.time() * 1000
     events = []
     for _ in range(PER_BATCH):
@@ -51,7 +51,7 @@ def _batch(key: str, rng: random.Random) -> dict[str, Any]:
                 "ts": now,
                 "visitor_id": visitor,
                 "session_id": f"{visitor}-{int(now // 1_800_000)}",
-                "url": "https://bench.example.com/",
+                "url": f"{origin}/",
                 "path": rng.choice(PAGES),
                 "referrer": rng.choice(["", "", "https://www.google.com/", "https://news.ycombinator.com/"]),
                 "props": {"plan": "pro"} if custom else {},
@@ -86,7 +86,7 @@ def _run(
                 time.sleep(max(0.0, due - time.monotonic()))
                 due += interval
                 try:
-                    answer = client.post("/i/events", content=orjson.dumps(_batch(key, rng)))
+                    answer = client.post("/i/events", content=orjson.dumps(_batch(key, origin, rng)))
                     ok = answer.status_code == 202
                 except httpx.HTTPError:
                     ok = False
