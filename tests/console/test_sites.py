@@ -36,6 +36,7 @@ def test_a_new_site_has_a_key_a_snippet_and_defaults(owner: httpx.Client, consol
         "recording_enabled",
         "recording_sample_rate",
         "timezone",
+        "week_start",
         "cookieless",
         "excluded_addresses",
         "retention_days",

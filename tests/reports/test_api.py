@@ -121,6 +121,28 @@ def test_a_site_starts_in_utc_and_takes_any_iana_time_zone(owner: httpx.Client, 
     assert start.date() == datetime.now(ZoneInfo("Europe/Berlin")).date()
 
 
+def test_a_sites_weeks_start_on_monday_and_may_start_on_sunday_or_saturday(
+    owner: httpx.Client, site_id: int
+) -> None:
+    created = owner.post("/api/sites", json={"name": "Weeks", "domain": "weeks-default.example.com"})
+    assert created.json()["week_start"] == "monday"
+    for day in ("sunday", "saturday", "monday"):
+        changed = owner.patch(f"/api/sites/{site_id}", json={"week_start": day})
+        assert changed.status_code == 200, changed.text
+        assert changed.json()["week_start"] == day
+        listed = {s["id"]: s for s in owner.get("/api/sites").json()["sites"]}
+        assert listed[site_id]["week_start"] == day
+
+
+@pytest.mark.parametrize("day", ["Monday", "tuesday", "", 1, None, "x" * 30])
+def test_an_unknown_first_day_of_the_week_is_refused_naming_the_field(
+    owner: httpx.Client, site_id: int, day: object
+) -> None:
+    response = owner.patch(f"/api/sites/{site_id}", json={"week_start": day})
+    assert response.status_code == 422, response.text
+    assert response.json()["error"]["field"] == "week_start"
+
+
 @pytest.mark.parametrize("zone", ["Mars/Olympus", "localtime", "", "../../etc/passwd", 5, None])
 def test_an_unknown_time_zone_is_refused(owner: httpx.Client, site_id: int, zone: object) -> None:
     response = owner.patch(f"/api/sites/{site_id}", json={"timezone": zone})

@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -22,6 +22,7 @@ from tests.support.server import LiveServer, create_owner
 NOW = datetime.now(UTC)
 ENGINES = [("sqlite", "duckdb"), ("postgresql", "clickhouse")]
 ZONES = ["UTC", "America/New_York"]
+WEEKDAYS = {"monday": 0, "sunday": 6, "saturday": 5}  # a site's first day of the week: Monday is 0
 GOALS: list[dict[str, Any]] = [
     {"name": "Pricing page", "kind": "page", "match": "exact", "path": "/pricing"},
     {"name": "Blog", "kind": "page", "match": "prefix", "path": "/blog/"},
@@ -300,16 +301,32 @@ def test_a_saved_funnel_runs_by_its_id_and_bad_steps_are_refused(seeded: Seeded)
 
 
 @pytest.mark.parametrize("zone", ZONES)
-@pytest.mark.parametrize(("interval", "first", "periods"), [("week", 27, 4), ("day", 9, 5)])
-def test_retention_cohorts_match_the_raw_visits(
-    seeded: Seeded, zone: str, interval: str, first: int, periods: int
+@pytest.mark.parametrize(
+    ("interval", "first", "periods", "week_start"),
+    [
+        ("week", 27, 4, "monday"),
+        ("week", 27, 4, "sunday"),
+        ("week", 27, 4, "saturday"),
+        ("day", 9, 5, "sunday"),
+    ],
+)
+def test_retention_cohorts_match_the_raw_visits_in_weeks_from_the_sites_first_weekday(
+    seeded: Seeded, zone: str, interval: str, first: int, periods: int, week_start: str
 ) -> None:
-    dates, span = seeded.days(zone, first, 0)
+    changed = seeded.owner.patch(f"/api/sites/{seeded.sites[zone]}", json={"week_start": week_start})
+    assert changed.status_code == 200, changed.text
+    assert changed.json()["week_start"] == week_start
+    dates, _ = seeded.days(zone, first, 0)
     body = seeded.get(zone, "retention", interval=interval, periods=str(periods), **dates)
     tz = ZoneInfo(zone)
     first_day = date.fromisoformat(dates["from"])
     last_day = date.fromisoformat(dates["to"])
-    chosen = oracle.chosen_visits(seeded.rows[zone], (span[0], NOW + timedelta(hours=2)), {}, {})
+    if interval == "week":  # the first cohort is the week holding the range's first day
+        first_day -= timedelta(days=(first_day.weekday() - WEEKDAYS[week_start]) % 7)
+        starts = {date.fromisoformat(c["start"]).weekday() for c in body["cohorts"]}
+        assert starts == {WEEKDAYS[week_start]}
+    start = datetime.combine(first_day, time(), tz).astimezone(UTC)
+    chosen = oracle.chosen_visits(seeded.rows[zone], (start, NOW + timedelta(hours=2)), {}, {})
     expected = oracle.expected_retention(
         seeded.rows[zone], chosen, zone, first_day, last_day, interval, periods, datetime.now(UTC)
     )

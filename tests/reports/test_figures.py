@@ -339,3 +339,61 @@ def test_realtime_counts_the_visitors_of_the_last_five_minutes(
         expected.append({"visitors": len({e.visitor_id for e in inside}), "pageviews": len(inside)})
     assert [{"visitors": m["visitors"], "pageviews": m["pageviews"]} for m in minutes] == expected
     assert sum(m["pageviews"] for m in minutes) == 7
+
+
+def test_realtime_as_a_range_is_the_last_30_minutes_minute_by_minute_and_compares_with_nothing(
+    console_server: LiveServer, seeded: Seeded
+) -> None:
+    created = seeded.owner.post("/api/sites", json={"name": "Now", "domain": "now.example.com"})
+    site_id = created.json()["id"]
+    seeded.owner.patch(f"/api/sites/{site_id}", json={"timezone": "America/New_York"})
+    now = datetime.now(UTC)
+    rows = [
+        helpers.pageview(site_id, now - timedelta(minutes=minutes), visitor, path, source)
+        for visitor, minutes, path, source in [
+            ("a", 2, "/", None),
+            ("a", 1, "/docs", None),
+            ("b", 10, "/pricing", "google.com"),
+            ("c", 25, "/", None),
+            ("d", 45, "/old", None),  # before the 30 minutes
+            ("e", 60 * 20, "/older", None),  # earlier today or yesterday
+        ]
+    ]
+    assert console_server.database_url is not None
+    db = open_database(console_server.database_url, migrate=False)
+    helpers.insert_events(db, rows)
+    db.dispose()
+    helpers.wait_caught_up(seeded.owner)
+
+    def get(report: str, **params: str) -> dict[str, Any]:
+        response = seeded.owner.get(
+            f"/api/sites/{site_id}/reports/{report}",
+            params={"range": "realtime", "compare": "true", **params},
+        )
+        assert response.status_code == 200, response.text
+        body: dict[str, Any] = response.json()
+        span = (datetime.fromisoformat(body["range"]["start"]), datetime.fromisoformat(body["range"]["end"]))
+        assert body["range"]["name"] == "realtime"
+        assert span[1] - span[0] == timedelta(minutes=30)
+        assert span[1] - timedelta(minutes=1) <= datetime.now(UTC)
+        assert now < span[1]
+        assert "previous_range" not in body
+        body["span"] = span
+        return body
+
+    summary = get("summary")
+    assert summary["current"] == helpers.expected_summary(rows, summary["span"])
+    assert summary["current"]["visitors"] == 3
+    assert summary["previous"] is None
+    series = get("timeseries")
+    assert series["interval"] == "minute"
+    assert series["previous"] is None
+    starts = [datetime.fromisoformat(p["time"]) for p in series["points"]]
+    assert starts == [series["span"][0] + timedelta(minutes=n) for n in range(30)]
+    for at, point in zip(starts, series["points"], strict=True):
+        expected = helpers.expected_summary(rows, (at, at + timedelta(minutes=1)))
+        assert {k: point[k] for k in expected} == expected
+    pages = get("breakdown", dimension="pages", limit="100")
+    got = {row.pop("value"): row for row in pages["rows"]}
+    assert got == helpers.expected_breakdown(rows, pages["span"], "pages")
+    assert set(got) == {"/", "/docs", "/pricing"}

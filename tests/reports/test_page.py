@@ -183,3 +183,28 @@ def test_every_period_is_chosen_by_menu_or_key_and_the_comparison_by_a_choice(
     expect(tab).to_have_url(re.compile(r"compare=false"))
     expect(tab.get_by_label("Compare with")).to_have_value("off")
     console.shoot(tab, "reports-periods-phone")
+
+
+def test_realtime_is_a_period_chosen_by_r_that_updates_itself_and_compares_with_nothing(
+    console: Console, console_server: LiveServer, seeded_site: tuple[int, list[helpers.Event]]
+) -> None:
+    site_id, _ = seeded_site
+    tab = console.signed_in(viewport=PHONE)
+    tab.goto(f"/sites/{site_id}/reports")
+    tab.wait_for_load_state("networkidle")
+    tab.locator("main h1").click()  # keys go to the page
+    tab.keyboard.press("r")
+    expect(tab).to_have_url(re.compile(r"range=realtime(&|$)"))
+    expect(tab.get_by_label("More periods")).to_have_value("realtime")
+    # The last 30 minutes hold the two visits of the last 80 seconds, none of the older days.
+    expect(_card(tab, "visits")).to_have_text("2")
+    expect(tab.get_by_label("Compare with")).to_have_count(0)
+    expect(tab.locator("main table.visually-hidden caption")).to_contain_text("per minute")
+    # A visit arriving while the page is open is shown without a reload.
+    late = helpers.pageview(site_id, datetime.now(UTC), "live-3", "/pricing")
+    assert console_server.database_url is not None
+    db = open_database(console_server.database_url, migrate=False)
+    helpers.insert_events(db, [late])
+    db.dispose()
+    expect(_card(tab, "visits")).to_have_text("3", timeout=45_000)
+    console.shoot(tab, "reports-realtime-phone")

@@ -20,7 +20,18 @@ def local(day: date, hour: int = 0) -> datetime:
 
 
 def test_every_documented_range_is_accepted_by_the_reports() -> None:
-    assert set(RANGES) == {"today", "yesterday", "7d", "30d", "month", "last_month", "12mo", "all", "custom"}
+    assert set(RANGES) == {
+        "realtime",
+        "today",
+        "yesterday",
+        "7d",
+        "30d",
+        "month",
+        "last_month",
+        "12mo",
+        "all",
+        "custom",
+    }
     for name in RANGES:
         extra = [("from", "2026-11-01"), ("to", "2026-11-03")] if name == "custom" else []
         assert parse([("range", name), *extra], ("range", "from", "to", "compare")).range == name
@@ -116,3 +127,12 @@ def test_compare_year_is_the_same_days_a_year_before_up_to_the_same_hour() -> No
 def test_compare_takes_true_previous_year_or_false(raw: str, compare: bool, comparison: str) -> None:
     query = parse([("compare", raw)], ("compare",))
     assert (query.compare, query.comparison) == (compare, comparison)
+
+
+def test_realtime_is_the_last_30_minutes_minute_by_minute_with_this_minute_last() -> None:
+    period = period_of("realtime", None, None, ZONE, NOW + timedelta(seconds=42))
+    assert period.interval == "minute"
+    assert (period.start, period.end) == (NOW - timedelta(minutes=29), NOW + timedelta(minutes=1))
+    spans = period.buckets()
+    assert len(spans) == 30
+    assert spans[-1] == (NOW, NOW + timedelta(minutes=1))

@@ -15,7 +15,9 @@ from tests.web.conftest import Console, show, unique
 SIZES = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
 
 
-def test_the_time_zone_is_chosen_on_the_settings_page_and_used_by_the_reports(console: Console) -> None:
+def test_the_time_zone_and_first_weekday_are_chosen_on_the_settings_page_and_used_by_the_reports(
+    console: Console,
+) -> None:
     page = console.signed_in()
     site = console.api(
         page, "POST", "/api/sites", {"name": "Zone shop", "domain": unique("zone") + ".example.com"}
@@ -37,6 +39,14 @@ def test_the_time_zone_is_chosen_on_the_settings_page_and_used_by_the_reports(co
     assert next(s for s in sites["sites"] if s["id"] == site["id"])["timezone"] == "Europe/Berlin"
     page.reload()
     expect(page.get_by_label("Reports' time zone")).to_have_value("Europe/Berlin")
+    week = page.get_by_label("First day of the week")
+    expect(week).to_have_value("monday")
+    week.select_option("sunday")
+    page.get_by_role("button", name="Save time zone and week").click()
+    expect(page.get_by_role("status").filter(has_text="Weeks start on Sunday.")).to_be_visible()
+    sites = console.api(page, "GET", "/api/sites")
+    assert isinstance(sites, dict)
+    assert next(s for s in sites["sites"] if s["id"] == site["id"])["week_start"] == "sunday"
 
 
 def test_deleting_a_site_needs_its_domain_typed_and_removes_it(console: Console) -> None:

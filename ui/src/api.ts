@@ -13,6 +13,8 @@ export interface User {
 export type ConnectionState = "pending" | "connected" | "error" | "disabled";
 export type CheckError = "unreachable" | "timeout" | "snippet_not_found" | "key_mismatch" | "blocked_address";
 
+export type WeekStart = "monday" | "sunday" | "saturday";
+
 export interface Site {
   id: number;
   name: string;
@@ -24,6 +26,8 @@ export interface Site {
   recording_sample_rate: number;
   /** IANA zone of the site's reports (days, hours, the default custom range). */
   timezone: string;
+  /** The first day of the site's weeks (weekly retention cohorts). */
+  week_start: WeekStart;
   /** What the SDK captures by itself on the site's pages (docs/sdk.md#autocapture). */
   autocapture: Autocapture;
   /** Counted without storing anything on the visitor's device. */

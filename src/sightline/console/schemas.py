@@ -65,6 +65,7 @@ class SitePatch(Body):
     recording_enabled: StrictBool | None = None
     recording_sample_rate: Annotated[StrictFloat, Field(ge=0, le=1, allow_inf_nan=False)] | None = None
     timezone: Annotated[Text, Field(max_length=64)] | None = None
+    week_start: Annotated[Text, Field(max_length=20)] | None = None
     cookieless: StrictBool | None = None
     excluded_addresses: (
         Annotated[list[Annotated[Text, Field(max_length=64)]], Field(max_length=100)] | None

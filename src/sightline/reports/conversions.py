@@ -13,6 +13,7 @@ from sightline.reports.period import local_midnight, next_hour
 from sightline.reports.retention import retention
 from sightline.reports.service import Report
 from sightline.reports.steps import Step
+from sightline.sites.service import WEEK_STARTS
 from sightline.storage.types import utcnow
 
 # Breakdown dimensions a funnel can be split by: the API's name -> the events table's column.
@@ -46,13 +47,19 @@ def funnel_report(report: Report, steps: Sequence[Step], dimension: str | None) 
 def retention_report(report: Report, interval: str, periods: int) -> dict[str, Any]:
     period = report.period
     step = timedelta(days=7 if interval == "week" else 1)
-    cohorts = ((period.last_day - period.first_day).days + 1 + step.days - 1) // step.days
+    # Weeks start on the site's first day of the week: the first cohort is the week holding the
+    # range's first day.
+    first_day = period.first_day
+    if interval == "week":
+        weekday = WEEK_STARTS[str(report.site.get("week_start") or "monday")]
+        first_day -= timedelta(days=(first_day.weekday() - weekday) % 7)
+    cohorts = ((period.last_day - first_day).days + 1 + step.days - 1) // step.days
     now = report.now
     limit = next_hour(now)
     spans = []
     for n in range(cohorts + periods - 1):
-        a = local_midnight(period.first_day + n * step, report.zone)
-        b = local_midnight(period.first_day + (n + 1) * step, report.zone)
+        a = local_midnight(first_day + n * step, report.zone)
+        b = local_midnight(first_day + (n + 1) * step, report.zone)
         if a >= limit:
             break
         spans.append((a, min(b, limit)))
@@ -62,7 +69,7 @@ def retention_report(report: Report, interval: str, periods: int) -> dict[str, A
     out["interval"] = interval
     out["periods"] = periods
     out["cohorts"] = [
-        {"start": (period.first_day + n * step).isoformat(), "visitors": size, "returning": shares}
+        {"start": (first_day + n * step).isoformat(), "visitors": size, "returning": shares}
         for n, (size, shares) in enumerate(rows[:cohorts])
     ]
     return out

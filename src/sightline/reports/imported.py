@@ -62,7 +62,9 @@ class History:
         return {"included": reason is None, "reason": reason}
 
     def days(self, period: Period) -> Days | None:
-        """The days whose local midnight lies in the period."""
+        """The days whose local midnight lies in the period (none for realtime's minutes)."""
+        if period.interval == "minute":
+            return None
         first = period.start.astimezone(self.zone).date()
         if local_midnight(first, self.zone) < period.start:
             first += timedelta(days=1)

@@ -3,7 +3,9 @@
 ``today``, ``7d``, ``30d``, ``month`` (this month to date), ``12mo`` (this month and the 11
 before) and ``all`` (since the site's first day) end with today (in the site's zone);
 ``yesterday`` and ``last_month`` are past days; ``custom`` runs from ``from`` to ``to`` inclusive.
-A period that reaches the present ends at the start of the next hour.
+A period that reaches the present ends at the start of the next hour. ``realtime`` is the last 30
+minutes, minute by minute (this minute, still running, and the 29 before it); it compares with
+nothing.
 
 The comparison (``previous``) is as many whole days just before the period, or (``year``) the
 same days a year before; a period that reaches now is compared up to the same time of day, so
@@ -19,10 +21,12 @@ from zoneinfo import ZoneInfo
 
 from sightline.errors import ApiError
 
-RANGES = ("today", "yesterday", "7d", "30d", "month", "last_month", "12mo", "all", "custom")
+RANGES = ("realtime", "today", "yesterday", "7d", "30d", "month", "last_month", "12mo", "all", "custom")
 COMPARISONS = ("previous", "year")
 MAX_DAYS = 731
 HOUR = timedelta(hours=1)
+MINUTE = timedelta(minutes=1)
+REALTIME_MINUTES = 30
 
 
 @dataclass(frozen=True)
@@ -32,17 +36,18 @@ class Period:
     last_day: date
     start: datetime  # UTC, inclusive
     end: datetime  # UTC, exclusive; capped at the next hour when the period reaches now
-    interval: str  # "hour" | "day"
+    interval: str  # "minute" (realtime) | "hour" | "day"
     comparison: str = "previous"  # "previous" | "year": what ``previous()`` gives
 
     def buckets(self) -> list[tuple[datetime, datetime]]:
         """The series' points as UTC [start, end) spans, in order."""
         spans: list[tuple[datetime, datetime]] = []
-        if self.interval == "hour":
+        if self.interval in ("minute", "hour"):
+            step = MINUTE if self.interval == "minute" else HOUR
             at = self.start
             while at < self.end:
-                spans.append((at, min(at + HOUR, self.end)))
-                at += HOUR
+                spans.append((at, min(at + step, self.end)))
+                at += step
             return spans
         day = self.first_day
         while day <= self.last_day:
@@ -154,6 +159,8 @@ def period_of(
                     f"The parameter '{name}' is only used with range=custom.",
                     field=name,
                 )
+    if range_name == "realtime":
+        return _realtime(zone, now, comparison)
     if range_name == "today":
         first = last = today
     elif range_name == "yesterday":
@@ -184,3 +191,11 @@ def period_of(
     end = min(full_end, next_hour(now)) if start < now < full_end else full_end
     interval = "hour" if full_end - start <= timedelta(hours=49) else "day"
     return Period(zone, first, last, start, end, interval, comparison)
+
+
+def _realtime(zone: ZoneInfo, now: datetime, comparison: str) -> Period:
+    """The last 30 minutes: this minute (until its end) and the 29 before it."""
+    end = now.astimezone(UTC).replace(second=0, microsecond=0) + MINUTE
+    start = end - REALTIME_MINUTES * MINUTE
+    first, last = start.astimezone(zone).date(), (end - MINUTE).astimezone(zone).date()
+    return Period(zone, first, last, start, end, "minute", comparison)

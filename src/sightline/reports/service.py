@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 from zoneinfo import ZoneInfo
@@ -33,6 +34,7 @@ from sightline.reports import (
 from sightline.reports.filters import Filters, Goal
 from sightline.reports.imported import History
 from sightline.reports.params import DIMENSIONS, Query
+from sightline.reports.period import REALTIME_MINUTES as REALTIME_MINUTES
 from sightline.reports.period import Period, first_day_of, period_of
 from sightline.reports.realtime import ledger_of as kept_realtime
 from sightline.sites.service import get_site
@@ -40,7 +42,6 @@ from sightline.storage.types import utcnow
 from sightline.store.dialects import Dialect
 
 REALTIME_WINDOW = timedelta(minutes=5)
-REALTIME_MINUTES = 30  # the per-minute chart: this minute and the 29 before it
 # A comparison's earlier period is computed here while the request's thread computes the current one:
 # the store answers both at once, on both cores (a period's queries keep about 1.6 of them busy).
 # Few threads, kept: each holds its own connection to the store process.
@@ -73,7 +74,8 @@ class Report:
         self.run = queries.Runner(store)
         self.d = store.dialect
         self.site = site
-        self.query = query
+        # Realtime compares with nothing: a comparison asked for is left out.
+        self.query = replace(query, compare=False) if query.range == "realtime" else query
         self.now = now
         self.zone = ZoneInfo(site["timezone"])
         since = None
@@ -145,7 +147,7 @@ class Report:
 
     def timeseries(self) -> dict[str, Any]:
         out = self.meta(self.period)
-        reason = self.history.left_out(hourly=self.period.interval == "hour")
+        reason = self.history.left_out(hourly=self.period.interval != "day")
         out["interval"] = self.period.interval
         earlier = (
             _EARLIER.submit(lambda: self.points(self.period.previous(), reason))

@@ -75,6 +75,22 @@ def check_timezone(raw: object) -> str:
     return raw
 
 
+# The first day of a site's weeks, and its weekday number (Monday 0).
+WEEK_STARTS = {"monday": 0, "sunday": 6, "saturday": 5}
+
+
+def check_week_start(raw: object) -> str:
+    """The first day of the site's weeks: monday (the default), sunday or saturday."""
+    if not isinstance(raw, str) or raw not in WEEK_STARTS:
+        raise ApiError(
+            422,
+            "invalid_week_start",
+            "The first day of the week must be monday, sunday or saturday.",
+            field="week_start",
+        )
+    return raw
+
+
 def connection_state(row: Any, now: datetime | None = None) -> str:
     """The site's connection state, derived from what is stored when it is read, so it ages.
 
@@ -111,6 +127,7 @@ def public_site(row: Any, base_url: str) -> dict[str, Any]:
         "recording_enabled": bool(row["recording_enabled"]),
         "recording_sample_rate": float(row["recording_sample_rate"]),
         "timezone": row["timezone"],
+        "week_start": row["week_start"],
         "cookieless": bool(row["cookieless"]),
         "excluded_addresses": exclusions_of(row["excluded_addresses"]),
         "retention_days": row["retention_days"],
@@ -185,6 +202,8 @@ def update_site(conn: Connection, owner_id: int, site_id: int, changes: dict[str
         values["recording_sample_rate"] = float(changes["recording_sample_rate"])
     if "timezone" in changes:
         values["timezone"] = check_timezone(changes["timezone"])
+    if "week_start" in changes:
+        values["week_start"] = check_week_start(changes["week_start"])
     if "cookieless" in changes:
         values["cookieless"] = bool(changes["cookieless"])
     if "excluded_addresses" in changes:

@@ -7,6 +7,8 @@ interface FieldProps extends InputProps {
   label: string;
   hint?: string;
   error?: string | null;
+  /** The id of a <datalist> of suggested values. */
+  list?: string;
 }
 
 /** A labelled input with its hint and its error, both tied to the input for assistive technology. */

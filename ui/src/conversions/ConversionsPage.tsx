@@ -3,10 +3,12 @@ import { useLocation, useRoute } from "preact-iso/router";
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 
 import { api, messageOf } from "../api";
+import { formMessage } from "../formMessages";
 import { Notice } from "../components/Notice";
 import { Page } from "../components/Page";
 import { count, counted } from "../format";
 import { useResource } from "../hooks";
+import { useCanChange } from "../user";
 import { parseQuery, queryParams, type RangeName, type ReportQuery } from "../reports/api";
 import { label } from "../reports/Breakdown";
 import { duration } from "../reports/figures";
@@ -94,6 +96,8 @@ function FunnelPanel({ siteId, query }: { siteId: number; query: ReportQuery }) 
   const [saveName, setSaveName] = useState("");
   const [note, setNote] = useState<string | null>(null);
   const saved = useResource(() => conversions.funnels(siteId));
+  // A viewer opens saved funnels but may not save one: the form is left out.
+  const canChange = useCanChange();
   const key = JSON.stringify(query);
 
   const run = async (drafts = steps) => {
@@ -124,7 +128,7 @@ function FunnelPanel({ siteId, query }: { siteId: number; query: ReportQuery }) 
       setSaveName("");
       void saved.reload();
     } catch (failure) {
-      setError(messageOf(failure));
+      setError(formMessage("funnel", failure));
     }
   };
   const set = (i: number, change: Partial<StepDraft>) => setSteps(steps.map((s, j) => (j === i ? { ...s, ...change } : s)));
@@ -224,6 +228,7 @@ function FunnelPanel({ siteId, query }: { siteId: number; query: ReportQuery }) 
           {answer.breakdown?.map((part) => (
             <FunnelChart key={part.value} steps={part.steps} title={label(answer.dimension ?? split, part.value)} compact />
           ))}
+          {canChange && (
           <form
             class="inline-form"
             onSubmit={(e) => {
@@ -239,6 +244,7 @@ function FunnelPanel({ siteId, query }: { siteId: number; query: ReportQuery }) 
               Save the funnel
             </button>
           </form>
+          )}
           {note && <Notice kind="success">{note}</Notice>}
         </>
       )}
@@ -402,7 +408,7 @@ function JourneysPanel({ siteId, query }: { siteId: number; query: ReportQuery }
       const found = await conversions.journeys(siteId, query, stepOf(start), direction, depth);
       if (call === calls.current) setAnswer(found);
     } catch (failure) {
-      if (call === calls.current) setError(messageOf(failure));
+      if (call === calls.current) setError(formMessage("journey", failure));
     }
   };
   useEffect(() => {

@@ -8,6 +8,7 @@ import Player from "rrweb-player";
 import { ApiError, messageOf } from "../api";
 import { Notice } from "../components/Notice";
 import { Page } from "../components/Page";
+import { useCanChange } from "../user";
 import { bytes, count, dateTime } from "../format";
 import { duration, length, type RecordedEvent, type RecordingDetails, recordingsApi } from "./api";
 import { PAGE_TAG, type PageChange, pageChanges, shortPath, withPageMarks } from "./timeline";
@@ -54,13 +55,15 @@ export function PlayerPage() {
     };
   }, [id]);
 
+  // A viewer may not delete a recording: the button is left out.
+  const canChange = useCanChange();
   const back = { href: details ? `/recordings?site=${details.site_id}` : "/recordings", label: "Recordings" };
   return (
     <Page
       title="Recording"
       back={back}
       subtitle={details && <Facts details={details} />}
-      actions={details && <DeleteButton id={details.id} siteId={details.site_id} />}
+      actions={details && canChange && <DeleteButton id={details.id} siteId={details.site_id} />}
     >
       {error && <Notice kind="error">{error}</Notice>}
       {!error && !events && <p class="loading">Loading the recording…</p>}

@@ -4,14 +4,14 @@ import { useEffect, useRef } from "preact/hooks";
 import uPlot from "uplot";
 
 import type { Annotation } from "./notes";
-import type { Point } from "./api";
+import type { Interval, Point } from "./api";
 
 interface ChartProps {
   points: Point[];
   previous: Point[] | null;
   metric: keyof Point;
   label: string;
-  interval: "hour" | "day";
+  interval: Interval;
   timezone: string;
   format: (value: number) => string;
   notes?: Annotation[];
@@ -29,14 +29,14 @@ function colour(host: HTMLElement, variable: string): string {
   return resolved;
 }
 
-function epoch(point: Point, interval: "hour" | "day"): number {
+function epoch(point: Point, interval: Interval): number {
   // Daily points are dates ("2026-11-20"); place them at noon UTC so no zone moves them a day.
   return interval === "day" ? Date.parse(`${point.time}T12:00:00Z`) / 1000 : Date.parse(point.time) / 1000;
 }
 
 /** The notes placed on the x axis: one flag per day (its notes joined), at the day's point (daily)
  * or its first hour (hourly); notes of days the series does not show are left out. */
-function placed(notes: Annotation[], points: Point[], interval: "hour" | "day"): { x: number; label: string; date: string }[] {
+function placed(notes: Annotation[], points: Point[], interval: Interval): { x: number; label: string; date: string }[] {
   const byDay = new Map<string, string[]>();
   for (const note of notes) byDay.set(note.date, [...(byDay.get(note.date) ?? []), note.text]);
   const out: { x: number; label: string; date: string }[] = [];
@@ -105,7 +105,7 @@ export function Chart({ points, previous, metric, label, interval, timezone, for
           ? new Intl.DateTimeFormat(undefined, { weekday: "short", month: "short", day: "numeric", timeZone: "UTC" })
           : new Intl.DateTimeFormat(undefined, { month: "short", day: "numeric", hour: "numeric", minute: "2-digit", timeZone: timezone });
       const series: uPlot.Series[] = [
-        { label: interval === "day" ? "Day" : "Hour", value: (_u, _v, _s, idx) => (last < 0 ? "" : pointLabel.format(new Date(xs[at(idx)] * 1000))) },
+        { label: interval === "day" ? "Day" : interval === "hour" ? "Hour" : "Minute", value: (_u, _v, _s, idx) => (last < 0 ? "" : pointLabel.format(new Date(xs[at(idx)] * 1000))) },
         { label, stroke: colour(element, "--accent"), width: 2, fill: colour(element, "--accent-soft"), value: (_u, _v, _s, idx) => (last < 0 ? "–" : format(ys[at(idx)])) },
       ];
       if (previous) {

@@ -8,41 +8,23 @@ import { Trend } from "../components/Trend";
 import { Page } from "../components/Page";
 import { count } from "../format";
 import { type Resource, useAutoRefresh, useResource } from "../hooks";
-import { downloads, FILTER_NAMES, parseQuery, queryParams, reports, type FilterName, type RangeName, type ReportQuery, type Series, type Summary } from "./api";
+import { downloads, FILTER_NAMES, parseQuery, queryParams, reports, type FilterName, type ReportQuery, type Series, type Summary } from "./api";
 import { goals as goalsApi } from "../goals/api";
+import { useCanChange } from "../user";
 import { BehaviourPanels } from "./Behaviour";
 import { BreakdownPanel, label, type Tab } from "./Breakdown";
 import { GoalsPanel } from "./GoalsPanel";
+import { Controls } from "./PeriodControls";
 import { Segments } from "./Segments";
+import { FILTER_TABLES, ValueSuggestions } from "./ValueSuggestions";
 import { Annotations } from "./Annotations";
 import { Chart } from "./Chart";
 import { Freshness } from "./Freshness";
 import { change, changeText, METRICS, metricOf, type Metric } from "./figures";
 
-/** The periods: the common ones as buttons, the rest in a menu; each with its keyboard shortcut. */
-const RANGES: { name: RangeName; label: string; key: string; button: boolean }[] = [
-  { name: "today", label: "Today", key: "d", button: true },
-  { name: "yesterday", label: "Yesterday", key: "e", button: false },
-  { name: "7d", label: "7 days", key: "w", button: true },
-  { name: "30d", label: "30 days", key: "t", button: true },
-  { name: "month", label: "This month", key: "m", button: false },
-  { name: "last_month", label: "Last month", key: "l", button: false },
-  { name: "12mo", label: "12 months", key: "y", button: false },
-  { name: "all", label: "All time", key: "a", button: false },
-  { name: "custom", label: "Custom", key: "c", button: true },
-];
-/** The key that turns the comparison on or off. */
-const COMPARE_KEY = "x";
-
-/** Whether a key press belongs to a field (typing) rather than to the page's shortcuts. */
-function typing(event: KeyboardEvent): boolean {
-  const target = event.target as HTMLElement | null;
-  if (event.ctrlKey || event.metaKey || event.altKey) return true;
-  return !!target && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName) || !!target.closest("dialog[open]"));
-}
-
-/** How often the open dashboard reloads its figures. */
+/** How often the open dashboard reloads its figures (realtime's last 30 minutes: more often). */
 export const DASHBOARD_REFRESH_MS = 60_000;
+export const REALTIME_REFRESH_MS = 10_000;
 
 const VISIT_COLUMNS: Tab["columns"] = [
   { key: "visitors", label: "Visitors" },
@@ -106,6 +88,8 @@ export function SiteReports({ siteId, shared }: SiteReportsProps) {
   const location = useLocation();
   const query = useMemo(() => parseQuery(location.url.split("?")[1] ?? ""), [location.url]);
   const site = useResource(() => (shared ? Promise.resolve(shared.site) : findSite(siteId)));
+  // A viewer reads the goals but may not change them: no link to manage them.
+  const canChange = useCanChange();
   // A shared dashboard has no session for the goals API: goal filters then show the goal's id.
   const siteGoals = useResource(() => (shared ? Promise.resolve([]) : goalsApi.list(siteId)));
   const goalNames = useMemo(() => new Map((siteGoals.data ?? []).map((g) => [String(g.id), g.name])), [siteGoals.data]);
@@ -123,7 +107,7 @@ export function SiteReports({ siteId, shared }: SiteReportsProps) {
     setTick((t) => t + 1);
     await summary.reload();
   }, [summary.reload]);
-  useAutoRefresh(refresh, DASHBOARD_REFRESH_MS);
+  useAutoRefresh(refresh, query.range === "realtime" ? REALTIME_REFRESH_MS : DASHBOARD_REFRESH_MS);
   const setQuery = useCallback(
     (next: ReportQuery) => {
       const search = queryParams(next);
@@ -180,7 +164,7 @@ export function SiteReports({ siteId, shared }: SiteReportsProps) {
             </span>
           );
         })}
-        <AddFilter goals={siteGoals.data ?? []} onAdd={setFilter} />
+        <AddFilter siteId={siteId} query={query} goals={siteGoals.data ?? []} onAdd={setFilter} />
         {!shared && <Segments siteId={siteId} filters={query.filters} onApply={(filters) => setQuery({ ...query, filters })} />}
         {Object.keys(query.filters).length > 0 && (
           <button type="button" class="button button-quiet" onClick={() => setQuery({ ...query, filters: {} })}>
@@ -202,7 +186,7 @@ export function SiteReports({ siteId, shared }: SiteReportsProps) {
         )}
       </p>
       <div class="report-grid">
-        <GoalsPanel siteId={siteId} query={query} onFilter={(goal) => setFilter("goal", goal)} manage={!shared} />
+        <GoalsPanel siteId={siteId} query={query} onFilter={(goal) => setFilter("goal", goal)} manage={!shared && canChange} />
         <BreakdownPanel
           title="Pages"
           siteId={siteId}
@@ -274,7 +258,7 @@ export function SiteReports({ siteId, shared }: SiteReportsProps) {
 }
 
 /** "Add a filter": a dimension, is / is not / contains, and a value (a goal from the site's goals). */
-function AddFilter({ goals, onAdd }: { goals: { id: number; name: string }[]; onAdd: (name: FilterName, value: string) => void }) {
+function AddFilter({ siteId, query, goals, onAdd }: { siteId: number; query: ReportQuery; goals: { id: number; name: string }[]; onAdd: (name: FilterName, value: string) => void }) {
   const [open, setOpen] = useState(false);
   const [name, setName] = useState<FilterName>("page");
   const [op, setOp] = useState("");
@@ -343,7 +327,16 @@ function AddFilter({ goals, onAdd }: { goals: { id: number; name: string }[]; on
       ) : (
         <label>
           Value
-          <input type="text" value={value} maxLength={2000} placeholder={name.endsWith("page") ? "/pricing" : name === "prop" ? "plan:pro" : ""} onInput={(e) => setValue(e.currentTarget.value)} />
+          <input
+            type="text"
+            value={value}
+            maxLength={2000}
+            placeholder={name.endsWith("page") ? "/pricing" : name === "prop" ? "plan:pro" : ""}
+            list={FILTER_TABLES[name] ? "filter-suggestions" : undefined}
+            autoComplete="off"
+            onInput={(e) => setValue(e.currentTarget.value)}
+          />
+          {FILTER_TABLES[name] && <ValueSuggestions key={name} id="filter-suggestions" siteId={siteId} table={FILTER_TABLES[name] ?? ""} text={value} query={query} />}
         </label>
       )}
       <button type="submit" class="button">
@@ -362,102 +355,6 @@ function TimezoneNote({ site }: { site: ReportSite }) {
     <span>
       {site.domain} · days and hours in <strong>{site.timezone}</strong>
     </span>
-  );
-}
-
-/** Today's date (YYYY-MM-DD) in the site's time zone, the default of a custom range. */
-export function todayIn(timezone: string): string {
-  try {
-    return new Intl.DateTimeFormat("en-CA", { timeZone: timezone, year: "numeric", month: "2-digit", day: "2-digit" }).format(new Date());
-  } catch {
-    return new Date().toISOString().slice(0, 10);
-  }
-}
-
-function Controls({ query, onChange, timezone }: { query: ReportQuery; onChange: (q: ReportQuery) => void; timezone: string }) {
-  const today = todayIn(timezone);
-  const [from, setFrom] = useState(query.from ?? today);
-  const [to, setTo] = useState(query.to ?? today);
-  const choose = (name: RangeName) =>
-    onChange({ ...query, range: name, from: name === "custom" ? from : undefined, to: name === "custom" ? to : undefined });
-  useEffect(() => {
-    const onKey = (event: KeyboardEvent) => {
-      if (typing(event)) return;
-      const key = event.key.toLowerCase();
-      if (key === COMPARE_KEY) {
-        onChange({ ...query, compare: !query.compare });
-        return;
-      }
-      const range = RANGES.find((r) => r.key === key);
-      if (range && range.name !== query.range) choose(range.name);
-    };
-    document.addEventListener("keydown", onKey);
-    return () => document.removeEventListener("keydown", onKey);
-  });
-  const inMenu = !RANGES.find((r) => r.name === query.range)?.button;
-  const comparison = !query.compare ? "off" : query.comparison === "year" ? "year" : "previous";
-  return (
-    <div class="report-controls">
-      <div class="segmented" role="group" aria-label="Date range">
-        {RANGES.filter((r) => r.button).map((r) => (
-          <button
-            key={r.name}
-            type="button"
-            aria-pressed={query.range === r.name}
-            aria-keyshortcuts={r.key.toUpperCase()}
-            title={`${r.label} (key ${r.key.toUpperCase()})`}
-            onClick={() => choose(r.name)}
-          >
-            {r.label}
-          </button>
-        ))}
-      </div>
-      <label class="report-select">
-        <span class="visually-hidden">More periods</span>
-        <select class={inMenu ? "is-chosen" : undefined} value={inMenu ? query.range : ""} onChange={(e) => e.currentTarget.value && choose(e.currentTarget.value as RangeName)}>
-          <option value="">More periods…</option>
-          {RANGES.filter((r) => !r.button).map((r) => (
-            <option key={r.name} value={r.name}>
-              {r.label} ({r.key.toUpperCase()})
-            </option>
-          ))}
-        </select>
-      </label>
-      {query.range === "custom" && (
-        <form
-          class="report-dates"
-          onSubmit={(e) => {
-            e.preventDefault();
-            onChange({ ...query, range: "custom", from, to });
-          }}
-        >
-          <label>
-            From <input type="date" value={from} max={to} required onInput={(e) => setFrom(e.currentTarget.value)} />
-          </label>
-          <label>
-            To <input type="date" value={to} min={from} required onInput={(e) => setTo(e.currentTarget.value)} />
-          </label>
-          <button type="submit" class="button">
-            Apply
-          </button>
-        </form>
-      )}
-      <label class="report-select report-compare">
-        <span>Compare with</span>
-        <select
-          value={comparison}
-          aria-keyshortcuts={COMPARE_KEY.toUpperCase()}
-          onChange={(e) => {
-            const value = e.currentTarget.value;
-            onChange({ ...query, compare: value !== "off", comparison: value === "year" ? "year" : "previous" });
-          }}
-        >
-          <option value="previous">the previous period</option>
-          <option value="year">the same period last year</option>
-          <option value="off">nothing</option>
-        </select>
-      </label>
-    </div>
   );
 }
 

@@ -2,6 +2,7 @@
 import { useState } from "preact/hooks";
 
 import { messageOf } from "../api";
+import { formMessage } from "../formMessages";
 import { conversions, type Segment } from "../conversions/api";
 import { useResource } from "../hooks";
 import type { FilterName } from "./api";
@@ -34,7 +35,7 @@ export function Segments({ siteId, filters, onApply }: Props) {
       setName("");
       await list.reload();
     } catch (failure) {
-      setError(messageOf(failure));
+      setError(formMessage("segment", failure));
     }
   };
   const remove = async (segment: Segment) => {

@@ -2,8 +2,10 @@
 import { request } from "../api";
 import type { Annotation } from "./notes";
 
-export const RANGE_NAMES = ["today", "yesterday", "7d", "30d", "month", "last_month", "12mo", "all", "custom"] as const;
+export const RANGE_NAMES = ["realtime", "today", "yesterday", "7d", "30d", "month", "last_month", "12mo", "all", "custom"] as const;
 export type RangeName = (typeof RANGE_NAMES)[number];
+/** How a time series is cut: realtime by the minute, up to two days by the hour, longer by the day. */
+export type Interval = "minute" | "hour" | "day";
 export const FILTER_NAMES = [
   "page",
   "entry_page",
@@ -79,7 +81,7 @@ export interface Point extends Figures {
 }
 
 export interface Series extends Meta {
-  interval: "hour" | "day";
+  interval: Interval;
   points: Point[];
   previous: Point[] | null;
   /** The site's notes on the days of the period (docs/reports.md "Annotations"). */

@@ -2,9 +2,15 @@ import { useEffect, useState } from "preact/hooks";
 
 import { ApiError, messageOf } from "../api";
 import { Field } from "../components/Field";
+import { formMessage } from "../formMessages";
 import { Notice } from "../components/Notice";
 import { describeGoal, goals as goalsApi, type Goal, type GoalInput, type MatchKind } from "../goals/api";
+import { parseQuery } from "../reports/api";
+import { ValueSuggestions } from "../reports/ValueSuggestions";
 import type { SettingsProps } from "./registry";
+
+/** The period whose pages, events and props the goal fields suggest. */
+const SUGGESTED = parseQuery("range=30d");
 
 interface Draft {
   name: string;
@@ -156,7 +162,7 @@ function GoalForm(props: { siteId: number; goal: Goal | null; onCancel: () => vo
       const saved = goal ? await goalsApi.update(goal.id, input) : await goalsApi.create(siteId, input);
       onSaved(saved, goal === null);
     } catch (failure) {
-      setError({ field: failure instanceof ApiError ? failure.field : null, message: messageOf(failure) });
+      setError({ field: failure instanceof ApiError ? failure.field : null, message: formMessage("goal", failure) });
     } finally {
       setBusy(false);
     }
@@ -187,14 +193,18 @@ function GoalForm(props: { siteId: number; goal: Goal | null; onCancel: () => vo
             </select>
             {at("match") && <p class="field-error">{at("match")}</p>}
           </div>
-          <Field id="goal-path" label="Path" hint="For example /pricing, /blog/ or /docs/*/install." value={d.path} error={at("path")} onInput={(e) => set({ path: e.currentTarget.value })} />
+          <Field id="goal-path" label="Path" hint="For example /pricing, /blog/ or /docs/*/install." list="goal-path-suggestions" autoComplete="off" value={d.path} error={at("path")} onInput={(e) => set({ path: e.currentTarget.value })} />
+          <ValueSuggestions key="goal-path-suggestions" id="goal-path-suggestions" siteId={siteId} table="pages" text={d.path} query={SUGGESTED} />
         </>
       ) : (
         <>
-          <Field id="goal-event" label="Event name" maxLength={100} value={d.event} error={at("event")} onInput={(e) => set({ event: e.currentTarget.value })} />
-          <Field id="goal-prop-key" label="Only when the prop (optional)" hint="Leave empty to count every such event." value={d.propKey} error={at("prop.key") ?? (error?.field === "prop" ? error.message : null)} onInput={(e) => set({ propKey: e.currentTarget.value })} />
-          {d.propKey.trim() !== "" && <Field id="goal-prop-value" label="equals" value={d.propValue} error={at("prop.value")} onInput={(e) => set({ propValue: e.currentTarget.value })} />}
-          <Field id="goal-revenue-prop" label="Revenue from the numeric prop (optional)" hint="For example amount: each conversion's value." value={d.revenueProp} error={at("revenue.prop") ?? (error?.field === "revenue" ? error.message : null)} onInput={(e) => set({ revenueProp: e.currentTarget.value })} />
+          <Field id="goal-event" label="Event name" maxLength={100} list="goal-event-suggestions" autoComplete="off" value={d.event} error={at("event")} onInput={(e) => set({ event: e.currentTarget.value })} />
+          <ValueSuggestions key="goal-event-suggestions" id="goal-event-suggestions" siteId={siteId} table="events" text={d.event} query={SUGGESTED} />
+          <ValueSuggestions key="goal-prop-keys" id="goal-prop-keys" siteId={siteId} table="props" name={d.event.trim() || undefined} text="" query={SUGGESTED} />
+          <Field id="goal-prop-key" label="Only when the prop (optional)" hint="Leave empty to count every such event." list="goal-prop-keys" autoComplete="off" value={d.propKey} error={at("prop.key") ?? (error?.field === "prop" ? error.message : null)} onInput={(e) => set({ propKey: e.currentTarget.value })} />
+          {d.propKey.trim() !== "" && <ValueSuggestions key="goal-prop-values" id="goal-prop-values" siteId={siteId} table="props" name={d.event.trim() || undefined} propKey={d.propKey.trim()} text="" query={SUGGESTED} />}
+          {d.propKey.trim() !== "" && <Field id="goal-prop-value" label="equals" list="goal-prop-values" autoComplete="off" value={d.propValue} error={at("prop.value")} onInput={(e) => set({ propValue: e.currentTarget.value })} />}
+          <Field id="goal-revenue-prop" label="Revenue from the numeric prop (optional)" hint="For example amount: each conversion's value." list="goal-prop-keys" autoComplete="off" value={d.revenueProp} error={at("revenue.prop") ?? (error?.field === "revenue" ? error.message : null)} onInput={(e) => set({ revenueProp: e.currentTarget.value })} />
           {d.revenueProp.trim() !== "" && <Field id="goal-currency" label="Currency" hint="Three letters: EUR, USD, GBP…" maxLength={3} value={d.currency} error={at("revenue.currency")} onInput={(e) => set({ currency: e.currentTarget.value.toUpperCase() })} />}
         </>
       )}

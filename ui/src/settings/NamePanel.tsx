@@ -1,6 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 
-import { api, messageOf, type Site } from "../api";
+import { api, type Site } from "../api";
+import { formMessage } from "../formMessages";
 import { Field } from "../components/Field";
 import { Notice } from "../components/Notice";
 import { dateTime } from "../format";
@@ -27,7 +28,7 @@ export function NamePanel({ site, onChange }: { site: Site; onChange: (site: Sit
       onChange(await api.updateSite(site.id, { name: name.trim() }));
       setSaved(true);
     } catch (failure) {
-      setError(messageOf(failure));
+      setError(formMessage("site", failure));
     } finally {
       setBusy(false);
     }

@@ -1,6 +1,7 @@
 import { useEffect, useMemo, useState } from "preact/hooks";
 
-import { api, messageOf } from "../api";
+import { api, type WeekStart } from "../api";
+import { formMessage } from "../formMessages";
 import { Notice } from "../components/Notice";
 import type { SettingsProps } from "./registry";
 
@@ -13,9 +14,18 @@ function zones(current: string): string[] {
   );
 }
 
-/** The zone the reports use for days and hours, and for the default custom range. */
+/** The first days of the week a site may choose (docs/reports.md: weekly retention cohorts). */
+const WEEK_STARTS: { value: WeekStart; label: string }[] = [
+  { value: "monday", label: "Monday" },
+  { value: "sunday", label: "Sunday" },
+  { value: "saturday", label: "Saturday" },
+];
+
+/** The zone the reports use for days and hours, and for the default custom range; the first day of
+ * the site's weeks. */
 export function TimeZonePanel({ site, onChange }: SettingsProps) {
   const [zone, setZone] = useState(site.timezone);
+  const [weekStart, setWeekStart] = useState<WeekStart>(site.week_start);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [saved, setSaved] = useState(false);
@@ -23,6 +33,8 @@ export function TimeZonePanel({ site, onChange }: SettingsProps) {
   const browser = Intl.DateTimeFormat().resolvedOptions().timeZone;
 
   useEffect(() => setZone(site.timezone), [site.timezone]);
+  useEffect(() => setWeekStart(site.week_start), [site.week_start]);
+  const unchanged = zone === site.timezone && weekStart === site.week_start;
 
   const submit = async (event: SubmitEvent) => {
     event.preventDefault();
@@ -30,10 +42,10 @@ export function TimeZonePanel({ site, onChange }: SettingsProps) {
     setError(null);
     setSaved(false);
     try {
-      onChange(await api.updateSite(site.id, { timezone: zone }));
+      onChange(await api.updateSite(site.id, { timezone: zone, week_start: weekStart }));
       setSaved(true);
     } catch (failure) {
-      setError(messageOf(failure));
+      setError(formMessage("site", failure));
     } finally {
       setBusy(false);
     }
@@ -69,8 +81,21 @@ export function TimeZonePanel({ site, onChange }: SettingsProps) {
             </p>
           )}
         </div>
-        <button type="submit" class="button" disabled={busy || zone === site.timezone}>
-          Save time zone
+        <div class="field">
+          <label for="site-week-start">First day of the week</label>
+          <p class="field-hint" id="site-week-start-hint">
+            Weekly retention cohorts start on this day.
+          </p>
+          <select id="site-week-start" value={weekStart} aria-describedby="site-week-start-hint" onChange={(event) => setWeekStart(event.currentTarget.value as WeekStart)}>
+            {WEEK_STARTS.map((day) => (
+              <option key={day.value} value={day.value}>
+                {day.label}
+              </option>
+            ))}
+          </select>
+        </div>
+        <button type="submit" class="button" disabled={busy || unchanged}>
+          Save time zone and week
         </button>
       </form>
       {browser && browser !== zone && (
@@ -81,7 +106,11 @@ export function TimeZonePanel({ site, onChange }: SettingsProps) {
           </button>
         </p>
       )}
-      {saved && <Notice kind="success">The reports now use {site.timezone.replaceAll("_", " ")}.</Notice>}
+      {saved && (
+        <Notice kind="success">
+          The reports now use {site.timezone.replaceAll("_", " ")}. Weeks start on {WEEK_STARTS.find((day) => day.value === site.week_start)?.label}.
+        </Notice>
+      )}
     </section>
   );
 }

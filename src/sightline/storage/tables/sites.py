@@ -46,6 +46,8 @@ sites = Table(
     Column("last_check_detail", Text, nullable=True),
     # IANA zone the reports use for days and hours (migration 0005, reports).
     Column("timezone", String(64), nullable=False, default="UTC", server_default="UTC"),
+    # The first day of the site's weeks (weekly retention cohorts; migration 0022).
+    Column("week_start", String(10), nullable=False, default="monday", server_default="monday"),
     # Privacy settings (migration 0013b): cookieless counting, excluded client addresses (a JSON
     # list of addresses and CIDR ranges), retention in days (NULL: --event-retention-days).
     Column("cookieless", Boolean, nullable=False, default=False, server_default=false()),
