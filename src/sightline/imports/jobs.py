@@ -34,7 +34,7 @@ from sightline.imports import service
 from sightline.imports.formats import Figure, ImportFileError, Upload, open_upload
 from sightline.storage import Database
 from sightline.storage.reclaim import StepSize
-from sightline.storage.schema import imported_figures, imports
+from sightline.storage.schema import imported_figures, imports, sites
 from sightline.storage.types import utcnow
 
 log = logging.getLogger("sightline.imports")
@@ -140,6 +140,9 @@ class Importer:
         path = service.upload_path(self.directory, import_id)
         with self.db.read() as conn:
             row = conn.execute(select(imports).where(imports.c.id == import_id)).first()
+            zone = conn.execute(
+                select(sites.c.timezone).where(sites.c.id == imports.c.site_id, imports.c.id == import_id)
+            ).scalar()
         if row is None or row.status not in (service.QUEUED, service.RUNNING):
             path.unlink(missing_ok=True)
             return
@@ -155,7 +158,9 @@ class Importer:
             return
         found = row._mapping
         try:
-            upload = open_upload(path, str(found["filename"]), str(found["kind"]), self.max_bytes)
+            upload = open_upload(
+                path, str(found["filename"]), str(found["kind"]), self.max_bytes, str(zone or "UTC")
+            )
             self._write(import_id, int(found["site_id"]), upload)
         except ImportFileError as error:
             self._fail(import_id, error.as_error())
