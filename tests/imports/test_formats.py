@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from sightline.imports import jobs, service
+from sightline.imports import jobs, service, umami
 from sightline.imports.formats import ImportFileError, _header, open_upload
 from sightline.storage import Database
 from sightline.storage.schema import imports
@@ -120,3 +120,13 @@ def test_telling_umamis_file_by_its_header_reads_no_more_than_64_kib() -> None:
     stream = io.BytesIO(b"session_id,visit_id,event_type\n" + b"x" * (1 << 20))
     assert _header(stream) == ["session_id", "visit_id", "event_type"]
     assert stream.tell() == 1 << 16
+
+
+def test_an_umami_file_of_more_visits_than_one_import_holds_is_refused_naming_the_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(umami, "MAX_VISITS", 2)
+    events = DATA / "umami-events.csv"
+    with pytest.raises(ImportFileError, match="more than 2 visits") as raised:
+        list(open_upload(events, events.name, None, 2**30).figures(lambda _: None))
+    assert raised.value.field == "umami-events.csv:6:visit_id"

@@ -12,8 +12,9 @@ with the entry pageview's referrer and UTM tags as its source; custom events cou
 their own day.
 
 Events are read one row at a time but a visit's figures need all its events, so the visits of
-the file are kept in memory until its end (a few hundred bytes per visit; the upload's size
-bounds their number).
+the file are kept in memory until its end (under 1 KiB per visit; labels, paths and sessions are
+kept once): a file of more than ``MAX_VISITS`` visits is refused, naming the line, and is
+exported in parts of fewer days instead.
 """
 
 from __future__ import annotations
@@ -21,12 +22,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
+from typing import Any, TypeVar
 from urllib.parse import parse_qsl
 from zoneinfo import ZoneInfo
 
 from sightline.imports.rows import NONE, Figure, Rows, text
 
 NEEDED = ("session_id", "visit_id", "created_at", "url_path", "event_type")
+MAX_VISITS = 1_000_000  # visits of one file held at once (under 1 GiB)
+T = TypeVar("T")
 PAGEVIEW, CUSTOM, PERFORMANCE = 1, 2, 5
 UTMS = ("utm_source", "utm_medium", "utm_campaign")
 DEVICES = {"desktop": "desktop", "laptop": "desktop", "mobile": "mobile", "tablet": "tablet"}
@@ -74,10 +78,12 @@ class _Visit:
     views: int = 0
     entry: tuple[datetime, str] | None = None
     exit: tuple[datetime, str] | None = None
-    origin: dict[str, str] = field(default_factory=dict)  # source and UTM tags of the entry
-    client: dict[str, str] = field(default_factory=dict)  # the session's browser, os, ...
+    # Source and UTM tags of the entry, the session's country, region, device, browser and os:
+    # tuples shared by every visit with the same ones (``_Reader.share``), as most are.
+    origin: tuple[str, ...] = ()
+    client: tuple[str, ...] = ()
     pages: dict[str, int] = field(default_factory=dict)
-    events: dict[tuple[date, str], int] = field(default_factory=dict)  # custom events by day, name
+    events: dict[tuple[date, str], int] | None = None  # custom events by day and name
 
 
 def _browser(value: str) -> str:
@@ -91,27 +97,32 @@ def _system(value: str) -> str:
     return "Windows" if lowered.startswith("windows") else SYSTEMS.get(lowered, value)
 
 
-def _client(row: dict[str, str]) -> dict[str, str]:
+CLIENT = ("country", "region", "device", "browser", "os")
+ORIGIN = ("source", *UTMS)
+
+
+def _client(row: dict[str, str]) -> tuple[str, ...]:
     country = text(row.get("country", "")).upper()
+    known = len(country) == 2 and country.isalpha()
     region = text(row.get("region") or row.get("subdivision1") or "", "")
-    return {
-        "country": country if len(country) == 2 and country.isalpha() else NONE,
-        "region": region
-        if "-" in region
-        else (f"{country}-{region}" if region and len(country) == 2 else ""),
-        "device": DEVICES.get(row.get("device", "").strip().lower(), NONE),
-        "browser": _browser(text(row.get("browser", ""), "")),
-        "os": _system(text(row.get("os", ""), "")),
-    }
+    if region and "-" not in region:
+        region = f"{country}-{region}" if known else ""
+    return (
+        country if known else NONE,
+        region,
+        DEVICES.get(row.get("device", "").strip().lower(), NONE),
+        _browser(text(row.get("browser", ""), "")),
+        _system(text(row.get("os", ""), "")),
+    )
 
 
-def _origin(row: dict[str, str]) -> dict[str, str]:
+def _origin(row: dict[str, str]) -> tuple[str, ...]:
     domain = text(row.get("referrer_domain", ""), "").lower()
-    tags = {column: text(row.get(column, ""), "") for column in UTMS}
-    if not any(tags.values()) and row.get("url_query"):
+    tags = [text(row.get(column, ""), "") for column in UTMS]
+    if not any(tags) and row.get("url_query"):
         query = dict(parse_qsl(row["url_query"].lstrip("?")))
-        tags = {column: text(query.get(column, ""), "") for column in UTMS}
-    return {"source": domain.removeprefix("www.") or NONE, **tags}
+        tags = [text(query.get(column, ""), "") for column in UTMS]
+    return (domain.removeprefix("www.") or NONE, *tags)
 
 
 class _Reader:
@@ -119,6 +130,11 @@ class _Reader:
         self.rows = rows
         self.zone = ZoneInfo(zone)
         self.visits: dict[str, _Visit] = {}
+        self.shared: dict[Any, Any] = {}  # one copy of each session id, path and tuple of labels
+
+    def share(self, value: T) -> T:
+        found: T = self.shared.setdefault(value, value)
+        return found
 
     def moment(self, line: int, raw: str) -> datetime:
         try:
@@ -143,9 +159,17 @@ class _Reader:
                 raise rows.error(line, "visit_id" if not visit_id else "session_id", "it is empty")
             visit = self.visits.get(visit_id)
             if visit is None:
-                visit = self.visits[visit_id] = _Visit(session, client=_client(row))
+                if len(self.visits) >= MAX_VISITS:
+                    raise rows.error(
+                        line,
+                        "visit_id",
+                        f"the file holds more than {MAX_VISITS:,} visits, more than one import reads: "
+                        "export fewer days at a time (a where clause on created_at) and import each file",
+                    )
+                visit = self.visits[visit_id] = _Visit(self.share(session), client=self.share(_client(row)))
             if int(kind) == CUSTOM:
-                key = (moment.astimezone(self.zone).date(), text(row.get("event_name", "")))
+                key = (moment.astimezone(self.zone).date(), self.share(text(row.get("event_name", ""))))
+                visit.events = visit.events or {}
                 visit.events[key] = visit.events.get(key, 0) + 1
                 continue
             if int(kind) == PERFORMANCE:
@@ -153,11 +177,11 @@ class _Reader:
             visit.first = moment if visit.first is None else min(visit.first, moment)
             visit.last = moment if visit.last is None else max(visit.last, moment)
             visit.views += 1
-            path = text(row["url_path"], "/")
+            path = self.share(text(row["url_path"], "/"))
             visit.pages[path] = visit.pages.get(path, 0) + 1
             if visit.entry is None or moment < visit.entry[0]:
                 visit.entry = (moment, path)
-                visit.origin = _origin(row)
+                visit.origin = self.share(_origin(row))
             if visit.exit is None or moment >= visit.exit[0]:
                 visit.exit = (moment, path)
 
@@ -172,7 +196,7 @@ class _Reader:
             people.setdefault(key, set()).add(session)
 
         for visit in self.visits.values():
-            for (when, name), count in visit.events.items():
+            for (when, name), count in (visit.events or {}).items():
                 add((when, "event", name), visit.session, 0, 0, 0, 0, count)
             if visit.first is None or visit.last is None:
                 continue  # custom events only: no visit in Umami's figures
@@ -182,8 +206,8 @@ class _Reader:
             add((day, "total", ""), visit.session, *figures)
             assert visit.entry is not None
             assert visit.exit is not None
-            labels = {**visit.origin, **visit.client, "entry": visit.entry[1], "exit": visit.exit[1]}
-            for dimension, value in labels.items():
+            labels = [*zip(ORIGIN, visit.origin, strict=True), *zip(CLIENT, visit.client, strict=True)]
+            for dimension, value in [*labels, ("entry", visit.entry[1]), ("exit", visit.exit[1])]:
                 if value:
                     add((day, dimension, value), visit.session, *figures)
             for path, count in visit.pages.items():
