@@ -5,8 +5,11 @@ in the light one, each page passing axe."""
 
 from __future__ import annotations
 
+import io
 import re
+import zipfile
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
@@ -76,3 +79,35 @@ def test_an_owner_imports_daily_figures_sees_them_marked_in_the_reports_and_dele
     panel.get_by_role("button", name="Delete the import of history.csv").click()
     expect(panel.get_by_text("and its figures were deleted")).to_be_visible()
     expect(panel.get_by_text("Nothing imported yet.")).to_be_visible()
+
+
+def test_the_panel_offers_umami_and_matomo_beside_plausible_and_imports_each_at_phone_width(
+    console: Console,
+) -> None:
+    data = Path(__file__).parent.parent / "imports" / "data"
+    reports = io.BytesIO()
+    with zipfile.ZipFile(reports, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted((data / "matomo").iterdir()):
+            archive.write(path, path.name)
+    files = [
+        ("Umami", "umami-events.csv", "text/csv", (data / "umami-events.csv").read_bytes(), "Umami events"),
+        ("Matomo", "matomo.zip", "application/zip", reports.getvalue(), "Matomo reports"),
+    ]
+    for scheme, (tool, name, kind, body, label) in zip(("dark", "light"), files, strict=True):
+        tab = console.signed_in(viewport=PHONE, scheme=scheme)
+        site = console.api(tab, "POST", "/api/sites", {"name": tool, "domain": f"{unique('t')}.example.com"})
+        assert isinstance(site, dict)
+        tab.goto(f"/sites/{site['id']}/settings#imports")
+        panel = tab.get_by_role("region", name="Imports")
+        choices = panel.get_by_role("group", name=re.compile("^Where the file comes from"))
+        for offered in ("Plausible", "Umami", "Matomo", "Daily figures"):
+            expect(choices.get_by_role("radio", name=re.compile(f"^{offered}:"))).to_be_visible()
+        choices.get_by_role("radio", name=re.compile(f"^{tool}:")).check()
+        panel.get_by_label("File to import").set_input_files({"name": name, "mimeType": kind, "buffer": body})
+        panel.get_by_role("button", name="Import", exact=True).click()
+        row = panel.locator('[data-status="done"]')
+        expect(row).to_contain_text(f"{name} ({label}")
+        expect(row).to_contain_text("Days 2024-03-04 to 2024-03-05")
+        fits(tab)
+        assert_accessible(tab, f"the Imports section after {tool}'s import, {scheme} theme")
+        console.shoot(tab, f"imports-{tool.lower()}-phone-{scheme}")

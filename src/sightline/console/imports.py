@@ -1,7 +1,7 @@
 """Imports of a site's history (thin handlers over ``sightline.imports``).
 
-``POST /api/sites/{id}/imports?filename=NAME[&kind=plausible|daily]`` takes the file itself as the
-body (``application/zip``, ``text/csv`` or ``application/octet-stream``; the guard lets this one
+``POST /api/sites/{id}/imports?filename=NAME[&kind=plausible|umami|matomo|daily]`` takes the file
+itself as the body (``application/zip``, ``text/csv`` or ``application/octet-stream``; the guard lets this one
 route stream a body up to ``--import-max-mb``): it is written to the data directory while its
 SHA-256 is computed, checked row by row (422 naming file, line and column), and queued: 202 with
 the import, whose ``status`` and ``progress`` the console polls at ``GET /api/imports/{id}``.
@@ -42,10 +42,12 @@ def _importer(ctx: Context) -> Importer:
     return ctx.importer
 
 
-def _check(ctx: Context, path: FilePath, name: str, kind: str | None) -> tuple[Any, service.Scanned]:
+def _check(
+    ctx: Context, path: FilePath, name: str, kind: str | None, zone: str
+) -> tuple[Any, service.Scanned]:
     limit = int(ctx.settings.import_max_mb) * MIB * UNPACK_FACTOR
     try:
-        upload = open_upload(path, name, kind, limit)
+        upload = open_upload(path, name, kind, limit, zone)
         return upload, service.scan(upload)
     except ImportFileError as error:
         status = 413 if error.code == "import_too_large" else 422
@@ -87,7 +89,7 @@ async def _receive(request: Request, path: FilePath, digest: Any, max_mb: int) -
 
 @router.post(
     "/api/sites/{site_id}/imports",
-    summary="Import a site's history: Plausible's CSV export (zip) or a CSV of daily figures",
+    summary="Import a site's history: Plausible's, Umami's or Matomo's export, or a CSV of daily figures",
     status_code=202,
     responses={200: {}, 404: {}, 409: {}, 413: {}, 415: {}, 422: {}},
     openapi_extra={
@@ -109,19 +111,22 @@ async def upload(
         str, Query(min_length=1, max_length=255, description="The file's name, e.g. export.zip")
     ],
     kind: Annotated[
-        Literal["plausible", "daily"] | None,
-        Query(description="plausible (the zip, or one of its files) or daily; default: by the file"),
+        Literal["plausible", "umami", "matomo", "daily"] | None,
+        Query(
+            description="plausible (the zip, or one of its files), umami (its events CSV), matomo "
+            "(a zip of its reports' CSV files) or daily; default: by the file"
+        ),
     ] = None,
 ) -> JSONResponse:
     ctx = context(request)
     importer = _importer(ctx)
     who = owner(request)
 
-    def site() -> None:
+    def site() -> str:
         with ctx.db.read() as conn:
-            get_site(conn, who.id, site_id)
+            return str(get_site(conn, who.id, site_id)["timezone"])
 
-    await to_thread.run_sync(site)
+    zone = await to_thread.run_sync(site)
     name = filename.replace("\\", "/").rsplit("/", 1)[-1] or "upload"
     importer.directory.mkdir(parents=True, exist_ok=True)
     path = importer.directory / f"upload-{secrets.token_hex(8)}.part"
@@ -130,7 +135,7 @@ async def upload(
         size = await _receive(request, path, digest, int(ctx.settings.import_max_mb))
         if size == 0:
             raise ApiError(422, "invalid_import", "The file is empty.", field="file")
-        checked, scanned = await to_thread.run_sync(_check, ctx, path, name, kind)
+        checked, scanned = await to_thread.run_sync(_check, ctx, path, name, kind, zone)
         found, created = await to_thread.run_sync(
             _accept, ctx, site_id, member(request).user_id, checked, digest.hexdigest(), scanned
         )

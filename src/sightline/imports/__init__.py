@@ -1,8 +1,9 @@
 """Imported history: a site's figures from before Sightline, from Plausible's CSV export (its zip
-of ``imported_*.csv`` files) or a CSV of daily figures, kept per day in the SQL database
-(``imported_figures``) and shown by the reports beside the collected figures.
+of ``imported_*.csv`` files), Umami's events, Matomo's reports or a CSV of daily figures, kept per
+day in the SQL database (``imported_figures``) and shown by the reports beside the collected figures.
 
-``formats`` reads an upload as a stream of daily figures (422 naming file, line and column);
+``formats`` reads an upload as a stream of daily figures (422 naming file, line and column), with
+``rows`` (reading CSV), ``umami`` and ``matomo`` (those tools' exports);
 ``service`` accepts an upload (checksum, overlap), lists and deletes imports; ``jobs`` runs an
 import in the background with its progress; ``figures`` is what reports read.
 May import: ``sightline.storage``, ``sightline.errors``. Used by ``console``, ``reports`` and ``app``.

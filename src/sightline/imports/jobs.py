@@ -1,11 +1,12 @@
 """Running imports in the background: one at a time, in a thread of their own, with progress.
 
-A job streams its upload (``formats``), writes its figures in batches (each batch one
-transaction that also records the bytes and lines read, which the console polls), and marks the
-import ``done`` in the transaction of its last batch, so reports see all of it or nothing. A job
-whose import was deleted meanwhile stops. The upload waits in the data directory until its job
-ends; a server that stops mid-import starts the job again from the beginning when it starts
-(the import's partial rows are removed first).
+A job streams its upload (``formats``), writes its figures in batches (each batch one transaction
+that also records the bytes and lines read, which the console polls; a file whose figures come
+only once it is read whole, as Umami's events, has its bytes read noted every second meanwhile),
+and marks the import ``done`` in the transaction of its last batch, so reports see all of it or
+nothing. A job whose import was deleted meanwhile stops. The upload waits in the data directory
+until its job ends; a server that stops mid-import starts the job again from the beginning when it
+starts (the import's partial rows are removed first).
 
 Every write transaction here is a bounded step, so ingest's commits, which wait for SQLite's one
 write lock, never wait long: a batch's size follows how long the last one held the lock
@@ -34,13 +35,14 @@ from sightline.imports import service
 from sightline.imports.formats import Figure, ImportFileError, Upload, open_upload
 from sightline.storage import Database
 from sightline.storage.reclaim import StepSize
-from sightline.storage.schema import imported_figures, imports
+from sightline.storage.schema import imported_figures, imports, sites
 from sightline.storage.types import utcnow
 
 log = logging.getLogger("sightline.imports")
 BATCH = 5000  # rows of one step at most
 MIN_BATCH = 50
 STEP_MS = 20.0  # a step that held the write lock longer gets fewer rows next time
+PROGRESS_EVERY = 1.0  # seconds between notes of the bytes read while no batch is written
 
 
 class StoppedError(Exception):
@@ -140,6 +142,9 @@ class Importer:
         path = service.upload_path(self.directory, import_id)
         with self.db.read() as conn:
             row = conn.execute(select(imports).where(imports.c.id == import_id)).first()
+            zone = conn.execute(
+                select(sites.c.timezone).where(sites.c.id == imports.c.site_id, imports.c.id == import_id)
+            ).scalar()
         if row is None or row.status not in (service.QUEUED, service.RUNNING):
             path.unlink(missing_ok=True)
             return
@@ -155,7 +160,9 @@ class Importer:
             return
         found = row._mapping
         try:
-            upload = open_upload(path, str(found["filename"]), str(found["kind"]), self.max_bytes)
+            upload = open_upload(
+                path, str(found["filename"]), str(found["kind"]), self.max_bytes, str(zone or "UTC")
+            )
             self._write(import_id, int(found["site_id"]), upload)
         except ImportFileError as error:
             self._fail(import_id, error.as_error())
@@ -165,9 +172,13 @@ class Importer:
 
     def _write(self, import_id: int, site_id: int, upload: Upload) -> None:
         read = [0]
+        noted = [time.monotonic()]
 
         def progress(size: int) -> None:
             read[0] += size
+            if time.monotonic() - noted[0] >= PROGRESS_EVERY:  # a file read whole before its figures
+                noted[0] = time.monotonic()
+                self._note(import_id, read[0])
 
         batch: list[dict[str, Any]] = []
         lines = 0
@@ -178,6 +189,19 @@ class Importer:
                 self._flush(import_id, batch, read[0], lines, last=False)
                 batch = []
         self._flush(import_id, batch, upload.size, lines, last=True)
+
+    def _note(self, import_id: int, read: int) -> None:
+        """Records the bytes read between batches (Umami's events are all read before the first)."""
+        if self._stopping.is_set():
+            raise StoppedError
+        with self.db.begin() as conn:
+            noted = conn.execute(
+                update(imports)
+                .where(imports.c.id == import_id, imports.c.status == service.RUNNING)
+                .values(read_bytes=read)
+            ).rowcount
+        if not noted:  # deleted meanwhile
+            raise StoppedError
 
     def _flush(
         self, import_id: int, batch: list[dict[str, Any]], read: int, lines: int, *, last: bool

@@ -1,5 +1,6 @@
 // The Imports section of a site's settings (owner and admins): upload Plausible's CSV export (its
-// zip) or a CSV of daily figures, watch the import run, and list or delete the site's imports.
+// zip), Umami's events CSV, Matomo's reports (a zip) or a CSV of daily figures, watch the import
+// run, and list or delete the site's imports.
 // Imported figures show in the reports beside the collected ones (docs/imports.md).
 import { useEffect, useState } from "preact/hooks";
 
@@ -12,7 +13,7 @@ import type { SettingsProps } from "../settings/registry";
 export interface Import {
   id: number;
   site_id: number;
-  kind: "plausible" | "daily";
+  kind: Kind;
   filename: string;
   status: "queued" | "running" | "done" | "failed";
   progress: number;
@@ -30,12 +31,41 @@ export interface Import {
 const importsOf = (siteId: number) =>
   request<{ imports: Import[] }>("GET", `/api/sites/${siteId}/imports`).then((r) => r.imports);
 
-const KIND = { plausible: "Plausible export", daily: "Daily figures" };
+type Kind = "plausible" | "umami" | "matomo" | "daily";
+const KIND: Record<Kind, string> = {
+  plausible: "Plausible export",
+  umami: "Umami events",
+  matomo: "Matomo reports",
+  daily: "Daily figures",
+};
+// What to upload from each tool, one sentence each (docs/imports.md has the steps).
+const SOURCES: { kind: Kind; name: string; file: string }[] = [
+  {
+    kind: "plausible",
+    name: "Plausible",
+    file: "the zip from Site settings, Imports & Exports, Export to CSV (imported_*.csv files).",
+  },
+  {
+    kind: "umami",
+    name: "Umami",
+    file: "one CSV of the website_event table joined with session, as the query in the guide writes it.",
+  },
+  {
+    kind: "matomo",
+    name: "Matomo",
+    file: "a zip of its Reporting API's CSV files with period=day, each named after its report (VisitsSummary.get.csv, Actions.get.csv, ...).",
+  },
+  {
+    kind: "daily",
+    name: "Daily figures",
+    file: "a CSV with date, visitors, visits, pageviews and optionally bounces and visit_duration.",
+  },
+];
 const STATUS = { queued: "Waiting to start", running: "Importing", done: "Imported", failed: "Failed" };
 
 function contentType(file: File): string {
   if (file.name.toLowerCase().endsWith(".zip")) return "application/zip";
-  if (file.name.toLowerCase().endsWith(".csv")) return "text/csv";
+  if (/\.(csv|tsv)$/i.test(file.name)) return "text/csv";
   return "application/octet-stream";
 }
 
@@ -45,6 +75,8 @@ export function ImportsPanel({ site }: SettingsProps) {
   const [message, setMessage] = useState<{ kind: "error" | "success"; text: string } | null>(null);
   const [sent, setSent] = useState<number | null>(null);
   const [file, setFile] = useState<File | null>(null);
+  // None chosen: the server tells the kind from the file itself.
+  const [kind, setKind] = useState<Kind | null>(null);
   const running = (imports.data ?? []).some((i) => i.status === "queued" || i.status === "running");
 
   // While an import runs, its progress is asked for every second.
@@ -59,12 +91,13 @@ export function ImportsPanel({ site }: SettingsProps) {
     const form = event.currentTarget as HTMLFormElement;
     setMessage(null);
     if (!file) {
-      setMessage({ kind: "error", text: "Choose a file first: Plausible's export (.zip) or a CSV of daily figures." });
+      const which = SOURCES.find((s) => s.kind === kind);
+      setMessage({ kind: "error", text: `Choose a file first: ${which ? which.file : "one of the files said above."}` });
       return;
     }
     setSent(0);
     try {
-      const path = `/api/sites/${siteId}/imports?filename=${encodeURIComponent(file.name)}`;
+      const path = `/api/sites/${siteId}/imports?filename=${encodeURIComponent(file.name)}${kind ? `&kind=${kind}` : ""}`;
       const made = await upload<Import>(path, file, contentType(file), setSent);
       setMessage(
         made.duplicate
@@ -95,23 +128,38 @@ export function ImportsPanel({ site }: SettingsProps) {
     <section class="panel" aria-labelledby="imports-title">
       <h2 id="imports-title">Imports</h2>
       <p class="muted">
-        Bring this site's history from before Sightline: Plausible's CSV export (the zip of <code>imported_*.csv</code>{" "}
-        files, as Plausible downloads it) or a CSV of daily figures with the columns <code>date</code>, <code>visitors</code>,{" "}
-        <code>visits</code>, <code>pageviews</code> and optionally <code>bounces</code> and <code>visit_duration</code>{" "}
-        (seconds per visit). Imported figures show in the reports beside the collected ones, marked as imported.
+        Bring this site's history from before Sightline, from Plausible, Umami or Matomo, or as a CSV of daily figures.
+        Imported figures show in the reports beside the collected ones, marked as imported.
       </p>
       {message && <Notice kind={message.kind}>{message.text}</Notice>}
       <form class="import-new" onSubmit={start} noValidate>
+        <fieldset class="choice-group import-kind">
+          <legend>Where the file comes from (if none is chosen, the file tells)</legend>
+          {SOURCES.map((source) => (
+            <label key={source.kind} class="choice">
+              <input
+                type="radio"
+                name="import-kind"
+                value={source.kind}
+                checked={kind === source.kind}
+                onChange={() => setKind(source.kind)}
+              />
+              <span>
+                <strong>{source.name}</strong>: {source.file}
+              </span>
+            </label>
+          ))}
+        </fieldset>
         <div class="field">
           <label for="import-file">File to import</label>
           <p class="field-hint" id="import-file-hint">
-            A .zip (Plausible) or a .csv; the same file twice is imported once.
+            A .zip or a .csv as said above; the same file twice is imported once.
           </p>
           <input
             id="import-file"
             name="file"
             type="file"
-            accept=".zip,.csv,application/zip,text/csv"
+            accept=".zip,.csv,.tsv,application/zip,text/csv"
             aria-describedby="import-file-hint"
             onChange={(e) => setFile(e.currentTarget.files?.[0] ?? null)}
           />

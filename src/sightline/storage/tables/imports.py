@@ -27,7 +27,7 @@ imports = Table(
     metadata,
     Column("id", Integer, primary_key=True),
     Column("site_id", Integer, ForeignKey("sites.id", ondelete="CASCADE"), nullable=False, index=True),
-    Column("kind", String(16), nullable=False),  # "plausible" | "daily"
+    Column("kind", String(16), nullable=False),  # "plausible" | "umami" | "matomo" | "daily"
     Column("filename", String(255), nullable=False),
     Column("checksum", String(64), nullable=False),  # SHA-256 of the uploaded file, hex
     Column("status", String(16), nullable=False),  # "queued" | "running" | "done" | "failed"
