@@ -7,8 +7,8 @@ after Google Analytics 4's default channel group and Plausible's (AI assistants 
 eight channels of PRODUCT.md instead of their longer list). Every test is on lower-cased values.
 
 The reports turn the rules into one SQL expression (``sql``, the same on DuckDB and ClickHouse),
-computed when a report asks, so old visits have channels too; imports and the tests use
-``classify``; ingest reads ``CLICK_IDS`` (an ad click's id on the landing page counts as its
+computed when a report asks, so old visits have channels too; imports (Plausible's sources)
+use ``classify``; ingest reads ``CLICK_IDS`` (an ad click's id on the landing page counts as its
 network's paid tags); ``docs/reports.md`` carries ``markdown_table`` (a test fails when it
 drifts: ``scripts/channels_doc.py`` writes it). Imports nothing else from Sightline.
 """
@@ -47,6 +47,7 @@ SEARCH_ENGINES = (
     "startpage", "qwant", "search.brave.com", "search.yahoo.com", "search.aol.com", "aol", "ask.com",
     "naver", "search.naver.com", "seznam", "search.seznam.cz", "sogou", "sogou.com", "so.com",
     "kagi.com", "yandex.ru", "ya.ru", "daum", "search.daum.net", "mojeek.com", "presearch.com",
+    "google.com", "bing.com", "duckduckgo.com", "yahoo.com", "yandex.com", "baidu.com", "ecosia.org",
 )  # fmt: skip
 SOCIAL_NETWORKS = (
     "facebook", "fb", "facebook.com", "instagram", "ig", "instagram.com", "twitter", "x", "x.com",

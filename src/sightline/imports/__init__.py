@@ -5,5 +5,6 @@ of ``imported_*.csv`` files) or a CSV of daily figures, kept per day in the SQL 
 ``formats`` reads an upload as a stream of daily figures (422 naming file, line and column);
 ``service`` accepts an upload (checksum, overlap), lists and deletes imports; ``jobs`` runs an
 import in the background with its progress; ``figures`` is what reports read.
-May import: ``sightline.storage``, ``sightline.errors``. Used by ``console``, ``reports`` and ``app``.
+May import: ``sightline.storage``, ``sightline.errors``, ``sightline.channels`` (a source's channel).
+Used by ``console``, ``reports`` and ``app``.
 """

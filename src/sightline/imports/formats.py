@@ -29,6 +29,8 @@ from datetime import date
 from pathlib import Path
 from typing import IO, Any
 
+from sightline.channels import classify
+
 VALUE_MAX = 500  # as the store cuts paths and values
 NONE = "(none)"  # the reports' value for an unknown source, browser, country, ...
 MAX_MEMBERS = 100
@@ -247,11 +249,17 @@ def _plausible_figures(table: str, rows: _Rows) -> Iterator[Figure]:
             )
         elif table == "imported_sources":
             sums = (n("visitors"), n("visits"), n("pageviews", True), n("bounces"), n("visit_duration"))
-            yield Figure(day, "source", _text(row["source"]), *sums)
-            for column in ("utm_source", "utm_medium", "utm_campaign"):
-                value = _text(row.get(column, ""), "")
+            source = _text(row["source"])
+            yield Figure(day, "source", source, *sums)
+            tags = {
+                column: _text(row.get(column, ""), "")
+                for column in ("utm_source", "utm_medium", "utm_campaign")
+            }
+            for column, value in tags.items():
                 if value:
                     yield Figure(day, column, value, *sums)
+            channel = classify(source, tags["utm_source"], tags["utm_medium"])  # the row's source and tags
+            yield Figure(day, "channel", channel, *sums)
         elif table == "imported_pages":
             yield Figure(
                 day, "page", _text(row["page"], "/"), n("visitors"), n("visits", True), n("pageviews")
