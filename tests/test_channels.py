@@ -106,3 +106,11 @@ def test_the_pages_own_tags_win_over_a_click_id_and_a_click_id_in_the_fragment_i
 def test_geminis_referrer_is_named_gemini_not_google() -> None:
     assert source_name("gemini.google.com") == "Gemini"
     assert source_name("www.google.com") == "Google"
+
+
+def test_the_console_names_the_channels_as_the_module_does() -> None:
+    source = (DOCS.parent.parent / "ui" / "src" / "reports" / "Breakdown.tsx").read_text("utf-8")
+    block = re.search(r"CHANNEL_NAMES: Record<string, string> = \{(.*?)\};", source, re.S)
+    assert block is not None, "ui/src/reports/Breakdown.tsx lost CHANNEL_NAMES"
+    names = dict(re.findall(r'^\s*(\w+): "([^"]+)",$', block.group(1), re.M))
+    assert names == channels.CHANNELS
