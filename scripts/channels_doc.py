@@ -1,4 +1,4 @@
-"""Rewrite the channel rules' table in docs/reports.md from ``sightline.channels``: `python scripts/channels_doc.py`."""
+"""Rewrite the channels table in docs/reports.md from the rules: `python scripts/channels_doc.py`."""
 
 from __future__ import annotations
 

@@ -116,7 +116,8 @@ SEARCH = Test(SOURCES, SEARCH_ENGINES, says="a search engine")
 PAID = Test(MEDIUM, PAID_MEDIUMS, PAID_MEDIUM_PATTERNS, says="paid")
 RULES: tuple[Rule, ...] = (
     Rule("ai_assistants", ((AI,),)),
-    Rule("paid_social", ((Test(MEDIUM, PAID_SOCIAL_MEDIUMS, says="paid social"),), (SOCIAL, PAID))),
+    # Paid first: few visits have a paid medium, so few are searched for in the social list.
+    Rule("paid_social", ((Test(MEDIUM, PAID_SOCIAL_MEDIUMS, says="paid social"),), (PAID, SOCIAL))),
     Rule("paid_search", ((PAID,),)),
     Rule(
         "email",
@@ -164,7 +165,8 @@ def _literal(value: str) -> str:
 def _test_sql(test: Test) -> str:
     """A test as SQL. A long list is one search for ``|value|`` in the list written as one string
     (a value holding ``|`` is in no list): an engine compares an ``IN`` list's values one by one
-    on every row, six times the cost at 45 values (docs/performance.md, "Channels")."""
+    on every row, six times the cost at 45 values (docs/performance.md, "Channels"). The tests
+    of a rule run in order, each on the rows the ones before let through."""
     parts = []
     for name in test.fields:
         column = f"lower({_NAMES[name]})"
@@ -172,9 +174,9 @@ def _test_sql(test: Test) -> str:
             if any("|" in value for value in test.values):
                 raise ValueError(f"a channel rule's value may not hold '|': {test.values!r}")
             listed = _literal("|" + "|".join(test.values) + "|")
-            parts.append(
-                f"(position('|' || {column} || '|' IN {listed}) > 0 AND position('|' IN {column}) = 0)"
-            )
+            found = f"position('|' || {column} || '|' IN {listed}) > 0"
+            # An empty value (most visits' utm_source) is in no list: no search.
+            parts.append(f"({_NAMES[name]} != '' AND {found} AND position('|' IN {column}) = 0)")
         elif test.values:
             parts.append(f"{column} IN ({', '.join(map(_literal, test.values))})")
         parts.extend(f"{column} LIKE {_literal(p)}" for p in test.patterns)
