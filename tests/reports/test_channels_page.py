@@ -69,6 +69,10 @@ def test_the_channels_tab_names_each_channel_and_a_click_filters_by_it(
     tab = console.signed_in()
     tab.goto(f"/sites/{channel_site}/reports?range=today")
     panel = tab.locator(".report-panel").filter(has=tab.get_by_role("heading", name="Sources"))
+    strip = panel.locator(".segmented")
+    # On a desktop the five tabs show whole, on one line (a phone's strip scrolls sideways).
+    sizes = strip.evaluate("s => [s.scrollWidth, s.clientWidth, s.parentElement.clientWidth]")
+    assert sizes[0] <= sizes[1], f"the Sources tabs are cut at 1280 px: {sizes}"
     panel.get_by_role("button", name="Channels", exact=True).click()
     table = panel.locator('table[data-dimension="channels"]')
     expect(table.locator("tbody tr")).to_have_count(4)
