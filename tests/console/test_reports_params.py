@@ -12,7 +12,7 @@ from sightline.app import create_app
 from sightline.settings import load
 
 FILTERS = [
-    "source", "utm_source", "utm_medium", "utm_campaign", "browser", "os", "device",
+    "source", "channel", "utm_source", "utm_medium", "utm_campaign", "browser", "os", "device",
     "country", "region", "city", "entry_page", "exit_page", "page", "event", "goal", "prop",
 ]  # fmt: skip
 PERIOD = ["range", "from", "to", "compare", "imported", *FILTERS]

@@ -271,6 +271,8 @@ def test_plausibles_export_shows_beside_the_collected_figures_marked_as_imported
     sources = rows_of(owner, site_id, "sources")
     assert [(r["value"], r["visits"]) for r in sources] == [("duckduckgo.com", 11), ("(none)", 2 + 7)]
     assert [(r["value"], r["visits"]) for r in rows_of(owner, site_id, "utm_sources")] == [("ddg", 5)]
+    channels = [(r["value"], r["visits"]) for r in rows_of(owner, site_id, "channels")]
+    assert channels == [("organic_search", 11), ("direct", 2 + 7)]
     assert [(r["value"], r["visits"]) for r in rows_of(owner, site_id, "countries")] == [
         ("DE", 12),
         ("(none)", 2),

@@ -1,6 +1,7 @@
 """The conversion reports computed independently from raw events: goals, filters on every
 dimension, funnels. Plain Python over the very rows the tests inserted, following docs/reports.md,
-without any code of ``sightline.reports``."""
+without any code of ``sightline.reports`` (channels read the lists of ``sightline.channels``, the
+one table of their rules, in plain Python here)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from sightline import channels
 from tests.reports.helpers import Event, Visit, visits_of
 
 Span = tuple[datetime, datetime]
@@ -59,9 +61,41 @@ def amount(goal: Mapping[str, Any], e: Event) -> float | None:
         return None
 
 
+def channel_of(source: str, utm_source: str | None, utm_medium: str | None) -> str:
+    """docs/reports.md's channel table, rule by rule: the first that holds names the channel."""
+    s, u, m = source.lower(), (utm_source or "").lower(), (utm_medium or "").lower()
+
+    def named(names: tuple[str, ...]) -> bool:
+        return s in names or u in names
+
+    paid = m in channels.PAID_MEDIUMS or "cp" in m or m.startswith("paid")
+    if named(channels.AI_ASSISTANTS):
+        return "ai_assistants"
+    if m in channels.PAID_SOCIAL_MEDIUMS or (paid and named(channels.SOCIAL_NETWORKS)):
+        return "paid_social"
+    if paid:
+        return "paid_search"
+    if named(channels.EMAIL_SOURCES) or m in channels.EMAIL_MEDIUMS:
+        return "email"
+    if named(channels.SOCIAL_NETWORKS) or m in channels.SOCIAL_MEDIUMS:
+        return "organic_social"
+    if named(channels.SEARCH_ENGINES) or m == "organic":
+        return "organic_search"
+    if s == "(none)" and not m:
+        return "direct"
+    return "referral"
+
+
+def channel(v: Visit) -> str:
+    first = min(v.events, key=lambda e: e.time)
+    return channel_of(v.source, first.utm_source, first.utm_medium)
+
+
 def _attribute(v: Visit, name: str) -> str:
     first = min(v.events, key=lambda e: e.time)
     views = v.pageviews
+    if name == "channel":
+        return channel(v)
     return {
         "source": v.source,
         "utm_source": first.utm_source or "",

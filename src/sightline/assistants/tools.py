@@ -39,9 +39,10 @@ Filters = Annotated[
     dict[str, str] | None,
     Field(
         description=(
-            "Report filters by name: page, entry_page, exit_page, source, utm_source, utm_medium, "
-            "utm_campaign, browser, os, device, country, region, city, event, goal (a goal id), "
-            "prop (key:value). A value starting with ! means 'is not', with ~ 'contains'."
+            "Report filters by name: page, entry_page, exit_page, source, channel (direct, "
+            "organic_search, paid_search, organic_social, paid_social, email, referral, ai_assistants), "
+            "utm_source, utm_medium, utm_campaign, browser, os, device, country, region, city, event, "
+            "goal (a goal id), prop (key:value). A value starting with ! means 'is not', with ~ 'contains'."
         )
     ),
 ]
@@ -49,7 +50,7 @@ Dimension = Annotated[
     str,
     Field(
         description=(
-            "pages, entry_pages, exit_pages, sources, utm_sources, utm_mediums, utm_campaigns, "
+            "pages, entry_pages, exit_pages, sources, channels, utm_sources, utm_mediums, utm_campaigns, "
             "browsers, operating_systems, devices, countries, regions, cities, events, props, goals"
         )
     ),

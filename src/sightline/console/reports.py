@@ -24,6 +24,7 @@ from fastapi.types import DecoratedCallable
 from pydantic import TypeAdapter
 
 from sightline.annotations import service as notes
+from sightline.channels import CHANNELS
 from sightline.console.deps import context, owner
 from sightline.console.ids import SiteId
 from sightline.context import Context
@@ -66,6 +67,7 @@ PARAMETERS: dict[str, str] = {
     "imported": "false: leave imported history out (default true)",
     "page": "Filter: visits that viewed this path (!: did not, ~: a path containing)",
     "source": "Filter: visits from this source (!: is not, ~: contains)",
+    "channel": "Filter: visits of this channel: " + ", ".join(CHANNELS) + " (!: is not, ~: contains)",
     "event": "Filter: visits that sent this custom event (!: did not, ~: containing)",
     "goal": "Filter: visits that converted on this goal id (!: did not)",
     "prop": "Filter: visits with an event whose prop is key:value (!: none)",

@@ -30,6 +30,7 @@ DIMENSIONS = frozenset(
         "entry",
         "exit",
         "source",
+        "channel",  # Plausible's sources, each row's source and UTM tags mapped by sightline.channels
         "utm_source",
         "utm_medium",
         "utm_campaign",

@@ -29,6 +29,7 @@ from datetime import date
 from pathlib import Path
 from typing import IO
 
+from sightline.channels import classify
 from sightline.imports import matomo, umami
 from sightline.imports.rows import (
     MAX_DURATION,
@@ -107,11 +108,17 @@ def _plausible_figures(table: str, rows: Rows) -> Iterator[Figure]:
             )
         elif table == "imported_sources":
             sums = (n("visitors"), n("visits"), n("pageviews", True), n("bounces"), n("visit_duration"))
-            yield Figure(day, "source", text(row["source"]), *sums)
-            for column in ("utm_source", "utm_medium", "utm_campaign"):
-                value = text(row.get(column, ""), "")
+            source = text(row["source"])
+            yield Figure(day, "source", source, *sums)
+            tags = {
+                column: text(row.get(column, ""), "")
+                for column in ("utm_source", "utm_medium", "utm_campaign")
+            }
+            for column, value in tags.items():
                 if value:
                     yield Figure(day, column, value, *sums)
+            channel = classify(source, tags["utm_source"], tags["utm_medium"])  # the row's source and tags
+            yield Figure(day, "channel", channel, *sums)
         elif table == "imported_pages":
             yield Figure(
                 day, "page", text(row["page"], "/"), n("visitors"), n("visits", True), n("pageviews")

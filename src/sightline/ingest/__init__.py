@@ -11,6 +11,6 @@ modules ``sightline.surveys`` and ``sightline.recordings``, ``sightline.storage`
 ``sightline.health``, ``sightline.settings``, ``sightline.errors``, ``sightline.geo`` (the
 country of a client address, looked up in the writer process), ``sightline.clientaddr``,
 ``sightline.visitors`` (cookieless visitor codes), ``sightline.autocapture`` (reserved events'
-rules, ``/i/config``'s capture list).
+rules, ``/i/config``'s capture list), ``sightline.channels`` (an ad click's id as paid tags).
 Never imports ``sightline.console`` (nor the console it).
 """

@@ -4,7 +4,10 @@ The stored referrer keeps scheme, host and path only (no query: search terms and
 private). The referrer source is a friendly name for well-known referrers (``Google``,
 ``Facebook``, ...) or the referrer's host without ``www.``. A referrer on the page's own host or
 the site's domain is navigation within the site and no source. Without an outside referrer, the
-``utm_source`` tag names the source.
+``utm_source`` tag names the source. An ad click's id on the page's address (``gclid``,
+``msclkid``, ...: ``channels.CLICK_IDS``) stands for its network's paid tags (``google`` /
+``cpc``) where the event has none, as the ad networks' own auto-tagging reports it; the id itself
+is never kept.
 """
 
 from __future__ import annotations
@@ -14,12 +17,14 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from sightline.channels import CLICK_IDS
 from sightline.ingest.batch import Utm
 
 KNOWN_SOURCES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(pattern), name)
     for pattern, name in (
         (r"(^|\.)mail\.google\.com$", "Gmail"),
+        (r"^(gemini|bard)\.google\.com$", "Gemini"),
         (r"(^|\.)google(\.com?)?\.[a-z]{2,3}$|^google\.com$", "Google"),
         (r"(^|\.)bing\.com$", "Bing"),
         (r"(^|\.)duckduckgo\.com$", "DuckDuckGo"),
@@ -129,6 +134,21 @@ def _utm_from_url(url: str) -> tuple[str | None, ...]:
     return tuple((query.get(f"utm_{f}") or "").replace("\x00", "")[:UTM_MAX] or None for f in UTM_FIELDS)
 
 
+_CLICK_ID = re.compile(r"[?&](" + "|".join(map(re.escape, CLICK_IDS)) + r")=[^&#]")
+
+
+def with_click_id(url: str, tags: tuple[str | None, ...]) -> tuple[str | None, ...]:
+    """``tags`` (source, medium, ...), with an ad click's id on ``url`` standing for its network's
+    source and medium when the tags have no medium (``channels.CLICK_IDS``)."""
+    if tags[1] is not None or "id=" not in url:  # every click id ends so
+        return tags
+    found = _CLICK_ID.search(url.partition("#")[0])
+    if found is None:
+        return tags
+    source, medium = CLICK_IDS[found.group(1)]
+    return (tags[0] or source, medium, *tags[2:])
+
+
 Place = tuple[Any, ...]  # (referrer source, referrer, utm source, medium, campaign, term, content)
 
 
@@ -139,14 +159,14 @@ def place(url: str, referrer: str, site_host: str, null: Any = None) -> Place:
 
     One cached lookup per event: a site's events repeat the same few pages and referrers.
     """
-    utm = _utm_from_url(url) if "utm_" in url else NO_UTM
+    utm = with_click_id(url, _utm_from_url(url) if "utm_" in url else NO_UTM)
     source = referrer_source(referrer, host_of_url(url) if url else None, site_host) or utm[0]
     return _nulled((source, clean_referrer(referrer), *utm), null)
 
 
 def place_with_utm(url: str, referrer: str, site_host: str, utm: Utm, null: Any = None) -> Place:
     """As ``place``, for an event whose ``utm`` object (the SDK's) names the campaign."""
-    tags = utm_tags(utm, url)
+    tags = with_click_id(url, utm_tags(utm, url))
     source = referrer_source(referrer, host_of_url(url) if url else None, site_host) or tags[0]
     return _nulled((source, clean_referrer(referrer), *tags), null)
 

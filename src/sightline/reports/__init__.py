@@ -14,6 +14,6 @@ May import: ``sightline.imports`` (imported figures), ``sightline.sites`` (owner
 ``sightline.goals`` (a site's goals),
 ``sightline.autocapture`` (its reserved event names),
 ``sightline.store`` (its dialects and the store interface), ``sightline.storage``,
-``sightline.errors``, ``sightline.numbers``. Never imports ``sightline.console`` or
-``sightline.ingest``.
+``sightline.errors``, ``sightline.numbers``, ``sightline.channels`` (the channel rules). Never
+imports ``sightline.console`` or ``sightline.ingest``.
 """

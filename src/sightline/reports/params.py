@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from sightline.channels import CHANNELS
 from sightline.errors import ApiError
 from sightline.numbers import ascii_int
 from sightline.reports.filters import CONTAINS, IS, IS_NOT, NAMES, Filter, Filters
@@ -29,6 +30,7 @@ DIMENSIONS: dict[str, Dimension] = {
     "entry_pages": Dimension("entry", "visits", ("visits", "bounce_rate", "visit_duration")),
     "exit_pages": Dimension("exit", "visits", ("visits",)),
     "sources": Dimension("source", "visits", _VISIT_FIGURES),
+    "channels": Dimension("channel", "visits", _VISIT_FIGURES),
     "utm_sources": Dimension("utm_source", "visits", _VISIT_FIGURES),
     "utm_mediums": Dimension("utm_medium", "visits", _VISIT_FIGURES),
     "utm_campaigns": Dimension("utm_campaign", "visits", _VISIT_FIGURES),
@@ -112,6 +114,10 @@ def parse_filter(name: str, raw: str) -> Filter:
         return Filter(name, op, _text(name, text, 2000), _text(name, key, 100))
     if name in PATHS:
         return Filter(name, op, _text(name, value, 2000, path=op != CONTAINS))
+    if name == "channel" and op != CONTAINS and value not in CHANNELS:
+        raise _bad(
+            name, "The parameter 'channel' must be one of " + ", ".join(CHANNELS) + " (after '!' or '~')."
+        )
     value = _text(name, value, 100 if name == "event" else 255)
     return Filter(name, op, value.upper() if name == "country" and op != CONTAINS else value)
 

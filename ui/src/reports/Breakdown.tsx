@@ -138,8 +138,21 @@ export function ratingText(rating: string): string {
   return rating === "good" ? "good" : rating === "poor" ? "poor" : "needs improvement";
 }
 
+/** The channels' names (the API's values and names: src/sightline/channels.py, CHANNELS; a test compares them). */
+export const CHANNEL_NAMES: Record<string, string> = {
+  direct: "Direct",
+  organic_search: "Organic search",
+  paid_search: "Paid search",
+  organic_social: "Organic social",
+  paid_social: "Paid social",
+  email: "E-mail",
+  referral: "Referral",
+  ai_assistants: "AI assistants",
+};
+
 export function label(dimension: string, value: string): string {
   if (value === "(none)") return dimension === "sources" ? "Direct / none" : "Unknown";
+  if (dimension === "channels" || dimension === "channel") return CHANNEL_NAMES[value] ?? value;
   if (dimension === "countries") return countryName(value);
   if (dimension === "events" || dimension === "event") return eventName(value);
   return value;

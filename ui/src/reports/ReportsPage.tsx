@@ -12,7 +12,7 @@ import { downloads, FILTER_NAMES, parseQuery, queryParams, reports, type FilterN
 import { goals as goalsApi } from "../goals/api";
 import { useCanChange } from "../user";
 import { BehaviourPanels } from "./Behaviour";
-import { BreakdownPanel, label, type Tab } from "./Breakdown";
+import { BreakdownPanel, CHANNEL_NAMES, label, type Tab } from "./Breakdown";
 import { GoalsPanel } from "./GoalsPanel";
 import { Controls } from "./PeriodControls";
 import { Segments } from "./Segments";
@@ -36,6 +36,7 @@ const FILTER_LABELS: Record<FilterName, string> = {
   entry_page: "Entry page",
   exit_page: "Exit page",
   source: "Source",
+  channel: "Channel",
   utm_source: "UTM source",
   utm_medium: "UTM medium",
   utm_campaign: "UTM campaign",
@@ -61,7 +62,7 @@ function chipText(name: FilterName, raw: string, goalNames: Map<string, string>)
   const value = op === "is" ? raw : raw.slice(1);
   if (name === "goal") return { op, value: goalNames.get(value) ?? `#${value}` };
   // As the tables read: "Country is Germany", "Source is Direct / none", "Event is Outbound link (automatic)".
-  const table = name === "source" ? "sources" : name === "country" ? "countries" : name;
+  const table = name === "source" ? "sources" : name === "country" ? "countries" : name === "channel" ? "channels" : name;
   return { op, value: label(table, value) };
 }
 
@@ -209,6 +210,7 @@ export function SiteReports({ siteId, shared }: SiteReportsProps) {
           tick={tick}
           tabs={[
             { dimension: "sources", label: "Sources", filter: "source", columns: VISIT_COLUMNS },
+            { dimension: "channels", label: "Channels", filter: "channel", columns: VISIT_COLUMNS },
             { dimension: "utm_sources", label: "UTM source", filter: "utm_source", columns: VISIT_COLUMNS },
             { dimension: "utm_mediums", label: "UTM medium", filter: "utm_medium", columns: VISIT_COLUMNS },
             { dimension: "utm_campaigns", label: "UTM campaign", filter: "utm_campaign", columns: VISIT_COLUMNS },
@@ -304,7 +306,7 @@ function AddFilter({ siteId, query, goals, onAdd }: { siteId: number; query: Rep
       </label>
       <label>
         Operator
-        <select value={op} onChange={(e) => setOp(e.currentTarget.value)}>
+        <select value={op} onChange={(e) => { setOp(e.currentTarget.value); if (name === "channel") setValue(""); }}>
           {OPERATORS.filter((o) => !(noContains && o.prefix === "~")).map((o) => (
             <option key={o.prefix} value={o.prefix}>
               {o.label}
@@ -320,6 +322,18 @@ function AddFilter({ siteId, query, goals, onAdd }: { siteId: number; query: Rep
             {goals.map((g) => (
               <option key={g.id} value={String(g.id)}>
                 {g.name}
+              </option>
+            ))}
+          </select>
+        </label>
+      ) : name === "channel" && op !== "~" ? (
+        <label>
+          Channel
+          <select value={value} onChange={(e) => setValue(e.currentTarget.value)}>
+            <option value="">Choose a channel</option>
+            {Object.entries(CHANNEL_NAMES).map(([key, text]) => (
+              <option key={key} value={key}>
+                {text}
               </option>
             ))}
           </select>

@@ -11,6 +11,7 @@ export const FILTER_NAMES = [
   "entry_page",
   "exit_page",
   "source",
+  "channel",
   "utm_source",
   "utm_medium",
   "utm_campaign",
