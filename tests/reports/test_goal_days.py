@@ -386,10 +386,10 @@ def test_a_smaller_bitmap_of_a_kept_day_never_replaces_a_bigger_one() -> None:
     seen = ledger.kept.sync(SITE)
     ledger.keep(SITE, (0, 1), [rule], seen, big)
     ledger.keep(SITE, (0, 1), [rule], seen, small)
-    kept = ledger.get(SITE, (0, 1), rule, 1 << 18)
+    kept = ledger.get(SITE, (0, 1), rule, 1 << 18, seen)
     assert kept is not None
     assert kept.size == 1 << 19
-    assert ledger.get(SITE, (0, 1), rule, 1 << 20) is None
+    assert ledger.get(SITE, (0, 1), rule, 1 << 20, seen) is None
 
 
 def test_a_panel_whose_days_are_being_read_for_a_longer_one_reads_none_again(

@@ -68,8 +68,8 @@ class Ledger:
         """The kept figures of the layer (every report's, not only the Goals panel's)."""
         return len(self.kept)
 
-    def get(self, site_id: int, span: tuple[int, int], rule: Rule, size: int) -> _Kept | None:
-        found: _Kept | None = self.kept.get((site_id, *span, ("goal", rule)))
+    def get(self, site_id: int, span: tuple[int, int], rule: Rule, size: int, seen: Seen) -> _Kept | None:
+        found: _Kept | None = self.kept.get((site_id, *span, ("goal", rule)), seen)
         return found if found is not None and found.size >= size else None
 
     def keep(
@@ -198,7 +198,7 @@ class Days:
         rules = [rule_of(g) for g in goals]
         out: dict[int, Piece] = {}
         for i in complete:
-            kept = [self.ledger.get(site_id, (bounds[i], bounds[i + 1]), r, own) for r in rules]
+            kept = [self.ledger.get(site_id, (bounds[i], bounds[i + 1]), r, own, seen) for r in rules]
             if all(k is not None for k in kept):
                 ks = [k for k in kept if k is not None]
                 out[i] = Piece(

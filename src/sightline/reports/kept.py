@@ -74,7 +74,8 @@ class Kept:
         """Drops the site's figures a write touched since they were read; the site as seen now."""
         with self._lock:
             bases = [e.basis for key, e in self._kept.items() if key[0] == site_id]
-        found = self._changes(site_id, min(bases, default=NOTHING_BEFORE))
+        after = min(bases, default=NOTHING_BEFORE)
+        found = self._changes(site_id, after)
         seen = Seen(str(found["epoch"]), int(found["number"]), int(found["watermark"]), int(found["removed"]))
         spans = [(int(n), int(low), int(high)) for n, low, high in found["spans"]]
         with self._lock:
@@ -84,6 +85,8 @@ class Kept:
                 self._bytes = 0
                 return seen
             for key, entry in [(k, e) for k, e in self._kept.items() if k[0] == site_id]:
+                if entry.basis < after:  # kept meanwhile, read before the number asked after:
+                    continue  # the answer does not cover it; the next sync asks from its number
                 touched = any(n > entry.basis and low < key[2] and high > key[1] for n, low, high in spans)
                 if found["everything"] or touched:
                     self._forget(key)
@@ -91,11 +94,11 @@ class Kept:
                     entry.basis = max(entry.basis, seen.number)
         return seen
 
-    def get(self, key: Key) -> Any:
-        """The kept value of ``key`` (None when not kept)."""
+    def get(self, key: Key, seen: Seen) -> Any:
+        """The kept value of ``key`` as current as ``seen`` (what ``sync`` answered), or None."""
         with self._lock:
             entry = self._kept.get(key)
-            if entry is None:
+            if entry is None or entry.basis < seen.number or seen.epoch != self._epoch:
                 return None
             self._kept.move_to_end(key)
             return entry.value

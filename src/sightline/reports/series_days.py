@@ -44,7 +44,7 @@ def series(
     keys = [(site_id, micros(a), micros(b), ("series", counted)) for a, b in spans]
     out: list[Figures | None] = []
     for key in keys:
-        found = kept.get(key)
+        found = kept.get(key, seen)
         out.append(dict(found) if found is not None else None)
     i = 0
     while i < len(spans):
