@@ -67,12 +67,16 @@ class InProcessStore:
         self.dialect = dialect
         if keeps:
             self.keep = self._keep
+            self.changes = self._changes
 
     def query(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
         return self.engine.query(sql, params)
 
-    def _keep(self, sql: str, params: dict[str, Any]) -> str | None:
-        return self.engine.keep(sql, params) if isinstance(self.engine, Embedded) else None
+    def _keep(self, sql: str, params: dict[str, Any], site_id: int | None = None) -> str | None:
+        return self.engine.keep(sql, params, site_id) if isinstance(self.engine, Embedded) else None
+
+    def _changes(self, site_id: int, after: int) -> dict[str, Any]:
+        return self.engine.changes.since(site_id, after)
 
 
 class _NoRecordings:

@@ -2,7 +2,9 @@
 generated events: a warm panel reads only today's events and answers as a cold one does, and every
 change to what a kept day was derived from (a late event, an edited, deleted or new goal, the
 site's time zone, a visitor's erasure, a retention cut, a deleted site whose id comes back, a
-store rebuilt) gives the oracle's figures over the changed events, never the kept ones."""
+store rebuilt) gives the oracle's figures over the changed events, never the kept ones. The store's
+record of each write (``store.changes``) is made here as the store makes it, for the rows the
+tests write by hand."""
 
 from __future__ import annotations
 
@@ -19,9 +21,12 @@ import pytest
 
 from sightline.reports import counting, goal_bitmaps, goal_days, goals, queries
 from sightline.reports.filters import Filters, Goal
-from sightline.reports.goal_days import Days, Ledger
+from sightline.reports.goal_days import Days
+from sightline.reports.goal_days import Ledger as GoalLedger
+from sightline.reports.kept import Kept
 from sightline.reports.period import period_of
 from sightline.store import schema
+from sightline.store.changes import EVERYTHING, Changes, hours_of
 from sightline.store.dialects import DUCKDB
 from sightline.store.feed import key_of, micros, props_of
 from tests.reports import helpers, oracle
@@ -34,6 +39,21 @@ SITE = 1
 NOW = datetime(2026, 11, 20, 12, tzinfo=UTC)  # New York left summer time on 1 November
 ZONE = ZoneInfo("America/New_York")
 RULES = {i + 1: g for i, g in enumerate(GOALS)}
+CHANGES = [Changes()]  # the store's change records, new for each test (``store`` fixture)
+
+
+def Ledger(background: bool = True) -> GoalLedger:
+    """The Goals panel's days in a layer of kept figures dropped by the test store's records."""
+    return GoalLedger(Kept(lambda site, after: CHANGES[0].since(site, after)), background)
+
+
+def _erased(con: duckdb.DuckDBPyConnection, where: str, params: dict[str, Any]) -> None:
+    """Deletes the events and visits ``where`` picks, recording the hours of the events as the
+    store's upkeep does."""
+    found = con.execute(f"SELECT time FROM events WHERE {where}", params).fetchall()
+    for table in ("events", "visits"):
+        con.execute(f"DELETE FROM {table} WHERE {where}", params)
+    CHANGES[0].record(hours_of([SITE] * len(found), [int(r[0]) for r in found]))
 
 
 def _load(con: duckdb.DuckDBPyConnection, rows: list[Event], first_id: int) -> None:
@@ -58,12 +78,15 @@ def _load(con: duckdb.DuckDBPyConnection, rows: list[Event], first_id: int) -> N
     )
     con.execute("DELETE FROM store_state")
     con.execute("INSERT INTO store_state SELECT 'watermark', coalesce(max(id), 0) FROM events")
+    times = columns["time"] + columns["start"]
+    CHANGES[0].record(hours_of([SITE] * len(times), times), removed=False)
 
 
 @pytest.fixture
 def store(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[duckdb.DuckDBPyConnection, list[Event]]]:
     monkeypatch.setattr(counting, "EXACT_BELOW", 1_000)
     rows = with_purchases(helpers.generate(SITE, NOW, 6_000, 24, seed=11), 3)
+    CHANGES[0] = Changes()
     con = duckdb.connect(config={"threads": 2})
     for statement in schema.DUCKDB:
         con.execute(statement)
@@ -79,7 +102,7 @@ def _span(zone: ZoneInfo = ZONE) -> tuple[datetime, datetime]:
 
 def _panel(
     con: duckdb.DuckDBPyConnection,
-    ledger: Ledger,
+    ledger: GoalLedger,
     rules: dict[int, dict[str, Any]] = RULES,
     zone: ZoneInfo = ZONE,
     seen: list[str] | None = None,
@@ -111,7 +134,7 @@ def _agrees(
 
 def _warm(
     con: duckdb.DuckDBPyConnection, rows: list[Event], rules: dict[int, dict[str, Any]] = RULES
-) -> Ledger:
+) -> GoalLedger:
     ledger = Ledger(background=False)
     _agrees(_panel(con, ledger, rules), rows, rules)
     assert len(ledger) == 29 * len(rules)  # every complete day of the 30, for each goal
@@ -219,11 +242,7 @@ def test_an_erased_visitor_leaves_the_kept_days(store: tuple[duckdb.DuckDBPyConn
         if e.path == "/pricing" and e.name == "pageview" and e.time < NOW - timedelta(days=1):
             counts[e.visitor_id] = counts.get(e.visitor_id, 0) + 1
     visitor = max(counts, key=lambda v: counts[v])
-    for table in ("events", "visits"):  # as the store's upkeep erases (store/upkeep.py)
-        con.execute(
-            f"DELETE FROM {table} WHERE site_id = $s AND visitor = $v",
-            {"s": SITE, "v": key_of(SITE, visitor)},
-        )
+    _erased(con, "site_id = $s AND visitor = $v", {"s": SITE, "v": key_of(SITE, visitor)})
     _agrees(_panel(con, ledger), [e for e in rows if e.visitor_id != visitor])
 
 
@@ -231,8 +250,8 @@ def test_an_event_fed_while_a_day_is_read_and_then_erased_is_not_kept_in_it(
     store: tuple[duckdb.DuckDBPyConnection, list[Event]],
 ) -> None:
     """A late event for a kept day makes the next request read that day again; a second late
-    event fed between that request's check and its read, then erased before the next request,
-    leaves the site's count as the check expects: the day kept must not hold it."""
+    event fed between that request's sync and its read, then erased before the next request: the
+    day kept with it is dropped by the erasure's record."""
     con, rows = store
     ledger = _warm(con, rows)
     first = _late(rows, 10, "/pricing", 5)
@@ -242,7 +261,7 @@ def test_an_event_fed_while_a_day_is_read_and_then_erased_is_not_kept_in_it(
 
     def run(sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
         answer = con.cursor().execute(sql, params).fetchall()
-        if "store_state" in sql and not fed:  # the check: the second batch arrives right after it
+        if not fed:  # the first read, after the sync: the second batch arrives right after it
             fed.append(True)
             _load(con, second, 20_000_000)
         return answer
@@ -251,11 +270,12 @@ def test_an_event_fed_while_a_day_is_read_and_then_erased_is_not_kept_in_it(
     days = Days(ledger, ZONE, NOW)
     goals.breakdown(run, DUCKDB, SITE, _span(), Filters(), chosen, queries.Page(limit=100), days)
     assert fed
-    for table in ("events", "visits"):  # the erasure, as the store's upkeep applies it
-        con.execute(
-            f"DELETE FROM {table} WHERE site_id = $s AND list_contains($v, visitor)",
-            {"s": SITE, "v": [key_of(SITE, e.visitor_id) for e in second]},
-        )
+    # the erasure, as the store's upkeep applies it
+    _erased(
+        con,
+        "site_id = $s AND list_contains($v, visitor)",
+        {"s": SITE, "v": [key_of(SITE, e.visitor_id) for e in second]},
+    )
     _agrees(_panel(con, ledger), rows + first)
 
 
@@ -264,6 +284,7 @@ def test_a_retention_cut_leaves_the_kept_days(store: tuple[duckdb.DuckDBPyConnec
     ledger = _warm(con, rows)
     cut = NOW - timedelta(days=12)
     con.execute("DELETE FROM events WHERE site_id = $s AND time < $t", {"s": SITE, "t": micros(cut)})
+    CHANGES[0].record({SITE: [(EVERYTHING[0], micros(cut))]})
     _agrees(_panel(con, ledger), [e for e in rows if e.time >= cut])
 
 
@@ -273,14 +294,15 @@ def test_a_deleted_site_whose_id_comes_back_counts_the_new_sites_events(
     con, rows = store
     ledger = _warm(con, rows)
     con.execute("DELETE FROM events WHERE site_id = $s", {"s": SITE})  # the upkeep's purge
+    CHANGES[0].record({SITE: [EVERYTHING]})
     other = with_purchases(helpers.generate(SITE, NOW, 5_000, 24, seed=12), 4)
     _load(con, other, 10_000_000)
     _agrees(_panel(con, ledger), other)
 
 
 def test_a_rebuilt_store_is_read_again(store: tuple[duckdb.DuckDBPyConnection, list[Event]]) -> None:
-    """Rebuilt from a log that kept fewer events (with their ids): first half way through (the
-    watermark behind the kept days'), then whole."""
+    """Rebuilt from a log that kept fewer events (with their ids): first half way through, then
+    whole."""
     con, rows = store
     ledger = _warm(con, rows)
     gone = sorted({e.visitor_id for e in rows})[::5]
@@ -288,12 +310,13 @@ def test_a_rebuilt_store_is_read_again(store: tuple[duckdb.DuckDBPyConnection, l
     cut = micros(NOW - timedelta(days=8))
     con.execute("CREATE TABLE old AS SELECT * FROM events WHERE NOT list_contains($k, visitor)", {"k": keys})
     con.execute("DELETE FROM events")
+    CHANGES[0].record(None)
     con.execute("INSERT INTO events SELECT * FROM old WHERE time < $c", {"c": cut})
-    con.execute("UPDATE store_state SET value = (SELECT max(id) FROM events)")  # below the basis's
+    CHANGES[0].record({SITE: [(EVERYTHING[0], cut)]}, removed=False)
     kept = [e for e in rows if e.visitor_id not in set(gone)]
     _agrees(_panel(con, ledger), [e for e in kept if micros(e.time) < cut])
     con.execute("INSERT INTO events SELECT * FROM old WHERE time >= $c", {"c": cut})
-    con.execute("UPDATE store_state SET value = $n", {"n": len(rows)})
+    CHANGES[0].record({SITE: [(cut, EVERYTHING[1])]}, removed=False)
     _agrees(_panel(con, ledger), kept)
 
 
@@ -360,12 +383,13 @@ def test_a_smaller_bitmap_of_a_kept_day_never_replaces_a_bigger_one() -> None:
     rule = goal_days.rule_of(Goal(1, "A", "page", "exact", "/x"))
     big = goal_bitmaps.Piece([3], [None], [0b1011 << 100], 1 << 19)
     small = goal_bitmaps.Piece([3], [None], [0b11], 1 << 18)
-    ledger.keep(SITE, (0, 1), [rule], (5, 9), big)
-    ledger.keep(SITE, (0, 1), [rule], (5, 9), small)
-    kept = ledger.get(SITE, (0, 1), rule, 1 << 18)
+    seen = ledger.kept.sync(SITE)
+    ledger.keep(SITE, (0, 1), [rule], seen, big)
+    ledger.keep(SITE, (0, 1), [rule], seen, small)
+    kept = ledger.get(SITE, (0, 1), rule, 1 << 18, seen)
     assert kept is not None
     assert kept.size == 1 << 19
-    assert ledger.get(SITE, (0, 1), rule, 1 << 20) is None
+    assert ledger.get(SITE, (0, 1), rule, 1 << 20, seen) is None
 
 
 def test_a_panel_whose_days_are_being_read_for_a_longer_one_reads_none_again(

@@ -6,16 +6,19 @@ visitor's erasure, a deleted site, a rebuilt store and requests for an older mom
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 
 import duckdb
 import pytest
 
 from sightline.reports import realtime
-from sightline.reports.realtime import Ledger, plain
+from sightline.reports.kept import Kept
+from sightline.reports.realtime import Ledger as RealtimeLedger
+from sightline.reports.realtime import plain
 from sightline.reports.service import REALTIME_MINUTES, REALTIME_WINDOW
 from sightline.store import schema
+from sightline.store.changes import EVERYTHING, Changes, hours_of
 from sightline.store.dialects import CLICKHOUSE, DUCKDB
 from sightline.store.epoch import micros
 from tests.reports.logged import logged_run
@@ -23,10 +26,17 @@ from tests.reports.logged import logged_run
 SITE = 1
 START = datetime(2026, 11, 20, 12, 0, 0, 250_000, tzinfo=UTC)
 PATHS = ("/", "/docs", "/pricing", "/blog/a", "/blog/b")
+CHANGES = [Changes()]  # the store's change records, new for each test (``store`` fixture)
+
+
+def Ledger() -> RealtimeLedger:
+    """Realtime figures in a layer of kept figures dropped by the test store's records."""
+    return RealtimeLedger(Kept(lambda site, after: CHANGES[0].since(site, after)))
 
 
 class Store:
-    """A DuckDB store fed the way the feed feeds: ids in order, the watermark with them."""
+    """A DuckDB store fed the way the feed feeds: ids in order, the watermark with them, each write
+    recorded as the store records it (``store.changes``)."""
 
     def __init__(self) -> None:
         self.con = duckdb.connect(config={"threads": 2})
@@ -48,6 +58,13 @@ class Store:
             self.next_id += 1
         mark = {"w": self.next_id - 1}
         self.con.execute("UPDATE store_state SET value = $w WHERE name = 'watermark'", mark)
+        fed = hours_of([r[0] for r in rows], [micros(r[1]) for r in rows])
+        CHANGES[0].record(fed, removed=False, watermark=self.next_id - 1)
+
+    def delete(self, where: str, params: Mapping[str, object], site: int = SITE) -> None:
+        """Events deleted (an erasure, a retention cut, a deleted site), recorded."""
+        self.con.execute(f"DELETE FROM events WHERE {where}", dict(params))
+        CHANGES[0].record({site: [EVERYTHING]})
 
     def traffic(self, now: datetime, count: int, back: timedelta = timedelta(seconds=30)) -> None:
         """``count`` events of 40 visitors in the ``back`` before ``now``, a few on another site."""
@@ -65,6 +82,7 @@ class Store:
 
 @pytest.fixture
 def store() -> Iterator[Store]:
+    CHANGES[0] = Changes()
     made = Store()
     yield made
     made.con.close()
@@ -75,7 +93,9 @@ def _args(now: datetime) -> tuple[tuple[datetime, datetime], datetime, int]:
     return (now - REALTIME_WINDOW, now + timedelta(minutes=1)), first, REALTIME_MINUTES
 
 
-def _both(store: Store, ledger: Ledger, now: datetime, seen: list[str] | None = None) -> realtime.Answer:
+def _both(
+    store: Store, ledger: RealtimeLedger, now: datetime, seen: list[str] | None = None
+) -> realtime.Answer:
     run = logged_run(store.con, seen) if seen is not None else store.run
     window, first, minutes = _args(now)
     got = ledger.answer(run, DUCKDB, SITE, window, first, minutes)
@@ -133,12 +153,12 @@ def test_an_erased_visitor_and_a_deleted_site_leave_the_figures(store: Store) ->
     ledger = Ledger()
     store.traffic(START, 300)
     _both(store, ledger, START)
-    store.con.execute("DELETE FROM events WHERE site_id = $s AND visitor = 5", {"s": SITE})
+    store.delete("site_id = $s AND visitor = 5", {"s": SITE})
     _both(store, ledger, START + timedelta(seconds=1))
     cut = {"s": SITE, "t": micros(START) - 10**7}
-    store.con.execute("DELETE FROM events WHERE site_id = $s AND time < $t", cut)
+    store.delete("site_id = $s AND time < $t", cut)
     got = _both(store, ledger, START + timedelta(seconds=2))
-    store.con.execute("DELETE FROM events WHERE site_id = $s", {"s": SITE})
+    store.delete("site_id = $s", {"s": SITE})
     assert _both(store, ledger, START + timedelta(seconds=3)).visitors == 0
     assert got.visitors > 0
 
@@ -148,6 +168,7 @@ def test_a_rebuilt_store_is_read_again(store: Store) -> None:
     store.traffic(START, 300)
     _both(store, ledger, START)
     store.con.execute("DELETE FROM events")
+    CHANGES[0].record(None)  # a rebuild
     store.next_id = 1
     store.traffic(START, 20)
     assert store.run("SELECT value FROM store_state", {})[0][0] == 20

@@ -12,6 +12,7 @@ import pytest
 from sightline.reports import counting, queries, tables, timeseries
 from sightline.reports.filters import Filters
 from sightline.store import schema
+from sightline.store.changes import Changes
 from sightline.store.dialects import DUCKDB
 from sightline.store.feed import key_of, micros
 from sightline.store.kept import Kept
@@ -89,7 +90,7 @@ def test_reports_under_an_event_filter_read_one_kept_selection_and_count_as_with
     con = _store()
     span = (DAY, DAY + timedelta(days=1))
     only = Filters(page="/pricing")
-    kept = Kept(con.cursor)
+    kept = Kept(con.cursor, Changes())
     seen: list[str] = []
     asked: list[str] = []
 
@@ -97,9 +98,9 @@ def test_reports_under_an_event_filter_read_one_kept_selection_and_count_as_with
         def __call__(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
             return logged_run(con, seen)(sql, params)
 
-        def keep(self, sql: str, params: dict[str, Any]) -> str | None:
+        def keep(self, sql: str, params: dict[str, Any], site_id: int | None = None) -> str | None:
             asked.append(sql)
-            return kept.keep(sql, params)
+            return kept.keep(sql, params, site_id)
 
     def every(run: queries.Run) -> list[Any]:
         return [

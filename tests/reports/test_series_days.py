@@ -1,5 +1,6 @@
-"""A big period's time series keeps its ended spans between requests, with the same figures as
-reading them, and reads a span again once an event in its window was fed or events were deleted."""
+"""A big period's time series keeps its ended spans between requests (``reports.kept``), with the
+same figures as reading them, and reads a span again once the store recorded a write touching it
+(``store.changes``: here recorded by hand for the rows the tests write)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ import pytest
 
 from sightline.reports import counting, queries, series_days, tables, timeseries
 from sightline.reports.filters import IS_NOT, Filter, Filters
+from sightline.reports.kept import Kept as Layer
 from sightline.reports.queries import Span
 from sightline.store import schema
+from sightline.store.changes import Changes, hours_of
 from sightline.store.dialects import DUCKDB
 from sightline.store.feed import micros
 from sightline.store.kept import Kept
@@ -60,9 +63,21 @@ def _visits(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
-def _series(
-    con: duckdb.DuckDBPyConnection, ledger: series_days.Ledger | None, seen: list[str]
-) -> list[dict[str, int]]:
+def _layer() -> tuple[Layer, Changes]:
+    changes = Changes()
+    return Layer(changes.since), changes
+
+
+def _wrote(con: duckdb.DuckDBPyConnection, changes: Changes, where: str) -> None:
+    """Records a write of the events ``where`` picks, as the store records its writes: the hours
+    of the events and of their visits' starts."""
+    rows = con.execute(
+        f"SELECT time FROM events WHERE {where} UNION ALL SELECT visit_start FROM events WHERE {where}"
+    ).fetchall()
+    changes.record(hours_of([SITE] * len(rows), [int(r[0]) for r in rows]))
+
+
+def _series(con: duckdb.DuckDBPyConnection, ledger: Layer | None, seen: list[str]) -> list[dict[str, int]]:
     return timeseries.series(logged_run(con, seen), DUCKDB, SITE, SPANS, Filters(), ledger)
 
 
@@ -72,7 +87,7 @@ def _reads_visits(seen: list[str]) -> int:
 
 
 def test_ended_spans_are_kept_with_the_figures_reading_them_gives(con: duckdb.DuckDBPyConnection) -> None:
-    ledger = series_days.Ledger()
+    ledger, _ = _layer()
     plain = _series(con, None, [])
     first: list[str] = []
     assert _series(con, ledger, first) == plain
@@ -85,8 +100,10 @@ def test_ended_spans_are_kept_with_the_figures_reading_them_gives(con: duckdb.Du
     assert plain[0]["pageviews"] == 3 * VISITORS // DAYS
 
 
-def test_an_event_fed_into_a_kept_spans_window_makes_it_read_again(con: duckdb.DuckDBPyConnection) -> None:
-    ledger = series_days.Ledger()
+def test_an_event_fed_into_a_kept_span_makes_that_span_alone_read_again(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    ledger, changes = _layer()
     _series(con, ledger, [])
     # A late pageview of visit 1 (day 0), fed after the spans were kept.
     con.execute(
@@ -96,17 +113,22 @@ def test_an_event_fed_into_a_kept_spans_window_makes_it_read_again(con: duckdb.D
         {"minute": MINUTE},
     )
     _visits(con)
+    _wrote(con, changes, "id = (SELECT max(id) FROM events)")
     seen: list[str] = []
     figures = _series(con, ledger, seen)
     assert figures == _series(con, None, [])
     assert figures[0]["pageviews"] == 3 * VISITORS // DAYS + 1
-    assert _reads_visits(seen) == 1  # days 0 to 2 again (the event's window), in one run
+    assert _reads_visits(seen) == 1  # day 0 again
     assert len(ledger) == DAYS
+    seen = []
+    assert _series(con, ledger, seen) == figures
+    assert _reads_visits(seen) == 0
 
 
-def test_deleted_events_make_every_span_of_the_site_read_again(con: duckdb.DuckDBPyConnection) -> None:
-    ledger = series_days.Ledger()
+def test_deleted_events_make_the_spans_they_were_in_read_again(con: duckdb.DuckDBPyConnection) -> None:
+    ledger, changes = _layer()
     _series(con, ledger, [])
+    _wrote(con, changes, "visit = 2")  # recorded before: the rows are gone after
     con.execute("DELETE FROM events WHERE visit = 2")
     _visits(con)
     seen: list[str] = []
@@ -115,8 +137,18 @@ def test_deleted_events_make_every_span_of_the_site_read_again(con: duckdb.DuckD
     assert figures[1]["visits"] == VISITORS // DAYS - 1
 
 
-def test_a_span_still_going_on_is_read_at_every_request(con: duckdb.DuckDBPyConnection) -> None:
-    ledger = series_days.Ledger()
+def test_a_write_unrecorded_leaves_a_kept_span_as_it_was(con: duckdb.DuckDBPyConnection) -> None:
+    """What the drop rests on: a write the store did not record is not seen (the test above
+    fails without its record)."""
+    ledger, _ = _layer()
+    kept = _series(con, ledger, [])
+    con.execute("DELETE FROM events WHERE visit = 2")
+    _visits(con)
+    assert _series(con, ledger, []) == kept != _series(con, None, [])
+
+
+def test_a_span_still_going_on_is_read_at_every_request() -> None:
+    ledger, _ = _layer()
     now = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
     spans = [(now - timedelta(hours=3 - i), now - timedelta(hours=2 - i)) for i in range(3)]
     spans[-1] = (spans[-1][0], now + timedelta(hours=1))  # this hour, until its end
@@ -126,39 +158,52 @@ def test_a_span_still_going_on_is_read_at_every_request(con: duckdb.DuckDBPyConn
         asked.append(len(part))
         return [{"visits": micros(a)} for a, _ in part]
 
-    first = ledger.series(logged_run(con, []), SITE, spans, "counted", read)
-    assert ledger.series(logged_run(con, []), SITE, spans, "counted", read) == first
+    first = series_days.series(ledger, SITE, spans, "counted", read)
+    assert series_days.series(ledger, SITE, spans, "counted", read) == first
     assert asked == [3, 1]  # every span, then the one still going on
     assert len(ledger) == 2
 
 
-def test_spans_read_while_the_store_was_written_are_not_kept(con: duckdb.DuckDBPyConnection) -> None:
-    ledger = series_days.Ledger()
+def test_a_span_written_while_it_was_read_is_read_again_at_the_next_request() -> None:
+    ledger, changes = _layer()
+    asked: list[int] = []
 
     def read(part: Sequence[Span]) -> list[dict[str, int]]:
-        con.execute("UPDATE store_state SET value = value + 1 WHERE name = 'watermark'")  # a feed step
+        asked.append(len(part))
+        if len(asked) == 1:  # a feed step of day 2 commits while the first request reads
+            changes.record({SITE: [(micros(SPANS[2][0]), micros(SPANS[2][0]) + 1)]}, removed=False)
         return [{"visits": 1} for _ in part]
 
-    assert len(ledger.series(logged_run(con, []), SITE, SPANS, "counted", read)) == DAYS
-    assert len(ledger) == 0
+    series_days.series(ledger, SITE, SPANS, "counted", read)
+    series_days.series(ledger, SITE, SPANS, "counted", read)
+    assert asked == [DAYS, 1]
 
 
-def test_a_store_holding_ids_above_its_watermark_keeps_its_spans(con: duckdb.DuckDBPyConnection) -> None:
-    con.execute("DELETE FROM store_state")  # as the benchmarks' generated store: no watermark
-    ledger = series_days.Ledger()
-    plain = _series(con, None, [])
-    assert _series(con, ledger, []) == plain
-    seen: list[str] = []
-    assert _series(con, ledger, seen) == plain
-    assert _reads_visits(seen) == 0
+def test_a_write_of_another_site_or_time_leaves_the_spans_and_a_new_store_process_drops_them() -> None:
+    changes = Changes()
+    ledger = Layer(lambda site, after: changes.since(site, after))
+    asked: list[int] = []
+
+    def read(part: Sequence[Span]) -> list[dict[str, int]]:
+        asked.append(len(part))
+        return [{"visits": 1} for _ in part]
+
+    series_days.series(ledger, SITE, SPANS, "counted", read)
+    changes.record({SITE + 1: [(micros(SPANS[0][0]), micros(SPANS[-1][1]))]})
+    changes.record({SITE: [(micros(SPANS[-1][1]), micros(SPANS[-1][1]) + 1)]}, removed=False)
+    series_days.series(ledger, SITE, SPANS, "counted", read)
+    assert asked == [DAYS]
+    changes = Changes()  # the store process started again: numbers start again
+    series_days.series(ledger, SITE, SPANS, "counted", read)
+    assert asked == [DAYS, DAYS]
 
 
 def test_the_pages_table_ranks_by_kept_day_counts_as_by_reading_them(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("UPDATE events SET path = '/p/' || (visit % 7) WHERE id % 3 = 0")  # seven more pages
-    ledger = series_days.Ledger()
+    ledger, changes = _layer()
     whole = (SPANS[0][0], SPANS[-1][1])
 
-    def pages(kept: series_days.Ledger | None, seen: list[str], page: queries.Page) -> object:
+    def pages(kept: Layer | None, seen: list[str], page: queries.Page) -> object:
         return tables.breakdown(
             logged_run(con, seen),
             DUCKDB,
@@ -178,13 +223,14 @@ def test_the_pages_table_ranks_by_kept_day_counts_as_by_reading_them(con: duckdb
     seen: list[str] = []
     assert pages(ledger, seen, queries.Page(5)) == pages(None, [], queries.Page(5))
     assert not any("GROUP BY i, path" in sql or "GROUP BY path" in sql for sql in seen)
-    # A pageview of /p/6 fed for visit 4's day: that day and its neighbours are read again.
+    # A pageview of /p/6 fed for visit 4's day: that day is read again.
     con.execute(
         "INSERT INTO events SELECT site_id, time + 1, (SELECT max(id) + 1 FROM events), visitor, visit, "
         "name, '/p/6', props, visit_start, source, utm_source, utm_medium, utm_campaign, browser, os, "
         "device, country, region, city FROM events WHERE visit = 4 LIMIT 1"
     )
     _visits(con)
+    _wrote(con, changes, "id = (SELECT max(id) FROM events)")
     seen = []
     assert pages(ledger, seen, queries.Page(10)) == pages(None, [], queries.Page(10))
     assert any("GROUP BY i, path" in sql for sql in seen)
@@ -220,11 +266,11 @@ def test_a_filtered_pages_table_ranks_by_day_counts_of_the_visits_started_each_d
     # The last pageview of the visits of 23:00 two hours later: it falls in the next day.
     con.execute("UPDATE events SET time = time + 7200000000 WHERE id % 3 = 0 AND visit % 24 = 0")
     _visits(con)
-    ledger = series_days.Ledger()
+    ledger, changes = _layer()
     whole = (SPANS[0][0], SPANS[-1][1])
-    selections = Kept(con.cursor)
+    selections = Kept(con.cursor, changes)
 
-    def pages(kept: series_days.Ledger | None, seen: list[str], page: queries.Page) -> object:
+    def pages(kept: Layer | None, seen: list[str], page: queries.Page) -> object:
         run = _KeptRun(con, seen, selections) if keeps else logged_run(con, seen)
         return tables.breakdown(
             run, DUCKDB, SITE, whole, filters, "page", "pageviews", page, None, kept, SPANS
@@ -250,7 +296,7 @@ def test_a_filtered_pages_table_ranks_by_day_counts_of_the_visits_started_each_d
         "os, device, country, region, city FROM events WHERE visit = 7 LIMIT 1"
     )
     _visits(con)
-    selections.changed()  # as the store does after every write
+    _wrote(con, changes, "visit = 7")  # as the store records its writes
     seen = []
     again = pages(ledger, seen, queries.Page(10))
     assert again == pages(None, [], queries.Page(10))
@@ -276,7 +322,7 @@ def test_a_filtered_pages_tables_day_counts_follow_its_visits_start_not_its_even
         "pageviews",
         queries.Page(10),
         None,
-        series_days.Ledger(),
+        _layer()[0],
         SPANS[-1:],
     )
     assert {row["value"]: row["pageviews"] for row in rows} == {"/pricing": 500, "/": 1000}

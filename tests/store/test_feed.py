@@ -234,7 +234,7 @@ def test_a_batch_cut_short_is_written_again_without_doubling_anything(
     original = engine.write
     calls = Counter[str]()
 
-    def failing(after: int, last: int, event_rows: pa.Table, visit_rows: pa.Table) -> None:
+    def failing(after: int, last: int, event_rows: pa.Table, visit_rows: pa.Table, changed: Any) -> None:
         calls["write"] += 1
         if calls["write"] == 3:
             if isinstance(engine, ClickHouse):  # some tables arrive, then the process "dies"
@@ -250,7 +250,7 @@ def test_a_batch_cut_short_is_written_again_without_doubling_anything(
                         table, written[table], settings={"insert_deduplication_token": token}
                     )
             raise CutShortError
-        original(after, last, event_rows, visit_rows)
+        original(after, last, event_rows, visit_rows, changed)
 
     engine.write = failing  # type: ignore[method-assign,assignment]
     feeder = Feeder(db, engine, batch=60, backlog=90)

@@ -1,5 +1,6 @@
-"""Selections the embedded store keeps for the reports: reused while nothing is written, read again
-after any write (a fed batch, an erasure), dropped after their grace, bounded in number."""
+"""Selections the embedded store keeps for the reports: reused while nothing is written to their
+site, read again after a write recorded for it (a fed batch, an erasure; ``store.changes``),
+dropped after their grace, bounded in number."""
 
 from __future__ import annotations
 
@@ -57,8 +58,18 @@ def test_a_fed_batch_makes_the_next_ask_read_the_store_again(store: Embedded) ->
     first = store.keep(SELECTION, {"site": 1})
     empty_events = store._con.sql("SELECT * FROM events LIMIT 0").to_arrow_table()
     empty_visits = store._con.sql("SELECT * FROM visits LIMIT 0").to_arrow_table()
-    store.write(0, 5, empty_events, empty_visits)
+    store.write(0, 5, empty_events, empty_visits, {1: [(0, 1)]})
     assert store.keep(SELECTION, {"site": 1}) != first
+
+
+def test_a_batch_fed_for_another_site_leaves_the_selection_as_it_is(store: Embedded) -> None:
+    first = store.keep(SELECTION, {"site": 1}, 1)
+    empty_events = store._con.sql("SELECT * FROM events LIMIT 0").to_arrow_table()
+    empty_visits = store._con.sql("SELECT * FROM visits LIMIT 0").to_arrow_table()
+    store.write(0, 5, empty_events, empty_visits, {2: [(0, 1)]})
+    assert store.keep(SELECTION, {"site": 1}, 1) == first
+    store.write(5, 6, empty_events, empty_visits, {1: [(0, 1)]})
+    assert store.keep(SELECTION, {"site": 1}, 1) != first
 
 
 def test_a_replaced_table_stays_for_its_grace_and_is_dropped_after_it(
@@ -125,6 +136,7 @@ def test_an_ask_while_a_write_is_under_way_waits_for_it_and_reads_the_store_agai
         asking.join(timeout=0.3)
         assert asking.is_alive()
         assert names == []
+        store.changes.record({1: [(0, 1)]})  # its record, made before the write ends
     asking.join()
     assert names != [first]
     assert names[0] is not None

@@ -72,7 +72,7 @@ def test_a_request_that_keeps_failing_is_named_with_the_servers_answer(store: Cl
     store.execute("DROP TABLE events")
     events = pa.table({"site_id": pa.array([1], pa.uint32())})
     with pytest.raises(wire.RequestFailedError) as failed:
-        store.write(0, 1, events, pa.table({"site_id": pa.array([], pa.uint32())}))
+        store.write(0, 1, events, pa.table({"site_id": pa.array([], pa.uint32())}), {})
     message = str(failed.value)
     assert message.startswith(
         "ClickHouse request failed (insert 1 rows into events (batch 0-1), 1 tries): Code: 60."

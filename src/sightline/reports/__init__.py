@@ -2,9 +2,10 @@
 
 ``queries`` holds every report's SQL, written once for both store engines; ``period`` turns ranges
 into UTC spans in the site's time zone; ``params`` checks the API's query parameters; ``service``
-runs the queries for the console and shapes the answers; ``realtime`` keeps the realtime report's
-last 30 minutes between requests (``goal_days`` the Goals panel's past days, ``series_days`` the
-time series' and tables' ended days; ``per_store`` gives each store its own). ``filters`` are the
+runs the queries for the console and shapes the answers; ``kept`` is the one layer of figures kept
+between requests, dropped by the store's record of each write (``goal_days`` keeps the Goals
+panel's past days in it, ``series_days`` and ``table_days`` the time series' and tables' ended
+days; ``realtime`` the realtime report's last 30 minutes beside it). ``filters`` are the
 report filters, ``rules`` and ``steps`` the conditions on events of goals and steps, ``goals`` the
 Goals panel; ``funnels``, ``retention`` and ``journeys`` the conversion reports (``conversions``
 shapes them); ``saved`` keeps saved funnels and segments; ``autocapture`` the reports of the SDK's

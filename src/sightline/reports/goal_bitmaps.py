@@ -346,24 +346,21 @@ def pieces(
     wanted: Sequence[int],
     goals: Sequence[Goal],
     own: int,
-    upto: int | None = None,
 ) -> dict[int, Piece] | None:
-    """The figures of the pieces ``wanted`` (indexes into ``bounds``), with bitmaps of ``own`` bits,
-    of the events fed up to the id ``upto`` (all without); None when one piece's classes would need
-    more than ``MAX_TOTAL`` bits (count exactly then)."""
+    """The figures of the pieces ``wanted`` (indexes into ``bounds``), with bitmaps of ``own`` bits;
+    None when one piece's classes would need more than ``MAX_TOTAL`` bits (count exactly then)."""
     index = index_of(bounds)
     out: dict[int, Piece] = {}
     per_query = max(1, MAX_TOTAL // max(1, _groups(goals) * own))
     for first, last in _runs(wanted, per_query):
         q = Query(d, site_id, _span(bounds, first, last), Filters())
-        q.upto = upto
         branches, masks = _branches(q, goals, amounts=True), _masks(q, goals)
         amounts = len(branches[0].amounts)
         found = _read(run(_tally(q, branches, masks, own, index), q.p.values), goals, len(masks), amounts)
         page_classes = {s for *_, s in found.keys[0]}
         if len(page_classes) * own > MAX_TOTAL:
             return None
-        visited = _visited(run, d, site_id, bounds, (first, last), goals, found, own, index, upto)
+        visited = _visited(run, d, site_id, bounds, (first, last), goals, found, own, index)
         for day in range(first, last + 1):
             bits = visited.get(day, [0] * len(goals))
             for mask, bitmap in found.bitmaps.get(day, []):
@@ -397,7 +394,6 @@ def _visited(
     found: _Tally,
     own: int,
     index: str,
-    upto: int | None,
 ) -> dict[int, list[int]]:
     """Per piece, each page goal's bitmap of visitors (0 for the others), from the reach pass's
     bitmap of ``own`` bits per piece and class; in queries of at most ``MAX_TOTAL`` bits."""
@@ -414,7 +410,6 @@ def _visited(
     for first in range(pieces[0], pieces[1] + 1, step):
         last = min(pieces[1], first + step - 1)
         q = Query(d, site_id, _span(bounds, first, last), Filters())
-        q.upto = upto
         branches = _branches(q, goals, amounts=False)
         # Each class's bitmap starts at its offset, which the join brings; each piece's after the last's.
         offsets = [[(*key, s * own) for *key, s in found.keys[0]], []]

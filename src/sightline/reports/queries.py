@@ -46,7 +46,7 @@ VISIT_COLUMNS = {
 VIEWED = f"name = '{PAGEVIEW}'"
 # Filters on attributes every event's row carries as its visit has them (``Query.by_rows``).
 ROW_FILTERS = frozenset(VISIT_FILTERS) - {"entry_page", "exit_page"}
-Keep = Callable[[str, dict[str, Any]], "str | None"]  # a store's ``keep`` (``Runner``)
+Keep = Callable[[str, dict[str, Any], int], "str | None"]  # a store's ``keep`` (``Runner``)
 # The columns of a selected visit that the summary and time series read (``Query.keep``).
 KEPT = "site_id, visit, visitor, start, last, pageviews, events"
 MAX_RANGES = 64  # stretches of time read for the events of visits crossing an edge; more: one
@@ -63,7 +63,6 @@ class Query:
         self.last: int | None = None  # the last event of the span's visits (``bound``)
         self.kept: str | None = None  # a table of the selected visits' rows in the store (``keep``)
         self.moved: list[int] | None = None  # visits whose events' rows may be stale (``by_rows``)
-        self.upto: int | None = None  # only events fed up to this id (a kept read's snapshot)
         self.site = self.p.bind(site_id)
         self.a = self.p.bind(micros(span[0]))
         self.b = self.p.bind(micros(span[1]))
@@ -118,7 +117,7 @@ class Query:
         self.bound(run)
         s = Query(self.d, self.site_id, self.span, self.filters)
         s.last = self.last
-        self.kept = keep(f"SELECT {KEPT} FROM {self.d.visits} WHERE {s.selected()}", s.p.values)
+        self.kept = keep(f"SELECT {KEPT} FROM {self.d.visits} WHERE {s.selected()}", s.p.values, self.site_id)
 
     def _rule(self, rule: Filter) -> str:
         """One filter as a condition on the visits table."""
@@ -198,8 +197,6 @@ class Query:
 
     def events(self, *extra: str) -> str:
         """The span's events; with filters, every event of the selected visits."""
-        if self.upto is not None:
-            extra = (*extra, f"id <= {self.bind(self.upto)}")
         if not self.filters:
             return " AND ".join([f"site_id = {self.site}", f"time >= {self.a}", f"time < {self.b}", *extra])
         if self.moved is not None:

@@ -4,20 +4,22 @@ event of the window (at 2 million recent events the two plain queries cost the s
 about 170 ms of CPU per request, on the cores ingest runs on: docs/performance.md).
 
 What is kept per site is derived from the store's events with a time from ``horizon`` (a minute's
-start) on and an id up to ``watermark`` (the store's, read in the same query), and is exact:
+start) on and an id up to ``watermark``, and is exact:
 
 - per minute: its distinct visitors (a set of visitor keys), events and pageviews;
 - per second: pageviews (the window's count, with its first part-second read at each request);
 - per visitor: the time of its latest event; per page and visitor: the time of its latest
   pageview (the window's visitors and pages are those whose latest time is in it).
 
-Each request runs one statement (one snapshot): the store's watermark, the count of the site's
-events from ``horizon`` up to the kept watermark (equal to the kept count unless events were
-deleted: a visitor's erasure, a retention cut, a deleted site: then everything is read again),
-and the site's events fed since (ids above the kept watermark: the feed stores ids in order, so a
-late event for a past minute has a newer id than any the store held). A watermark below the kept
-one means the store was rebuilt: everything is read again. A request for an older moment than
-the kept state was cut to (the spike alert's own clock) is answered by the plain queries.
+It is a running sum, not a figure of a span, so it is kept beside the one layer of kept figures
+(``reports.kept``) and dropped by the same signal: each request asks the layer's ``sync`` for the
+site, which answers the store's watermark at its latest feed step and the site's latest change
+that deleted or replaced rows (an erasure, a retention cut, a deleted site, the self-check's
+refill, a rebuild; ``store.changes``). After such a change, or in another epoch of the store
+process, everything is read again; otherwise the request folds in the site's events fed since
+(ids above the kept watermark up to the one answered: the log's positions never go back, so an
+event fed later, a late one included, has a larger id). A request for an older moment than the
+kept state was cut to (the spike alert's own clock) is answered by the plain queries.
 
 Only the embedded DuckDB store keeps it (its queries run on the cores ingest uses); on ClickHouse
 the plain queries answer. It lives in the server's memory: at most ``MAX_SITES`` sites and
@@ -31,13 +33,14 @@ from __future__ import annotations
 import heapq
 import threading
 import time
+import weakref
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from sightline.reports import queries
-from sightline.reports.per_store import PerStore
+from sightline.reports.kept import Kept, Seen, kept_of
 from sightline.reports.queries import Run
 from sightline.store.dialects import Dialect
 from sightline.store.epoch import micros
@@ -71,13 +74,13 @@ class _Minute:
 class _Site:
     horizon: int  # the earliest minute kept (µs): events before it are not
     watermark: int = 0  # the store's watermark the kept figures were read up to
-    total: int = 0  # the site's events in the store at that watermark (all times)
+    seen: tuple[str, int] = ("", -1)  # the store's epoch and change number they are current at
     pruned: int = 0  # the window start the latest times were last cut to
     newest: int = 0  # the latest event time kept
     edge_pageviews: int = 0  # pageviews in the window's first part-second, read at each request
     minutes: dict[int, _Minute] = field(default_factory=dict)  # minute start (µs) -> its figures
     seconds: Counter[int] = field(default_factory=Counter)  # second (µs // SECOND) -> pageviews
-    seen: dict[int, int] = field(default_factory=dict)  # visitor -> its latest event's time
+    latest: dict[int, int] = field(default_factory=dict)  # visitor -> its latest event's time
     seen_heap: list[tuple[int, int]] = field(default_factory=list)  # (time, visitor), to expire
     pages: dict[str, dict[int, int]] = field(default_factory=dict)  # path -> visitor -> latest time
     pages_heap: list[tuple[int, str, int]] = field(default_factory=list)  # (time, path, visitor)
@@ -92,7 +95,8 @@ class _Site:
 class Ledger:
     """The kept realtime figures of one store's sites, least recently asked first."""
 
-    def __init__(self) -> None:
+    def __init__(self, kept: Kept) -> None:
+        self.kept = kept
         self._sites: OrderedDict[int, _Site] = OrderedDict()
         self._too_big: dict[int, float] = {}
         self._lock = threading.Lock()
@@ -121,12 +125,13 @@ class Ledger:
             if start < site.horizon or since < site.pruned:  # an older moment than kept: not kept
                 return plain(run, d, site_id, window, first, minutes)
             _advance(site, start)
-            if not _read(run, site_id, site, since):
+            seen = self.kept.sync(site_id)
+            if seen.epoch != site.seen[0] or seen.removed > site.seen[1]:  # rows deleted or replaced
                 site = self._restart(site_id, start)
                 with site.lock:
-                    if not _read(run, site_id, site, since):  # changed again meanwhile
-                        return plain(run, d, site_id, window, first, minutes)
+                    _read(run, site_id, site, since, seen)
                     return self._answered(run, d, site_id, site, window, first, minutes)
+            _read(run, site_id, site, since, seen)
             return self._answered(run, d, site_id, site, window, first, minutes)
 
     def _answered(
@@ -190,50 +195,50 @@ def _advance(site: _Site, first: int) -> None:
         del site.seconds[second]
 
 
-def _read(run: Run, site_id: int, site: _Site, since: int) -> bool:
-    """Folds in the site's events fed since the kept watermark; False when the kept figures no
-    longer match the store (events deleted, or the store rebuilt)."""
+def _read(run: Run, site_id: int, site: _Site, since: int, seen: Seen) -> None:
+    """Folds in the site's events fed since the kept watermark, up to the one ``seen`` answered."""
     after = site.watermark
+    upto = max(after, seen.watermark)
     edge = -(-since // SECOND) * SECOND  # the window's first whole second
     rows = run(
-        "WITH mark AS (SELECT coalesce(max(value), 0) AS w FROM store_state WHERE name = 'watermark'), "
-        "fed AS MATERIALIZED (SELECT time, visitor, name, path FROM events WHERE site_id = $site "
-        "AND id > $after AND id <= (SELECT w FROM mark) AND time >= $horizon) "
-        "SELECT 0 AS kind, (SELECT w FROM mark) AS k, NULL::UBIGINT AS visitor, NULL AS path, "
-        "(SELECT count(*) FROM events WHERE site_id = $site) AS t, "
-        "(SELECT count(*) FROM events WHERE site_id = $site AND id > $after AND id <= (SELECT w FROM mark)) "
-        f"AS n, (SELECT count(*) FROM events WHERE site_id = $site AND name = '{PAGEVIEW}' "
-        "AND time >= $since AND time < $edge AND id <= (SELECT w FROM mark)) AS pv "
+        "WITH fed AS MATERIALIZED (SELECT time, visitor, name, path FROM events WHERE site_id = $site "
+        "AND id > $after AND id <= $upto AND time >= $horizon) "
+        "SELECT 0 AS kind, 0 AS k, NULL::UBIGINT AS visitor, NULL AS path, 0 AS t, "
+        f"(SELECT count(*) FROM events WHERE site_id = $site AND name = '{PAGEVIEW}' "
+        "AND time >= $since AND time < $edge AND id <= $upto) AS pv "
         "UNION ALL "
-        f"SELECT 1, time // {MINUTE}, visitor, NULL, max(time), 0, "
+        f"SELECT 1, time // {MINUTE}, visitor, NULL, max(time), "
         f"count(*) FILTER (WHERE name = '{PAGEVIEW}') FROM fed GROUP BY 2, 3 "
         "UNION ALL "
-        f"SELECT 2, time // {SECOND}, NULL, NULL, 0, 0, count(*) FROM fed WHERE name = '{PAGEVIEW}' "
+        f"SELECT 2, time // {SECOND}, NULL, NULL, 0, count(*) FROM fed WHERE name = '{PAGEVIEW}' "
         "GROUP BY 2 "
         "UNION ALL "
-        f"SELECT 3, 0, visitor, path, max(time), 0, 0 FROM fed WHERE name = '{PAGEVIEW}' GROUP BY 3, 4",
-        {"site": site_id, "horizon": site.horizon, "after": after, "since": since, "edge": edge},
+        f"SELECT 3, 0, visitor, path, max(time), 0 FROM fed WHERE name = '{PAGEVIEW}' GROUP BY 3, 4",
+        {
+            "site": site_id,
+            "horizon": site.horizon,
+            "after": after,
+            "upto": upto,
+            "since": since,
+            "edge": edge,
+        },
     )
     head = next(r for r in rows if r[0] == 0)
-    watermark, total, fed = int(head[1]), int(head[4]), int(head[5])
-    # Every event the site had at the kept watermark is still there, unless some were deleted.
-    if watermark < after or total - fed != site.total:
-        return False
-    site.watermark, site.total, site.edge_pageviews = watermark, total, int(head[6])
-    for kind, k, visitor, path, t, _, pv in rows:
+    site.watermark, site.edge_pageviews = upto, int(head[5])
+    site.seen = (seen.epoch, seen.number)
+    for kind, k, visitor, path, t, pv in rows:
         if kind == 1:
             minute = site.minutes.get(k * MINUTE)
             if minute is None:
                 minute = site.minutes[k * MINUTE] = _Minute()
             minute.visitors.add(visitor)
             minute.pageviews += pv
-            _latest(site.seen, site.seen_heap, visitor, t, (t, visitor))
+            _latest(site.latest, site.seen_heap, visitor, t, (t, visitor))
             site.newest = max(site.newest, t)
         elif kind == 2:
             site.seconds[k] += pv
         elif kind == 3:
             _latest(site.pages.setdefault(path, {}), site.pages_heap, visitor, t, (t, path, visitor))
-    return True
 
 
 def _latest(latest: dict[int, int], heap: list[Any], visitor: int, t: int, entry: tuple[Any, ...]) -> None:
@@ -255,13 +260,13 @@ def _figures(site: _Site, since: int, first: int, minutes: int) -> Answer:
             if minute
             else {"visitors": 0, "pageviews": 0}
         )
-    return Answer(len(site.seen), pageviews, [{"value": p, "visitors": n} for n, p in pages], chart)
+    return Answer(len(site.latest), pageviews, [{"value": p, "visitors": n} for n, p in pages], chart)
 
 
 def _expire(site: _Site, since: int) -> None:
     """Forgets the visitors and page views whose latest time is before ``since``."""
     site.pruned = since
-    seen, heap = site.seen, site.seen_heap
+    seen, heap = site.latest, site.seen_heap
     while heap and heap[0][0] < since:
         t, visitor = heapq.heappop(heap)
         if seen.get(visitor) == t:
@@ -283,4 +288,17 @@ def _expire(site: _Site, since: int) -> None:
         heapq.heapify(site.pages_heap)
 
 
-ledger_of = PerStore(Ledger)  # the kept realtime figures of a store (one per running server)
+_ledgers: weakref.WeakKeyDictionary[Kept, Ledger] = weakref.WeakKeyDictionary()
+_ledgers_lock = threading.Lock()
+
+
+def ledger_of(store: object) -> Ledger | None:
+    """The kept realtime figures of ``store`` (None when it keeps no figures: ``kept.kept_of``)."""
+    kept = kept_of(store)
+    if kept is None:
+        return None
+    with _ledgers_lock:
+        ledger = _ledgers.get(kept)
+        if ledger is None:
+            ledger = _ledgers[kept] = Ledger(kept)
+        return ledger

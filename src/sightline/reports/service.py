@@ -27,16 +27,17 @@ from sightline.reports import (
     goals,
     heatmaps,
     queries,
-    series_days,
     tables,
     timeseries,
 )
 from sightline.reports.filters import Filters, Goal
 from sightline.reports.imported import History
+from sightline.reports.kept import kept_of
 from sightline.reports.params import DIMENSIONS, Query
 from sightline.reports.period import REALTIME_MINUTES as REALTIME_MINUTES
 from sightline.reports.period import Period, first_day_of, period_of
 from sightline.reports.realtime import ledger_of as kept_realtime
+from sightline.reports.realtime import plain
 from sightline.sites.service import get_site
 from sightline.storage.types import utcnow
 from sightline.store.dialects import Dialect
@@ -140,7 +141,7 @@ class Report:
 
     def points(self, period: Period, reason: str | None = "unavailable") -> list[dict[str, Any]]:
         spans = period.buckets()
-        kept = series_days.ledger_of(self.store)
+        kept = kept_of(self.store)
         figures = timeseries.series(self.run, self.d, self.site_id, spans, self.filters, kept)
         self.history.add_points(spans, figures, period, reason)
         return [{"time": period.label(a), **present(f)} for (a, _), f in zip(spans, figures, strict=True)]
@@ -182,7 +183,8 @@ class Report:
                 out["viewport"] = self.query.viewport
             return out
         if dimension.dim == "goal":
-            kept = goal_days.Days(goal_days.ledger_of(self.store), self.zone, self.now)
+            ledger = goal_days.ledger_of(self.store)
+            kept = goal_days.Days(ledger, self.zone, self.now) if ledger is not None else None
             found, more = goals.breakdown(
                 self.run, self.d, self.site_id, span, self.filters, self.goals, page, kept
             )
@@ -204,7 +206,7 @@ class Report:
                 dimension.order,
                 page,
                 self.query.name,
-                series_days.ledger_of(self.store),
+                kept_of(self.store),
                 self.period.buckets(),
             )
         shown = [_row(row, dimension.fields, self.query.name is not None) for row in rows]
@@ -313,9 +315,11 @@ def realtime_of(site: Any, store: Store, now: datetime | None = None) -> dict[st
     since = until - REALTIME_WINDOW
     first = until.replace(second=0, microsecond=0) - timedelta(minutes=REALTIME_MINUTES - 1)
     window = (since, until + timedelta(minutes=1))
-    found = kept_realtime(store).answer(
-        store.query, store.dialect, int(site["id"]), window, first, REALTIME_MINUTES
-    )
+    kept = kept_realtime(store)
+    if kept is not None:
+        found = kept.answer(store.query, store.dialect, int(site["id"]), window, first, REALTIME_MINUTES)
+    else:
+        found = plain(store.query, store.dialect, int(site["id"]), window, first, REALTIME_MINUTES)
     return {
         "site_id": int(site["id"]),
         "window_seconds": int(REALTIME_WINDOW.total_seconds()),

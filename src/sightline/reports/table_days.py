@@ -1,21 +1,22 @@
-"""The pages and custom events tables ranked by counts kept per ended day (``series_days.Ledger``).
+"""The pages and custom events tables ranked by counts kept per ended day (``series_days``).
 
 A table of a big period ranks its values by a plain count (pageviews, events) and then counts the
 unique visitors of the shown values only (``tables``). The ranking is a sum over the period's days,
-so each ended day's count per value is kept between requests, checked against the store at every
-request as the time series' spans are (``series_days``), and a request reads only the days that
-are not kept (today's, and the days an event fed since fell near).
+so each ended day's count per value is kept between requests in the one layer of kept figures
+(``reports.kept``), dropped as the time series' spans are when a write touches the day, and a
+request reads only the days that are not kept (today's, and the days a write changed since).
 
 - **Unfiltered**, a day's counts are those of the events in it (bucketed by their time).
 - **Under a filter on the visits' events** (page, event, goal, prop), the table counts every event
   of the visits the filters select, those that started in the period: so a day's counts are those
   of the selected visits that started in it, whatever day their events fall in (bucketed by the
   visit's start, which the visits table holds; an event's ``visit_start`` may be older). A
-  visit's selection depends on its own events only, so the period's counts are the days' sum. The
-  figures of a day depend on the events from ``LOOK_BACK`` before it to ``LOOK_BACK`` after it, the
-  window the ledger checks. They are kept per filters (the goal's rule included) and read through
-  the selection the store keeps (``Query.keep``), asked for again after the ledger's check so that
-  the selection is never older than the check's snapshot.
+  visit's selection depends on its own events only, so the period's counts are the days' sum. A
+  write that adds or deletes any event of a visit changes the visit's row, and the store records
+  the hour of its start (and of the start it had before): the day is dropped. They are kept per
+  filters (the goal's rule included) and read through the selection the store keeps
+  (``Query.keep``), asked for after the layer's ``sync`` so that the selection is never older than
+  the change number the counts are kept with.
 """
 
 # ruff: noqa: S608  (SQL made of fixed fragments; every value is a bound parameter)
@@ -26,6 +27,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sightline.reports import counting, series_days
+from sightline.reports.kept import Kept
 from sightline.reports.queries import Filters, Page, Query, Run, Span, bucket
 from sightline.store.epoch import micros
 
@@ -36,7 +38,7 @@ def ranked(
     column: str,
     where: str,
     page: Page,
-    kept: series_days.Ledger,
+    kept: Kept,
     days: Sequence[Span],
     unique: counting.Visitors | None = None,
 ) -> tuple[list[tuple[str, int]], dict[object, object]]:
@@ -65,7 +67,7 @@ def ranked(
 
     counted = f"table {column} {where}" + (f" selected by start {q.filters!r}" if q.filters else "")
     total: Counter[str] = Counter()
-    for counts in kept.series(run, q.site_id, days, counted, read):
+    for counts in series_days.series(kept, q.site_id, days, counted, read):
         total.update(counts)
     ordered = sorted(total.items(), key=lambda item: (-item[1], item[0]))
     return ordered[int(page.offset) : int(page.offset) + int(page.limit) + 1], found
@@ -84,7 +86,7 @@ def _read_selected(
     ``unique``, also the visitors of the page of values their sum ranks (``ranked``)."""
     s = Query(q.d, q.site_id, q.span, q.filters)
     s.last = q.last
-    s.keep(run)  # asked now, after the ledger's check: never a selection older than its snapshot
+    s.keep(run)  # asked now, after the layer's sync: never a selection older than its change number
     low, high = s.bind(micros(part[0][0])), s.bind(micros(part[-1][1]))
     day = bucket(s, part, "start")  # for each selected visit, not each of its events
     chosen = (

@@ -20,7 +20,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from sightline.autocapture.events import MEASUREMENTS
-from sightline.reports import counting, series_days, table_days
+from sightline.reports import counting, table_days
+from sightline.reports.kept import Kept
 from sightline.reports.queries import (
     FIGURES,
     VISIT_COLUMNS,
@@ -51,7 +52,7 @@ def breakdown(
     order: str,
     page: Page,
     name: str | None = None,
-    kept: series_days.Ledger | None = None,
+    kept: Kept | None = None,
     days: Sequence[Span] = (),
 ) -> tuple[list[dict[str, Any]], bool]:
     """One page of a table. With ``kept`` and the span's ``days`` (its spans in the site's zone),
@@ -187,7 +188,7 @@ def _event_breakdown(
     q: Query,
     dim: str,
     page: Page,
-    kept: series_days.Ledger | None = None,
+    kept: Kept | None = None,
     days: Sequence[Span] = (),
 ) -> list[dict[str, Any]]:
     """Pages (by pageviews) or custom events (by count). The rows are ranked by a plain count, so

@@ -17,6 +17,7 @@ import bisect
 from collections.abc import Sequence
 
 from sightline.reports import counting, series_days
+from sightline.reports.kept import Kept
 from sightline.reports.queries import (
     VIEWED,
     Filters,
@@ -39,7 +40,7 @@ def series(
     site_id: int,
     spans: Sequence[Span],
     filters: Filters,
-    kept: series_days.Ledger | None = None,
+    kept: Kept | None = None,
 ) -> list[dict[str, int]]:
     """Figures per span, in the order of ``spans`` (contiguous, each ``[start, end)`` in UTC); with
     ``kept``, a big period's spans that ended are kept there between requests (``series_days``)."""
@@ -52,8 +53,8 @@ def series(
         )[0]
         unique = counting.visitors(d, int(viewed or 0), len(spans), rows=int(visits or 0))
         if unique is not counting.EXACT and kept is not None:
-            return kept.series(
-                run, site_id, spans, unique.sql, lambda part: _estimated(run, d, site_id, part, unique)
+            return series_days.series(
+                kept, site_id, spans, unique.sql, lambda part: _estimated(run, d, site_id, part, unique)
             )
         if unique is not counting.EXACT:
             return _estimated(run, d, site_id, spans, unique)

@@ -37,6 +37,7 @@ from sqlalchemy import String, func, select
 from sightline.storage import Database
 from sightline.storage.reclaim import StepSize
 from sightline.storage.schema import deleted_sites, events, sites, store_tasks
+from sightline.store.changes import merged
 from sightline.store.dialects import Params
 from sightline.store.engines import Engine
 from sightline.store.epoch import EPOCH
@@ -322,11 +323,12 @@ class SelfCheck:
                     "no longer has; run `sightline rebuild-store` with a backup of the store at hand"
                 )
             only = wanted.filter(pc.is_in(wanted.column("id"), pa.array(sorted(missing), pa.int64())))
-            event_rows, visit_rows = self.feeder.build(self.feeder.parsed(only))
-            self.engine.refill(site, [], event_rows, visit_rows)
+            event_rows, visit_rows, changed = self.feeder.build(self.feeder.parsed(only))
+            self.engine.refill(site, [], event_rows, visit_rows, merged(changed, {site: [(low, high)]}))
             return only.num_rows, store_only
-        event_rows, visit_rows = self.feeder.build(self.feeder.parsed(wanted), continuing=False)
-        self.engine.refill(site, numbers, event_rows, visit_rows)
+        event_rows, visit_rows, changed = self.feeder.build(self.feeder.parsed(wanted), continuing=False)
+        # The visits replaced and dropped lie within [low, high) (their starts and last events).
+        self.engine.refill(site, numbers, event_rows, visit_rows, merged(changed, {site: [(low, high)]}))
         return len(missing) + sum(counts[i] - 1 for i in twice), store_only
 
     def _visits(self, site: int, sessions: set[int], numbers: list[int]) -> list[tuple[Any, ...]]:

@@ -212,13 +212,20 @@ class Store:
         rows: list[tuple[Any, ...]] = self.ask(("query", sql, params))
         return rows
 
-    def keep(self, sql: str, params: dict[str, Any]) -> str | None:
-        """The name of a table holding the rows of ``sql`` until the store's data changes
+    def keep(self, sql: str, params: dict[str, Any], site_id: int | None = None) -> str | None:
+        """The name of a table holding the rows of ``sql`` until ``site_id``'s data changes
         (``store.kept``), or None when the engine keeps none (ClickHouse)."""
         if not self._settled.is_set():
             self._settled.wait(FIRST_WAIT)
-        kept: str | None = self.ask(("keep", sql, params))
+        kept: str | None = self.ask(("keep", sql, params, site_id))
         return kept
+
+    def changes(self, site_id: int, after: int) -> dict[str, Any]:
+        """What changed of a site's data after change number ``after`` (``store.changes``)."""
+        if not self._settled.is_set():
+            self._settled.wait(FIRST_WAIT)
+        found: dict[str, Any] = self.ask(("changes", site_id, after))
+        return found
 
     # -- health ----------------------------------------------------------------------------
 

@@ -31,6 +31,7 @@ import pyarrow.compute as pc
 
 from sightline.settings import values
 from sightline.store import schema, wire
+from sightline.store.changes import Changes, Spans
 from sightline.store.dialects import CLICKHOUSE, DUCKDB, Dialect
 from sightline.store.kept import Kept
 
@@ -57,13 +58,19 @@ class Engine(Protocol):
 
     def pending_range(self) -> tuple[int, int] | None: ...
 
-    def write(self, after: int, last: int, events: pa.Table, visits: pa.Table) -> None: ...
+    changes: Changes  # what each write changed (``store.changes``)
 
-    def refill(self, site_id: int, drop: list[int], events: pa.Table, visits: pa.Table) -> None: ...
+    def write(self, after: int, last: int, events: pa.Table, visits: pa.Table, changed: Spans) -> None: ...
+
+    def refill(
+        self, site_id: int, drop: list[int], events: pa.Table, visits: pa.Table, changed: Spans
+    ) -> None: ...
 
     def visits_of(self, keys: pa.Array, born_after: int) -> pa.Table: ...
 
-    def execute(self, sql: str, params: dict[str, Any] | None = None) -> None: ...
+    def execute(self, sql: str, params: dict[str, Any] | None = None, changed: Spans | None = None) -> None:
+        """A statement; ``changed``: the sites and spans it changes (None: every site, all of it)."""
+        ...
 
     def reset(self) -> None: ...
 
@@ -81,7 +88,8 @@ class Embedded:
         self.memory_mb = memory_mb
         self._write = threading.Lock()
         self._con = self._open()
-        self.kept = Kept(self._con.cursor)  # report selections kept while nothing is written
+        self.changes = Changes(self.watermark())
+        self.kept = Kept(self._con.cursor, self.changes)  # report selections, dropped by the changes
 
     def _open(self) -> duckdb.DuckDBPyConnection:
         try:
@@ -172,18 +180,19 @@ class Embedded:
         finally:
             cursor.close()
 
-    def keep(self, sql: str, params: dict[str, Any]) -> str | None:
-        """The name of a table holding the rows of ``sql`` until the store's data changes
+    def keep(self, sql: str, params: dict[str, Any], site_id: int | None = None) -> str | None:
+        """The name of a table holding the rows of ``sql`` until ``site_id``'s data changes
         (``store.kept``: the dashboard's requests under one filter select their visits once)."""
-        return self.kept.keep(sql, params)
+        return self.kept.keep(sql, params, site_id)
 
-    def execute(self, sql: str, params: dict[str, Any] | None = None) -> None:
+    def execute(self, sql: str, params: dict[str, Any] | None = None, changed: Spans | None = None) -> None:
         with self._write, self.kept.writing():
             cursor = self._con.cursor()
             try:
                 cursor.execute(sql, params or {})
             finally:
                 cursor.close()
+            self.changes.record(changed)
 
     def watermark(self) -> int:
         rows = self.query("SELECT value FROM store_state WHERE name = $name", {"name": WATERMARK})
@@ -243,11 +252,12 @@ class Embedded:
         finally:
             cursor.close()
 
-    def write(self, after: int, last: int, events: pa.Table, visits: pa.Table) -> None:
-        """Events with ids in (after, last], the visits they touched and the watermark, at once."""
+    def write(self, after: int, last: int, events: pa.Table, visits: pa.Table, changed: Spans) -> None:
+        """Events with ids in (after, last], the visits they touched and the watermark, at once;
+        ``changed``: the sites and hours they change (``Feeder.build``)."""
         event_rows = events  # noqa: F841 (read by DuckDB by its name)
         visit_rows = visits  # noqa: F841
-        with self._transaction(changes=True) as cursor:
+        with self._transaction(changed, removed=False, watermark=last) as cursor:
             moved = cursor.execute(
                 "SELECT coalesce(max(value), 0) FROM store_state WHERE name = $name", {"name": WATERMARK}
             ).fetchone()
@@ -267,13 +277,15 @@ class Embedded:
                 )
             _set_state(cursor, WATERMARK, last)
 
-    def refill(self, site_id: int, drop: list[int], events: pa.Table, visits: pa.Table) -> None:
+    def refill(
+        self, site_id: int, drop: list[int], events: pa.Table, visits: pa.Table, changed: Spans
+    ) -> None:
         """The self-check's repair of one site (``store.check``), at once: the events of its
         visits numbered ``drop`` go, the rows of the visits in ``visits`` are replaced, ``events``
-        come in; the watermark stays."""
+        come in; the watermark stays. ``changed``: the spans of the site it changes."""
         event_rows = events  # noqa: F841 (read by DuckDB by its name)
         visit_rows = visits  # noqa: F841
-        with self._transaction(changes=True) as cursor:
+        with self._transaction(changed) as cursor:
             if drop:
                 cursor.execute(
                     "DELETE FROM events WHERE site_id = $site AND list_contains($drop, visit)",
@@ -293,10 +305,13 @@ class Embedded:
             cursor.execute("INSERT INTO events SELECT * FROM event_rows")
 
     @contextmanager
-    def _transaction(self, changes: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+    def _transaction(
+        self, changed: Spans | None = None, removed: bool = True, watermark: int | None = None
+    ) -> Iterator[duckdb.DuckDBPyConnection]:
         """A cursor in a transaction of its own, committed at the end or rolled back on any error;
-        one writer at a time. ``changes``: it changes the store's data (``Kept.writing``)."""
-        with self._write, self.kept.writing() if changes else nullcontext():
+        one writer at a time. ``changed``: it changes the store's data there, recorded once it
+        committed (``store.changes``; no kept selection is handed out meanwhile, ``Kept.writing``)."""
+        with self._write, self.kept.writing() if changed is not None else nullcontext():
             cursor = self._con.cursor()
             try:
                 cursor.execute("BEGIN TRANSACTION")
@@ -308,12 +323,15 @@ class Embedded:
                 cursor.execute("COMMIT")
             finally:
                 cursor.close()
+            if changed is not None:
+                self.changes.record(changed, removed, watermark)
 
     def reset(self) -> None:
         with self._write, self.kept.writing():
             for table in ("events", "visits", "visit_counts", "store_state"):
                 self._con.execute(f"DELETE FROM {table}")  # noqa: S608 (fixed names)
             self._con.execute("CHECKPOINT")
+            self.changes.record(None)
 
     def export(self, target: Path) -> list[Path]:
         """Every table as Parquet files in ``target``, from one snapshot (``store.snapshot``)."""
@@ -347,6 +365,7 @@ class ClickHouse:
         self._client = wire.call("connect", lambda: clickhouse_connect.get_client(dsn=dsn))
         for statement in schema.clickhouse(cluster):
             self._command("create the tables", statement)
+        self.changes = Changes(self.watermark())
 
     def _command(self, what: str, sql: str, **options: Any) -> None:
         with self._lock:
@@ -362,8 +381,11 @@ class ClickHouse:
             )
         return [tuple(row) for row in result.result_rows]
 
-    def execute(self, sql: str, params: dict[str, Any] | None = None) -> None:
-        self._command("a statement", sql, parameters=params or None)
+    def execute(self, sql: str, params: dict[str, Any] | None = None, changed: Spans | None = None) -> None:
+        try:
+            self._command("a statement", sql, parameters=params or None)
+        finally:  # a mutation that failed may have applied to some parts
+            self.changes.record(changed)
 
     def _state(self) -> tuple[int, int, int] | None:
         rows = self.query(
@@ -415,21 +437,32 @@ class ClickHouse:
             )
         return table
 
-    def write(self, after: int, last: int, events: pa.Table, visits: pa.Table) -> None:
+    def write(self, after: int, last: int, events: pa.Table, visits: pa.Table, changed: Spans) -> None:
         """Records the range first, then writes with tokens named after it, then moves the mark."""
         self._mark(after, after, last)
         token = f"sightline-{after}-{last}"
         parts = [("events", events)]
         if visits.num_rows:
             parts += [("visits", visits), ("visit_counts", visit_counts(visits))]
-        with self._lock:
-            for table, rows in parts:
-                self._insert(table, rows, f"{token}-{table.replace('_', '-')}", f"batch {after}-{last}")
-        self._mark(last, last, last)
+        try:
+            with self._lock:
+                for table, rows in parts:
+                    self._insert(table, rows, f"{token}-{table.replace('_', '-')}", f"batch {after}-{last}")
+            self._mark(last, last, last)
+        finally:  # a batch cut short may have written part of its rows
+            self.changes.record(changed, removed=False, watermark=last)
 
-    def refill(self, site_id: int, drop: list[int], events: pa.Table, visits: pa.Table) -> None:
+    def refill(
+        self, site_id: int, drop: list[int], events: pa.Table, visits: pa.Table, changed: Spans
+    ) -> None:
         """As ``Embedded.refill``, in steps: one cut short is found again by the next check. The
         lists are sent in parts of ``wire.LARGE`` values, so no request passes the server's limits."""
+        try:
+            self._refill(site_id, drop, events, visits)
+        finally:  # a refill cut short may have changed part of the site
+            self.changes.record(changed)
+
+    def _refill(self, site_id: int, drop: list[int], events: pa.Table, visits: pa.Table) -> None:
         token = f"sightline-check-{uuid.uuid4().hex}"
         sessions = visits.column("session").to_pylist() if visits.num_rows else []
         for start in range(0, len(drop), wire.LARGE):
@@ -465,6 +498,7 @@ class ClickHouse:
     def reset(self) -> None:
         for table in ("events", "visits", "visit_counts", "store_state"):
             self._command(f"empty {table}", f"TRUNCATE TABLE IF EXISTS {table}")
+        self.changes.record(None)
 
     def close(self) -> None:
         with self._lock:

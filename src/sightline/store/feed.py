@@ -38,6 +38,7 @@ import pyarrow.compute as pc
 from sightline.autocapture.events import PASSIVE
 from sightline.storage import Database
 from sightline.store import schema
+from sightline.store.changes import HOUR, Spans
 from sightline.store.dialects import Params
 from sightline.store.engines import Engine
 from sightline.store.epoch import micros as micros  # re-exported: the feed's callers use it
@@ -120,6 +121,12 @@ _EVENTS = (  # the batch's rows for the store, with their visit's attributes
     + " FROM b JOIN m ON m.session = b.session ORDER BY b.id"
 )
 
+_CHANGED = (  # the hours a batch changes, per site: its events', its visits' starts, new and old
+    f"SELECT DISTINCT site_id, h FROM (SELECT site_id, time // {HOUR} AS h FROM b UNION ALL "
+    f"SELECT site_id, start // {HOUR} FROM m UNION ALL "
+    f"SELECT m.site_id, o.start // {HOUR} FROM m JOIN old AS o ON o.session = m.session)"
+)
+
 
 def key_of(site_id: int, code: str) -> int:
     """The store's 64-bit key of a visitor code or a visit (session) id of one site."""
@@ -183,8 +190,8 @@ class Feeder:
             # while this one is built and written (DuckDB, which releases it): two cores, not one.
             size = min(self.backlog, max(self.batch, BACKLOG_BYTES * rows.num_rows // max(rows.nbytes, 1)))
             self._ahead = (last, size, self._reader.submit(self._read, last, None, size))
-        event_rows, visit_rows = self.build(rows)
-        self.engine.write(after, last, event_rows, visit_rows)
+        event_rows, visit_rows, changed = self.build(rows)
+        self.engine.write(after, last, event_rows, visit_rows, changed)
         self.fed_events += rows.num_rows
         self.last_step_ms = round((time.perf_counter() - started) * 1000, 1)
         return int(rows.num_rows)
@@ -233,10 +240,12 @@ class Feeder:
         )
         return rows.set_column(rows.schema.get_field_index("props"), "props", props)
 
-    def build(self, raw: pa.Table, continuing: bool = True) -> tuple[pa.Table, pa.Table]:
-        """The batch's event rows and the new rows of the visits it touched (Arrow tables).
-        ``continuing``: the batch continues the visits the store holds (the feed); else its visits
-        are built from its events alone (the self-check's repair, ``store.check``)."""
+    def build(self, raw: pa.Table, continuing: bool = True) -> tuple[pa.Table, pa.Table, Spans]:
+        """The batch's event rows, the new rows of the visits it touched (Arrow tables) and what
+        writing them changes (``store.changes``: per site, the hours of its events, of its visits'
+        new starts and of the starts they had). ``continuing``: the batch continues the visits the
+        store holds (the feed); else its visits are built from its events alone (the self-check's
+        repair, ``store.check``)."""
         con = self.compute
         con.register("raw", raw)
         try:
@@ -252,11 +261,15 @@ class Feeder:
             con.execute(_MERGED)
             event_rows = con.sql(_EVENTS).to_arrow_table()
             visit_rows = con.sql("SELECT * FROM m").to_arrow_table()
+            hours = con.sql(_CHANGED).fetchall()
         finally:
             con.unregister("raw")
             con.unregister("old")
             con.unregister("counts")
-        return event_rows, visit_rows
+        changed: dict[int, list[tuple[int, int]]] = {}
+        for site, hour in hours:
+            changed.setdefault(int(site), []).append((int(hour) * HOUR, (int(hour) + 1) * HOUR))
+        return event_rows, visit_rows, changed
 
     def _counts(self, sites: list[int]) -> pa.Table:
         """The last visit number each of ``sites`` gave (none: 0), as the store holds it."""

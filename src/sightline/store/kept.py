@@ -9,16 +9,18 @@ of the same period and filters at once (summary, time series, every table), so t
 store to keep that selection (``Kept.keep``): its rows are written once into a table of an
 in-memory database attached to the store (``kept``), and the requests read that table instead.
 
-A kept table is a function of its query (SQL and bound values) and of the store's data. It is
-valid only while nothing was written since it was read: every write the store makes (a fed batch,
-an erasure, a retention cut, a reset) moves ``version`` when it begins and again once it has
-committed (``writing``), and a selection read under an older version is read again when next asked
-for. The version is read before the selection's query starts, so a selection that may have seen a
-later write is merely read again; and an ask waits while a write is under way, so a table handed
-out holds every write committed before the ask (a query that saw a commit never gets a table read
-before it: ``reports.table_days`` keeps figures read from it with the snapshot checked before).
-(Rewriting spans in site order changes no row's content and moves nothing.) So an erased visitor
-is never counted from a kept table, and a report never mixes a kept selection with data it missed.
+A kept table is a function of its query (SQL and bound values) and of its site's data in the
+store. It is valid only while nothing was written to that site since it was read: every write the
+store makes records, once committed, the sites it changed (``store.changes``: a fed batch, an
+erasure, a retention cut, the self-check's refill, a deleted site; a rebuild changes every site),
+and a selection read before the site's latest change is read again when next asked for. Every write
+holds ``writing`` from its start until its change is recorded, and an ask waits while a write is
+under way, so a table handed out holds every write committed before the ask (a query that saw a
+commit never gets a table read before it: ``reports.table_days`` keeps figures read from it with
+the change number asked before). A selection asked without its site is dropped by any change.
+(Rewriting spans in site order changes no row's content and records nothing.) So an erased
+visitor is never counted from a kept table, and a report never mixes a kept selection with data it
+missed, while a batch fed for another site leaves the selection as it is.
 
 A table no longer handed out is dropped ``GRACE`` seconds later (a query may still be on its way
 with its name); at most ``MOST`` tables and ``MOST_ROWS`` rows are kept, the least recently used
@@ -40,6 +42,8 @@ from typing import Any
 
 import duckdb
 
+from sightline.store.changes import Changes
+
 DATABASE = "kept"
 MOST = 16  # tables kept at once
 MOST_ROWS = 3_000_000  # rows of every kept table together (a visit's row: about 48 bytes in memory)
@@ -57,14 +61,14 @@ class _Entry:
 class Kept:
     """The kept selections of one DuckDB database (``connect`` gives a cursor of it)."""
 
-    def __init__(self, connect: Callable[[], duckdb.DuckDBPyConnection]) -> None:
+    def __init__(self, connect: Callable[[], duckdb.DuckDBPyConnection], changes: Changes) -> None:
         self._connect = connect
+        self._changes = changes
         self._lock = threading.Lock()
         self._reading: dict[str, threading.Lock] = {}  # one reader per selection
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
         self._retired: list[_Entry] = []
         self._numbers = itertools.count(1)
-        self.version = 0
         self._writes = 0  # writes under way
         self._idle = threading.Condition(self._lock)
         cursor = connect()
@@ -75,27 +79,21 @@ class Kept:
 
     @contextmanager
     def writing(self) -> Iterator[None]:
-        """Around each write of the store's data: every kept table is stale once it began, and no
-        table is handed out until it has ended (committed or rolled back)."""
+        """Around each write of the store's data, until its change is recorded: no table is
+        handed out meanwhile (the write may have committed before its change is recorded)."""
         with self._lock:
             self._writes += 1
-            self.version += 1
         try:
             yield
         finally:
             with self._lock:
                 self._writes -= 1
-                self.version += 1
                 self._idle.notify_all()
 
-    def changed(self) -> None:
-        """The store's data changed (a write that committed): every kept table is stale."""
-        with self.writing():
-            pass
-
-    def keep(self, sql: str, params: dict[str, Any]) -> str:
-        """The name of a table holding the rows of ``sql`` as the store holds them now."""
-        key = sql + "\x00" + repr(sorted(params.items()))
+    def keep(self, sql: str, params: dict[str, Any], site_id: int | None = None) -> str:
+        """The name of a table holding the rows of ``sql`` (a selection of ``site_id``'s rows) as
+        the store holds them now."""
+        key = sql + "\x00" + repr(sorted(params.items())) + "\x00" + repr(site_id)
         with self._lock:
             reading = self._reading.setdefault(key, threading.Lock())
         with reading:
@@ -103,11 +101,11 @@ class Kept:
                 while self._writes:  # a write under way: its commit may be seen already
                     self._idle.wait()
                 entry = self._entries.get(key)
-                if entry is not None and entry.version == self.version:
+                version = self._changes.latest(site_id)
+                if entry is not None and entry.version == version:
                     entry.used = time.monotonic()
                     self._entries.move_to_end(key)
                     return entry.name
-                version = self.version
             name = f"{DATABASE}.s{next(self._numbers)}"
             cursor = self._connect()
             try:

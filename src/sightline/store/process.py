@@ -6,7 +6,9 @@ batched here. Its work never holds the server's interpreter: queries and feeding
 the server only waits on a socket. Requests arrive over ``multiprocessing.connection`` (a Unix
 socket with an authentication key): ``("query", sql, params)`` answers ``("ok", rows)`` or
 ``("error", message)``; ``("keep", sql, params)`` answers the name of a table holding the
-query's rows while the store's data stays as it was (``store.kept``; None on ClickHouse);
+query's rows while the site's data stays as it was (``store.kept``; None on ClickHouse);
+``("changes", site, after)`` answers what changed of the site after that change number
+(``store.changes``: every figure kept between requests is dropped by it);
 ``("status",)`` answers the feed's figures; ``("export", directory)``
 copies the embedded store there for a backup (``store.snapshot``). Between feeding steps it
 applies upkeep (``upkeep``) and checks the store against the log (``check``), from its start on.
@@ -72,8 +74,11 @@ def _serve(conn: Connection, engine: Engine, status: Status) -> None:
                 if request[0] == "query":
                     conn.send(("ok", engine.query(request[1], request[2])))
                 elif request[0] == "keep":
-                    kept = engine.keep(request[1], request[2]) if isinstance(engine, Embedded) else None
+                    site = request[3] if len(request) > 3 else None
+                    kept = engine.keep(request[1], request[2], site) if isinstance(engine, Embedded) else None
                     conn.send(("ok", kept))
+                elif request[0] == "changes":  # what changed of a site after a change number
+                    conn.send(("ok", engine.changes.since(int(request[1]), int(request[2]))))
                 elif request[0] == "status":
                     conn.send(("ok", status.as_dict()))
                 elif request[0] == "export" and isinstance(engine, Embedded):

@@ -32,6 +32,7 @@ from sightline.storage.reclaim import MIB, Reclaimer, StepSize, advice, free_pag
 from sightline.storage.schema import deleted_sites, events, store_tasks
 from sightline.storage.tables.privacy import ERASE_VISITOR, PRUNE_BEFORE
 from sightline.storage.types import utcnow
+from sightline.store.changes import EVERYTHING, Spans, hours_of
 from sightline.store.dialects import Params
 from sightline.store.engines import Engine
 from sightline.store.feed import Feeder, key_of, micros
@@ -76,8 +77,8 @@ class Upkeep:
             if self.reclaimer.given_back > before:
                 self.reclaimer.checkpoint()
 
-    def _delete(self, table: str, condition: str, params: Params) -> None:
-        self.engine.execute(f"DELETE FROM {table} WHERE {condition}", params.values)  # noqa: S608
+    def _delete(self, table: str, condition: str, params: Params, changed: Spans) -> None:
+        self.engine.execute(f"DELETE FROM {table} WHERE {condition}", params.values, changed)  # noqa: S608
 
     def apply_tasks(self) -> int:
         with self.db.read() as conn:
@@ -104,12 +105,20 @@ class Upkeep:
         site = params.bind(site_id)
         if kind == ERASE_VISITOR and visitor_id is not None:
             visitor = params.bind(key_of(site_id, visitor_id))
+            chosen = f"site_id = {site} AND visitor = {visitor}"
+            hours = self.engine.query(  # where the visitor's rows count: its events, its visits' starts
+                f"SELECT time FROM events WHERE {chosen} UNION ALL "  # noqa: S608
+                f"SELECT start FROM {self.engine.dialect.visits} WHERE {chosen}",
+                params.values,
+            )
+            changed = hours_of([site_id] * len(hours), [int(row[0]) for row in hours])
             for table in ("events", "visits"):
-                self._delete(table, f"site_id = {site} AND visitor = {visitor}", params)
+                self._delete(table, chosen, params, changed)
         elif kind == PRUNE_BEFORE and before is not None:
             cut = params.bind(micros(before))
-            self._delete("events", f"site_id = {site} AND time < {cut}", params)
-            self._delete("visits", f"site_id = {site} AND last < {cut}", params)
+            changed = {site_id: [(EVERYTHING[0], micros(before))]}  # a visit cut began before it
+            self._delete("events", f"site_id = {site} AND time < {cut}", params, changed)
+            self._delete("visits", f"site_id = {site} AND last < {cut}", params, changed)
 
     def purge_deleted_sites(self) -> int:
         with self.db.read() as conn:
@@ -118,7 +127,7 @@ class Upkeep:
             params = Params(self.engine.dialect)
             site = params.bind(site_id)
             for table in ("events", "visits"):
-                self._delete(table, f"site_id = {site}", params)
+                self._delete(table, f"site_id = {site}", params, {site_id: [EVERYTHING]})
             self._purged.add(site_id)
         return len(gone)
 

@@ -1,0 +1,149 @@
+"""Figures kept between requests: one layer for every report that keeps any, dropped by the
+store's own record of what each write changed (``store.changes``), never by a rule of its own.
+
+A kept figure is keyed by its site, its span of time (``[low, high)``, UTC microseconds, as the
+store keeps times) and its shape (what was asked: a series span's visitor count and bitmap size,
+a goal's rule, a table's column and filters). What it holds must be a function of the site's
+events in the span and of the visits that started in it, and nothing else: that is what the
+store's change records name (a fed batch records the hours of its events and of its visits'
+starts, old and new; an erasure those of the visitor's events and visits; a retention cut
+everything before it; a deleted site, a rebuild, everything).
+
+Before a report reads or keeps figures of a site it calls ``sync``: one request to the store
+process, which answers what changed of the site after the oldest change number the site's kept
+figures were read at. A kept figure whose span a later change touched is dropped; the others take
+the answer's number as theirs. A figure read afterwards is kept with the number ``sync`` answered
+(``Seen``): any write that committed after it is numbered above it, so the next ``sync`` drops the
+figure if that write touched its span, whether or not its read saw the write. A store process
+that started again (a restart, a rebuild from the command line, a restored backup) answers another
+``epoch``: everything kept goes.
+
+A store without change records (``changes``: ClickHouse keeps no figures; a report service that
+keeps nothing) gets no layer (``kept_of`` answers None). It lives in the server's memory, at most
+``MOST_BYTES`` for all sites of a store, the least recently used going first.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from typing import Any
+
+MOST_BYTES = 320 << 20  # every kept figure of one store together (an estimate of their size)
+Key = tuple[int, int, int, Hashable]  # site, span start, span end (µs), shape
+Changes = Callable[[int, int], dict[str, Any]]  # a store's ``changes(site, after)``
+NOTHING_BEFORE = 2**62  # ``after`` when nothing is kept: only the latest number is wanted
+
+
+@dataclass(frozen=True)
+class Seen:
+    """A site as ``sync`` saw it: the store process's epoch and latest change number, the store's
+    watermark at that change, and the site's latest change that deleted or replaced rows."""
+
+    epoch: str
+    number: int
+    watermark: int
+    removed: int
+
+
+@dataclass
+class _Entry:
+    basis: int  # the change number the figure is known to be current at
+    value: Any
+    cost: int
+
+
+class Kept:
+    """The kept figures of one store's sites."""
+
+    def __init__(self, changes: Changes, most_bytes: int = MOST_BYTES) -> None:
+        self._changes = changes
+        self.most_bytes = most_bytes
+        self._lock = threading.Lock()
+        self._kept: OrderedDict[Key, _Entry] = OrderedDict()
+        self._bytes = 0
+        self._epoch: str | None = None
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    def sync(self, site_id: int) -> Seen:
+        """Drops the site's figures a write touched since they were read; the site as seen now."""
+        with self._lock:
+            bases = [e.basis for key, e in self._kept.items() if key[0] == site_id]
+        after = min(bases, default=NOTHING_BEFORE)
+        found = self._changes(site_id, after)
+        seen = Seen(str(found["epoch"]), int(found["number"]), int(found["watermark"]), int(found["removed"]))
+        spans = [(int(n), int(low), int(high)) for n, low, high in found["spans"]]
+        with self._lock:
+            if seen.epoch != self._epoch:
+                self._epoch = seen.epoch
+                self._kept.clear()
+                self._bytes = 0
+                return seen
+            for key, entry in [(k, e) for k, e in self._kept.items() if k[0] == site_id]:
+                if entry.basis < after:  # kept meanwhile, read before the number asked after:
+                    continue  # the answer does not cover it; the next sync asks from its number
+                touched = any(n > entry.basis and low < key[2] and high > key[1] for n, low, high in spans)
+                if found["everything"] or touched:
+                    self._forget(key)
+                else:
+                    entry.basis = max(entry.basis, seen.number)
+        return seen
+
+    def get(self, key: Key, seen: Seen) -> Any:
+        """The kept value of ``key`` as current as ``seen`` (what ``sync`` answered), or None."""
+        with self._lock:
+            entry = self._kept.get(key)
+            if entry is None or entry.basis < seen.number or seen.epoch != self._epoch:
+                return None
+            self._kept.move_to_end(key)
+            return entry.value
+
+    def put(
+        self, key: Key, value: Any, seen: Seen, cost: int, keeps: Callable[[Any], bool] | None = None
+    ) -> None:
+        """Keeps ``value``, read after ``sync`` answered ``seen`` (about ``cost`` bytes), unless
+        the value kept already ``keeps`` its place (``keeps(old)``)."""
+        with self._lock:
+            if seen.epoch != self._epoch or cost > self.most_bytes:
+                return
+            old = self._kept.get(key)
+            if old is not None:
+                if keeps is not None and keeps(old.value):
+                    return
+                self._forget(key)
+            self._kept[key] = _Entry(seen.number, value, cost)
+            self._bytes += cost
+            while self._bytes > self.most_bytes and self._kept:
+                self._forget(next(iter(self._kept)))
+
+    def _forget(self, key: Key) -> None:
+        self._bytes -= self._kept.pop(key).cost
+
+
+_layers: weakref.WeakKeyDictionary[object, Kept] = weakref.WeakKeyDictionary()
+_layers_lock = threading.Lock()
+
+
+def kept_of(store: object) -> Kept | None:
+    """The one layer of ``store`` (one per running server), or None when it records no changes."""
+    if getattr(store, "changes", None) is None:
+        return None
+    owner = weakref.ref(store)  # the layer must not keep its store alive
+
+    def changes(site_id: int, after: int) -> dict[str, Any]:
+        found = owner()
+        if found is None:
+            raise RuntimeError("the store of these kept figures is gone")
+        answer: dict[str, Any] = found.changes(site_id, after)  # type: ignore[attr-defined]
+        return answer
+
+    with _layers_lock:
+        kept = _layers.get(store)
+        if kept is None:
+            kept = _layers[store] = Kept(changes)
+        return kept
