@@ -25,7 +25,7 @@ export function SitesPage() {
   const { query } = useLocation();
   const [adding, setAdding] = useState(false);
   useAutoRefresh(sites.reload, 30_000);
-  const week = useWeek(refreshed);
+  const week = useWeek(refreshed > 0 ? (sites.data?.length ?? 0) : -1);
 
   return (
     <Page
@@ -68,11 +68,13 @@ export function SitesPage() {
   );
 }
 
-/** Every site's visitors of the last 7 days, one request for all of them (GET /api/overview). */
-function useWeek(refresh: number): Map<number, OverviewSite> | "failed" | null {
+/** Every site's visitors of the last 7 days, one request for all of them (GET /api/overview), asked
+ * when the list is first shown and when a site comes or goes (`sites`: how many; -1 before the list
+ * is in), not at each 30-second refresh of the connections: it reads 14 days of every site's events. */
+function useWeek(sites: number): Map<number, OverviewSite> | "failed" | null {
   const [week, setWeek] = useState<Map<number, OverviewSite> | "failed" | null>(null);
   useEffect(() => {
-    if (refresh === 0) return;
+    if (sites < 0) return;
     let alive = true;
     overview({ range: "7d" }).then(
       (body) => alive && setWeek(new Map(body.sites.map((s) => [s.site_id, s]))),
@@ -83,7 +85,7 @@ function useWeek(refresh: number): Map<number, OverviewSite> | "failed" | null {
     return () => {
       alive = false;
     };
-  }, [refresh]);
+  }, [sites]);
   return week;
 }
 
