@@ -14,6 +14,7 @@ import pytest
 
 from sightline.storage import open_database
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, database_url_for, sign_in
+from tests.imports.helpers import csv_text, imported
 from tests.reports import helpers
 from tests.support.server import LiveServer, create_owner
 from tests.support.team import client, close_member_clients, new_member
@@ -50,7 +51,8 @@ def console_server(
 
 @pytest.fixture(scope="module")
 def seeded(console_server: LiveServer) -> Iterator[tuple[httpx.Client, dict[str, int]]]:
-    """Three sites in three time zones with 40 days of events, and an empty fourth site."""
+    """Three sites in three time zones with 40 days of events, an empty site, and a site with
+    imported history only (days 2 to 44 before today)."""
     owner = sign_in(console_server)
     sites: dict[str, int] = {}
     assert console_server.database_url is not None
@@ -66,6 +68,11 @@ def seeded(console_server: LiveServer) -> Iterator[tuple[httpx.Client, dict[str,
     db.dispose()
     empty = owner.post("/api/sites", json={"name": "Quiet", "domain": "glance-quiet.example.com"})
     sites["quiet"] = empty.json()["id"]
+    history = owner.post("/api/sites", json={"name": "Imported", "domain": "glance-imported.example.com"})
+    sites["imported"] = history.json()["id"]
+    days = [(NOW.date() - timedelta(days=n)).isoformat() for n in range(2, 45)]
+    figures = csv_text(["date", "visitors", "visits", "pageviews"], [(d, 30, 40, 90) for d in days])
+    imported(owner, sites["imported"], "history.csv", figures.encode())
     helpers.wait_caught_up(owner)
     yield owner, sites
     owner.close()
@@ -118,6 +125,8 @@ def test_each_sites_figures_are_those_of_its_own_summary_and_time_series(
         assert all(by_id[sites[zone]]["visitors"] > 0 for zone in ZONES)
     assert by_id[sites["quiet"]]["visitors"] == 0
     assert by_id[sites["quiet"]]["change"] is None
+    if name in ("7d", "30d", "custom"):
+        assert by_id[sites["imported"]]["visitors"] > 0  # imported history, as the summary adds it
     ranked = [site["visitors"] for site in body["sites"]]
     assert ranked == sorted(ranked, reverse=True)
 
