@@ -50,7 +50,7 @@ const COLUMNS: { key: Column; label: string }[] = [
   { key: "name", label: "Site" },
   { key: "visitors", label: "Visitors" },
   { key: "pageviews", label: "Pageviews" },
-  { key: "change", label: "Change" },
+  { key: "change", label: "Trend" },
 ];
 
 function periodOf(search: Record<string, string>): Period {
