@@ -40,6 +40,7 @@ from sightline.console import (
 )
 from sightline.console import imports as console_imports
 from sightline.console import mail as console_mail
+from sightline.console import overview as console_overview
 from sightline.console import recordings as console_recordings
 from sightline.console import reports as console_reports
 from sightline.console import surveys as console_surveys
@@ -260,6 +261,7 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
         app.include_router(router)
     app.include_router(console_surveys.router)
     app.include_router(console_reports.router)
+    app.include_router(console_overview.router)
     app.include_router(goals.router)
     app.include_router(console_annotations.router)
     app.include_router(conversions.router)

@@ -76,6 +76,7 @@ def seeded(console_server: LiveServer) -> dict[str, Any]:
 
 PAGES = [
     ("/sites", "Sites"),
+    ("/overview", "All sites"),
     ("/sites/{site}", "Axe shop"),
     ("/sites/{site}/settings", "Settings"),
     ("/health", "Health"),

@@ -230,6 +230,7 @@ def _routes(ids: dict[str, Any], role: str) -> list[str]:
     site, survey = ids["site"], ids["survey"]
     routes = [
         "/sites",
+        "/overview?range=30d",
         f"/sites/{site}",
         f"/sites/{site}/settings",
         f"/sites/{site}/reports",

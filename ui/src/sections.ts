@@ -8,6 +8,7 @@ import { exec } from "preact-iso/router";
 
 import { HealthPage } from "./pages/Health";
 import { SitePage } from "./pages/Site";
+import { OverviewPage } from "./pages/Overview";
 import { SitesPage } from "./pages/Sites";
 
 export interface Section {
@@ -26,6 +27,7 @@ export const sections: Section[] = [
     href: "/sites",
     routes: [
       { path: "/sites", component: SitesPage },
+      { path: "/overview", component: OverviewPage },
       { path: "/sites/:id", component: SitePage },
       {
         path: "/sites/:id/settings",

@@ -6,7 +6,8 @@
   sites they are given only; their state-changing calls are 403 ``forbidden`` (signing out aside).
   A site outside their sites is 404, as if it did not exist.
 - An API key (``Authorization: Bearer``) reads ``GET /api/sites/{site_id}/reports/*`` and the list
-  of sites (``GET /api/sites``, which shows only the sites it reads), and only its own site when it
+  of sites and every site at a glance (``GET /api/sites``, ``GET /api/overview``, which show only
+  the sites it reads), and only its own site when it
   is scoped to one.
 
 A new route needs no entry here: a ``GET`` is a read (scoped by the site it names) and anything
@@ -49,7 +50,8 @@ EVERYONE_MAY = frozenset(
     }
 )
 KEY_ROUTES = "/api/sites/{site_id}/reports/"
-KEY_LISTS = frozenset({"/api/sites"})  # lists filtered to the key's sites by their handlers
+# Lists filtered to the key's sites by their handlers: the sites, and every site at a glance.
+KEY_LISTS = frozenset({"/api/sites", "/api/overview"})
 _CONVERTER = re.compile(r"\{(\w+):\w+\}")
 # Path parameters naming an object that belongs to a site: the table that says which.
 SITE_OF = {
@@ -108,7 +110,7 @@ def authorise(conn: Connection, who: Principal, method: str, template: str, name
             raise ApiError(
                 401,
                 "not_signed_in",
-                "An API key reads GET /api/sites and GET /api/sites/{id}/reports/* only.",
+                "An API key reads GET /api/sites, GET /api/overview and GET /api/sites/{id}/reports/* only.",
             )
     elif who.is_admin:
         return

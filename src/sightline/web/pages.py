@@ -36,6 +36,7 @@ CHUNK = re.compile(r"chunk-[A-Za-z0-9]+\.js")
 CONSOLE_PATHS = (
     "/login",
     "/sites",
+    "/overview",
     "/sites/{rest:path}",
     "/health",
     "/reports",

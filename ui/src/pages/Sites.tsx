@@ -1,5 +1,5 @@
 import { useLocation } from "preact-iso/router";
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 
 import { ApiError, api, messageOf, type Site } from "../api";
 import { Badge } from "../components/Badge";
@@ -8,10 +8,11 @@ import { Field } from "../components/Field";
 import { Notice } from "../components/Notice";
 import { Page } from "../components/Page";
 import { checkErrorText, cleanDomain } from "../connection";
-import { dateTime, timeAgo } from "../format";
-import { Trend } from "../components/Trend";
+import { count, dateTime, timeAgo } from "../format";
+import { sparkPoints } from "../components/Trend";
 import { useAutoRefresh, useResource } from "../hooks";
 import { useCanChange } from "../user";
+import { Change, overview, type OverviewSite } from "./Overview";
 
 export function SitesPage() {
   const canChange = useCanChange();
@@ -24,18 +25,24 @@ export function SitesPage() {
   const { query } = useLocation();
   const [adding, setAdding] = useState(false);
   useAutoRefresh(sites.reload, 30_000);
+  const week = useWeek(refreshed > 0 ? (sites.data?.length ?? 0) : -1);
 
   return (
     <Page
       title="Sites"
       subtitle="Each site gets a snippet to paste into its pages; its connection shows whether data arrives."
       actions={
-        canChange && (
-          <button type="button" class="button button-primary" onClick={() => setAdding(true)}>
-            <span class="icon icon-plus" aria-hidden="true" />
-            Add site
-          </button>
-        )
+        <>
+          <a class="button" href="/overview">
+            All sites at a glance
+          </a>
+          {canChange && (
+            <button type="button" class="button button-primary" onClick={() => setAdding(true)}>
+              <span class="icon icon-plus" aria-hidden="true" />
+              Add site
+            </button>
+          )}
+        </>
       }
     >
       {query.deleted && <Notice kind="success">{query.deleted} is deleted, with all its data.</Notice>}
@@ -50,7 +57,7 @@ export function SitesPage() {
       {sites.data && sites.data.length > 0 && (
         <ul class="site-list" aria-label="Your sites">
           {sites.data.map((site) => (
-            <SiteRow key={site.id} site={site} refresh={refreshed} />
+            <SiteRow key={site.id} site={site} week={week} />
           ))}
         </ul>
       )}
@@ -61,7 +68,50 @@ export function SitesPage() {
   );
 }
 
-function SiteRow({ site, refresh }: { site: Site; refresh: number }) {
+/** Every site's visitors of the last 7 days, one request for all of them (GET /api/overview), asked
+ * when the list is first shown and when a site comes or goes (`sites`: how many; -1 before the list
+ * is in), not at each 30-second refresh of the connections: it reads 14 days of every site's events. */
+function useWeek(sites: number): Map<number, OverviewSite> | "failed" | null {
+  const [week, setWeek] = useState<Map<number, OverviewSite> | "failed" | null>(null);
+  useEffect(() => {
+    if (sites < 0) return;
+    let alive = true;
+    overview({ range: "7d" }).then(
+      (body) => alive && setWeek(new Map(body.sites.map((s) => [s.site_id, s]))),
+      (failure) => {
+        if (alive && !(failure instanceof ApiError && failure.status === 401)) setWeek((now) => (now instanceof Map ? now : "failed"));
+      },
+    );
+    return () => {
+      alive = false;
+    };
+  }, [sites]);
+  return week;
+}
+
+const weekday = new Intl.DateTimeFormat(undefined, { weekday: "short", timeZone: "UTC" });
+
+function Week({ figures }: { figures: OverviewSite | undefined | "failed" | null }) {
+  if (figures === "failed") return <span class="trend-missing">Figures unavailable</span>;
+  if (!figures) return <span class="trend-missing">…</span>;
+  const today = figures.series[figures.series.length - 1]?.visitors ?? 0;
+  const described = figures.series.map((p) => `${weekday.format(new Date(`${p.date}T12:00:00Z`))} ${count(p.visitors)}`).join(", ");
+  return (
+    <span class="site-week">
+      <span class="trend-today">
+        <strong>{count(today)}</strong> {today === 1 ? "visitor" : "visitors"} today
+      </span>
+      <span class="site-week-change">
+        <Change site={figures} /> in 7 days
+      </span>
+      <svg class="sparkline" viewBox="0 0 96 28" width={96} height={28} role="img" aria-label={`Visitors of the last 7 days: ${described}`}>
+        <polyline points={sparkPoints(figures.series.map((p) => p.visitors))} fill="none" stroke="currentColor" stroke-width="2" stroke-linejoin="round" stroke-linecap="round" />
+      </svg>
+    </span>
+  );
+}
+
+function SiteRow({ site, week }: { site: Site; week: Map<number, OverviewSite> | "failed" | null }) {
   const { connection } = site;
   return (
     <li class="site-row" data-site-id={site.id}>
@@ -78,7 +128,7 @@ function SiteRow({ site, refresh }: { site: Site; refresh: number }) {
         <div class="site-trend">
           <dt>Visitors</dt>
           <dd>
-            <Trend siteId={site.id} refresh={refresh} />
+            <Week figures={week instanceof Map ? week.get(site.id) : week} />
           </dd>
         </div>
         <div>
