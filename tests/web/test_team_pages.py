@@ -130,6 +130,7 @@ def test_a_key_is_made_with_the_scopes_and_site_the_owner_picks_and_an_events_ke
     expect(dialog.locator("#key-site-error")).to_have_text(
         "Events go to one site: choose the site this key sends events to."
     )
+    console.shoot(owner, f"team-key-form-{scheme}")
     assert_accessible(owner, f"the new key form with its errors ({scheme})")
     dialog.get_by_label("Sites it works on").select_option(label=f"Only Shop API ({site['domain']})")
     dialog.get_by_role("button", name="Create key").click()

@@ -59,7 +59,7 @@ class ServerBatch(Struct, frozen=True):
 
 _DECODER = msgspec.json.Decoder(ServerBatch)
 _AT = re.compile(r" - at `\$\.(?P<path>[a-z_.]+)`\Z")
-# RefusedErrors made before the pipeline, counted under the pipeline's drop reasons as ingest counts them.
+# Refusals made before the pipeline, counted under the pipeline's drop reasons as ingest counts them.
 _REASONS = {
     "body_too_large": "body_too_large",
     "malformed_json": "malformed_json",
@@ -172,7 +172,7 @@ def _job(body: bytes, site_key: str) -> Job:
             raise RefusedError(
                 422,
                 "invalid_field",
-                "The field client.address is invalid: it is an IPv4 or IPv6 address.",
+                "The field client.address is invalid: it must be an IPv4 or IPv6 address.",
                 "client.address",
             )
         address = str(parsed)
