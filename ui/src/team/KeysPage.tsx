@@ -210,7 +210,7 @@ function CreateKeyForm({
       <div class={`field${errors.site ? " field-invalid" : ""}`}>
         <label for="key-site">Sites it works on</label>
         <select id="key-site" name="site" aria-invalid={errors.site ? "true" : undefined} aria-describedby={errors.site ? "key-site-error" : undefined}>
-          <option value="">Every site, including sites added later</option>
+          <option value="">Every site (new ones too)</option>
           {sites.map((site) => (
             <option key={site.id} value={String(site.id)}>
               Only {site.name} ({site.domain})
