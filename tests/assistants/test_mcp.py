@@ -48,7 +48,10 @@ def shop(console_server: LiveServer, owner_module: httpx.Client) -> dict[str, An
     helpers.insert_events(db, rows)
     db.dispose()
     helpers.wait_caught_up(owner_module)
-    key = owner_module.post("/api/keys", json={"name": "assistant", "site_id": made["first"]})
+    key = owner_module.post(
+        "/api/keys",
+        json={"name": "assistant", "site_id": made["first"], "scopes": ["stats:read", "sites:read"]},
+    )
     assert key.status_code == 201, key.text
     made["key"] = key.json()["key"]
     return made
@@ -144,7 +147,7 @@ def test_the_tools_over_http_give_the_stats_apis_figures_for_the_keys_site(
     _same_figures(answers[7], _api(console_server, key, f"{base}/timeseries", range="today"))
     assert answers[8]["visitors"] == 2  # v0 and v9 came in the last five minutes
     assert answers[9][0] == "error"
-    assert "only the site it was created for" in answers[9][1]
+    assert "only on the site it was created for" in answers[9][1]
     assert answers[10][0] == "error"
     assert "dimension" in answers[10][1]
 
@@ -163,6 +166,42 @@ def test_the_http_endpoint_wants_a_valid_key(console_server: LiveServer) -> None
         assert answer.status_code == 401, answer.text
         assert answer.json()["error"]["code"] == "invalid_api_key"
         assert answer.headers["www-authenticate"].startswith("Bearer")
+
+
+def test_the_http_endpoint_wants_a_key_that_reads_stats_and_list_sites_wants_sites_read(
+    console_server: LiveServer, shop: dict[str, Any], owner_module: httpx.Client
+) -> None:
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    headers = {"Accept": "application/json, text/event-stream"}
+    writer = owner_module.post(
+        "/api/keys", json={"name": "no stats", "site_id": shop["first"], "scopes": ["events:write"]}
+    ).json()["key"]
+    answer = httpx.post(
+        f"{console_server.base_url}/mcp",
+        json=body,
+        headers={**headers, "Authorization": f"Bearer {writer}"},
+        timeout=30,
+    )
+    assert answer.status_code == 403, answer.text
+    assert answer.json()["error"]["code"] == "forbidden"
+    assert "stats:read" in answer.json()["error"]["message"]
+    reader = owner_module.post("/api/keys", json={"name": "stats only", "site_id": shop["first"]}).json()[
+        "key"
+    ]
+    url = f"{console_server.base_url}/mcp"
+
+    @asynccontextmanager
+    async def connect() -> AsyncIterator[Client]:
+        async with (
+            create_mcp_http_client(headers={"Authorization": f"Bearer {reader}"}) as http,
+            Client(streamable_http_client(url, http_client=http)) as client,
+        ):
+            yield client
+
+    answers = _calls(connect, [("list_sites", {}), ("realtime", {"site_id": shop["first"]})])
+    assert answers[1][0] == "error"
+    assert "sites:read" in answers[1][1]
+    assert answers[2]["visitors"] >= 0
 
 
 def test_sightline_mcp_serves_the_same_tools_over_stdio(

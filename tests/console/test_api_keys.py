@@ -1,4 +1,4 @@
-"""API keys: shown once, stored as a hash, scoped to a site or not, revocable, rate-limited."""
+"""API keys: shown once, stored as a hash, made for a site or not, with scopes, revocable, rate-limited."""
 
 from __future__ import annotations
 
@@ -57,17 +57,17 @@ def test_a_key_reads_reports_and_records_when_it_was_last_used(
 ) -> None:
     site_id = _site(owner)
     key = owner.post("/api/keys", json={"name": "all sites"}).json()
+    assert key["scopes"] == ["stats:read"]  # the default
     reader = _bearer(console_server, key["key"])
     summary = reader.get(f"/api/sites/{site_id}/reports/summary?range=30d")
     assert summary.status_code == 200
     assert summary.json()["current"]["visitors"] == 0
     assert reader.get(f"/api/sites/{site_id}/reports/breakdown?dimension=pages").status_code == 200
-    listed = reader.get("/api/sites")  # the sites a key reads, so that it can find their ids
-    assert listed.status_code == 200
-    assert site_id in [site["id"] for site in listed.json()["sites"]]
-    assert reader.get(f"/api/sites/{site_id}/goals").status_code == 401
-    assert reader.get("/api/me").status_code == 401
-    assert reader.post(f"/api/sites/{site_id}/retry", json={}).status_code == 401
+    for refused in (reader.get("/api/sites"), reader.get(f"/api/sites/{site_id}/goals")):
+        assert refused.status_code == 403  # sites:read
+        assert refused.json()["error"]["code"] == "forbidden"
+    assert reader.post(f"/api/sites/{site_id}/retry", json={}).status_code == 403  # sites:write
+    assert reader.get("/api/me").status_code == 401  # no scope opens it to keys
     listed = next(k for k in owner.get("/api/keys").json()["keys"] if k["id"] == key["id"])
     assert listed["last_used_at"] is not None
 
@@ -76,14 +76,19 @@ def test_a_key_scoped_to_one_site_reads_only_that_site(
     owner: httpx.Client, console_server: LiveServer
 ) -> None:
     mine, other = _site(owner), _site(owner)
-    key = owner.post("/api/keys", json={"name": "one site", "site_id": mine}).json()
+    key = owner.post(
+        "/api/keys", json={"name": "one site", "site_id": mine, "scopes": ["sites:read", "stats:read"]}
+    ).json()
     assert key["site_id"] == mine
+    assert key["scopes"] == ["stats:read", "sites:read"]
     reader = _bearer(console_server, key["key"])
     assert reader.get(f"/api/sites/{mine}/reports/summary").status_code == 200
     assert [site["id"] for site in reader.get("/api/sites").json()["sites"]] == [mine]
     refused = reader.get(f"/api/sites/{other}/reports/summary")
     assert refused.status_code == 403
     assert refused.json()["error"]["code"] == "forbidden"
+    assert reader.get(f"/api/sites/{mine}").json()["id"] == mine
+    assert reader.get(f"/api/sites/{other}").status_code == 403
 
 
 def test_a_revoked_or_made_up_key_is_401(owner: httpx.Client, console_server: LiveServer) -> None:
@@ -127,3 +132,69 @@ def test_a_key_over_its_rate_limit_is_told_when_to_retry(start_server: StartServ
     assert [a.status_code for a in answers] == [200, 200, 200, 429]
     assert 1 <= int(answers[-1].headers["Retry-After"]) <= 60
     assert answers[-1].json()["error"]["code"] == "rate_limited"
+
+
+def test_keys_list_their_scopes_and_refuse_unknown_or_no_scopes_naming_the_field(
+    owner: httpx.Client,
+) -> None:
+    made = owner.post(
+        "/api/keys", json={"name": "writer", "scopes": ["events:write", "sites:read", "sites:read"]}
+    )
+    assert made.status_code == 201, made.text
+    assert made.json()["scopes"] == ["sites:read", "events:write"]
+    listed = next(k for k in owner.get("/api/keys").json()["keys"] if k["id"] == made.json()["id"])
+    assert listed["scopes"] == ["sites:read", "events:write"]
+    for scopes in ([], ["stats:write"], ["stats:read", 3], "stats:read", {"stats:read": True}):
+        refused = owner.post("/api/keys", json={"name": "bad", "scopes": scopes})
+        assert refused.status_code == 422, scopes
+        assert refused.json()["error"]["field"] == "scopes", refused.text
+
+
+def test_a_sites_write_key_provisions_sites_and_goals_without_a_browsers_origin(
+    owner: httpx.Client, console_server: LiveServer
+) -> None:
+    key = owner.post("/api/keys", json={"name": "agency", "scopes": ["sites:read", "sites:write"]}).json()
+    agency = _bearer(console_server, key["key"])
+    domain = f"p{uuid.uuid4().hex[:10]}.example.com"
+    created = agency.post("/api/sites", json={"name": "Client shop", "domain": domain})
+    assert created.status_code == 201, created.text
+    site_id = created.json()["id"]
+    assert agency.get(f"/api/sites/{site_id}").json()["domain"] == domain
+    assert site_id in [s["id"] for s in owner.get("/api/sites").json()["sites"]]  # the team's site
+    changed = agency.patch(f"/api/sites/{site_id}", json={"name": "Client shop (EU)", "cookieless": True})
+    assert (changed.status_code, changed.json()["name"]) == (200, "Client shop (EU)")
+    goal = agency.post(
+        f"/api/sites/{site_id}/goals", json={"name": "Signup", "kind": "event", "event": "signup"}
+    )
+    assert goal.status_code == 201, goal.text
+    assert agency.patch(f"/api/goals/{goal.json()['id']}", json={"name": "Sign-up"}).status_code == 200
+    assert [g["name"] for g in agency.get(f"/api/sites/{site_id}/goals").json()["goals"]] == ["Sign-up"]
+    assert agency.delete(f"/api/goals/{goal.json()['id']}").status_code == 204
+    assert agency.get(f"/api/sites/{site_id}/reports/summary").status_code == 403  # stats:read
+    assert agency.delete(f"/api/sites/{site_id}").status_code == 204
+    assert owner.get(f"/api/sites/{site_id}").status_code == 404
+
+
+def test_a_sites_write_key_for_one_site_changes_that_site_only_and_creates_none(
+    owner: httpx.Client, console_server: LiveServer
+) -> None:
+    mine, other = _site(owner), _site(owner)
+    key = owner.post("/api/keys", json={"name": "one", "site_id": mine, "scopes": ["sites:write"]}).json()
+    writer = _bearer(console_server, key["key"])
+    assert writer.patch(f"/api/sites/{mine}", json={"name": "Renamed"}).status_code == 200
+    goal = writer.post(f"/api/sites/{mine}/goals", json={"name": "Buy", "kind": "event", "event": "buy"})
+    assert goal.status_code == 201
+    others_goal = owner.post(f"/api/sites/{other}/goals", json={"name": "X", "kind": "event", "event": "x"})
+    for refused in (
+        writer.post("/api/sites", json={"name": "New", "domain": f"n{uuid.uuid4().hex[:8]}.example.com"}),
+        writer.patch(f"/api/sites/{other}", json={"name": "Taken"}),
+        writer.delete(f"/api/sites/{other}"),
+        writer.patch(f"/api/goals/{others_goal.json()['id']}", json={"name": "Mine now"}),
+        writer.post(f"/api/sites/{other}/goals", json={"name": "Y", "kind": "event", "event": "y"}),
+    ):
+        assert refused.status_code == 403, refused.request.url
+        assert refused.json()["error"]["code"] == "forbidden"
+    assert "may not create sites" in writer.post("/api/sites", json={"name": "N", "domain": "n.example"}).text
+    names = {s["id"]: s["name"] for s in owner.get("/api/sites").json()["sites"]}
+    assert names[mine] == "Renamed"
+    assert names[other] != "Taken"

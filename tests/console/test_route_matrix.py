@@ -1,6 +1,7 @@
 """Every registered console route is protected in PRODUCT.md's order: 401, 403, 415, 413, then
 the role's 403 ``forbidden``; and every route is called as each role (owner, admin, viewer, a
-viewer given one site, an API key).
+viewer given one site) and as an API key of each scope (``POST /api/events``, ingest's one route
+under ``/api/``, included).
 
 The routes are read from the application itself, so a route added later is checked too.
 """
@@ -26,6 +27,7 @@ from sightline.console.guard import JSON_METHODS, OPEN_ROUTES, STATE_CHANGING, U
 from sightline.console.ids import QUERY_IDS, TEXT_PARAMS
 from sightline.console.roles import ADMIN_READS, EVERYONE_MAY, api_routes, is_key_route
 from sightline.settings import load
+from sightline.teams.scopes import EVENTS_ROUTE, SCOPES, scope_for
 from tests.conftest import sign_in
 from tests.imports.helpers import upload
 from tests.recordings.helpers import chunk, new_recording_id, page_events, post_chunk, recording_site
@@ -239,6 +241,10 @@ def test_a_wrong_method_on_a_known_path_is_405_in_the_error_shape(owner: httpx.C
 # call touches the owner (id 1) or anything else that exists.
 UNUSED_ID = "987654321"
 KEY_ROUTES = [r for r in ROUTES if is_key_route(r.method, r.template)]
+# Every route a key might call: the console's, and ingest's POST /api/events (a plain route the
+# guard does not see, which checks the key itself against the same table).
+EVENTS = Route(*EVENTS_ROUTE)
+KEYED = [*SIGNED, EVENTS]
 MEMBER_ROUTES = [r for r in SIGNED if (r.method, r.template) != ("POST", "/api/logout")]
 
 
@@ -335,15 +341,82 @@ def test_a_viewer_given_one_site_finds_no_other_site_on_any_route(members: dict[
     assert other.json()["id"] not in listed
 
 
-def test_an_api_key_reads_the_report_routes_and_nothing_else(members: dict[str, Any]) -> None:
-    assert KEY_ROUTES
-    site_id = str(members["site"]["id"])
-    for route in SIGNED:
-        response = _call(members["key"], route, _path(route, site_id))
-        if route in KEY_ROUTES:
-            assert response.status_code not in {401, 403}, f"{route}: {response.status_code} {response.text}"
-        else:
-            assert response.status_code == 401, f"{route} accepted an API key: {response.status_code}"
+def test_the_matrix_sees_every_key_route_and_ingests_one_route_under_api() -> None:
+    app = create_app(load({"data_dir": tempfile.mkdtemp(prefix="sightline-keyed-")}, environ={}))
+    plain = {
+        str(getattr(r, "path", ""))
+        for r in app.router.routes
+        if str(getattr(r, "path", "")).startswith("/api/") and r not in api_routes(app.router.routes)
+    }
+    assert plain == {EVENTS.template}
+    scoped = {str(r) for r in KEYED if scope_for(r.method, r.template)}
+    assert {
+        "GET /api/sites",
+        "GET /api/sites/{site_id}",
+        "POST /api/sites",
+        "DELETE /api/goals/{goal_id}",
+    } <= scoped
+    assert "GET /api/sites/{site_id}/reports/summary" in scoped
+    assert "POST /api/events" in scoped
+
+
+@pytest.mark.parametrize("scope", list(SCOPES))
+def test_a_key_passes_the_guard_on_the_routes_of_its_scope_only(
+    scope: str, members: dict[str, Any], console_server: LiveServer
+) -> None:
+    """A key of one scope on every route: 401 where no scope lets keys in, 403 ``forbidden`` on
+    another scope's route, and through the guard on its own scope's. Ids name nothing (nothing is
+    changed), except for events, whose key is made for the matrix's site."""
+    body: dict[str, Any] = {"name": f"matrix {scope}", "scopes": [scope]}
+    site_id = UNUSED_ID
+    if scope == "events:write":
+        body["site_id"] = members["site"]["id"]
+        site_id = str(members["site"]["id"])
+    made = members["owner"].post("/api/keys", json=body)
+    assert made.status_code == 201, made.text
+    assert made.json()["scopes"] == [scope]
+    headers = {"Authorization": f"Bearer {made.json()['key']}"}
+    mine = 0
+    with httpx.Client(verify=TLS, base_url=console_server.base_url, headers=headers, timeout=30) as key:
+        for route in KEYED:
+            response = _call(key, route, _path(route, site_id))
+            needs = scope_for(route.method, route.template)
+            if needs is None:
+                assert response.status_code == 401, f"{route} accepted a {scope} key: {response.status_code}"
+                assert response.json()["error"]["code"] == "not_signed_in"
+            elif needs != scope:
+                assert response.status_code == 403, (
+                    f"{route} let a {scope} key through: {response.status_code}"
+                )
+                assert response.json()["error"]["code"] == "forbidden"
+                assert needs in response.json()["error"]["message"]
+            else:
+                mine += 1
+                assert response.status_code not in {401, 403}, (
+                    f"{route}: {response.status_code} {response.text}"
+                )
+    assert mine >= 1
+
+
+def test_a_key_is_not_checked_for_origin_but_a_session_is_even_with_a_key(
+    members: dict[str, Any], console_server: LiveServer
+) -> None:
+    made = members["owner"].post("/api/keys", json={"name": "origin", "scopes": ["sites:write"]}).json()
+    bearer = {"Authorization": f"Bearer {made['key']}"}
+    with httpx.Client(verify=TLS, base_url=console_server.base_url, timeout=30) as client:
+        for origin in ({}, {"Origin": "http://evil.example"}):
+            response = client.post(
+                f"/api/sites/{UNUSED_ID}/goals",
+                json={"name": "G", "kind": "event", "event": "e"},
+                headers=bearer | origin,
+            )
+            assert response.status_code == 404, response.text  # through the guard: no such site
+    with httpx.Client(
+        verify=TLS, base_url=console_server.base_url, cookies=members["owner"].cookies, timeout=30
+    ) as both:  # a session and a key: the session's request, with the session's Origin check
+        response = both.post(f"/api/sites/{UNUSED_ID}/goals", json={}, headers=bearer)
+        assert response.status_code == 403
+        assert response.json()["error"]["code"] == "bad_origin"
 
 
 def test_a_viewer_may_sign_out(console_server: LiveServer, members: dict[str, Any]) -> None:
@@ -462,10 +535,12 @@ def _filled(route: Route, ids: dict[str, str], spelled: str | None = None, text:
 
 
 def _scoped(console_server: LiveServer, members: dict[str, Any]) -> Iterator[tuple[str, httpx.Client]]:
-    """The viewer given one site, and a fresh key scoped to that site (each key has its own
-    requests per minute)."""
+    """The viewer given one site, and a fresh key of every scope made for that site (each key has
+    its own requests per minute)."""
     yield "viewer given one site", members["scoped"]
-    made = members["owner"].post("/api/keys", json={"name": "scoped", "site_id": members["site"]["id"]})
+    made = members["owner"].post(
+        "/api/keys", json={"name": "scoped", "site_id": members["site"]["id"], "scopes": list(SCOPES)}
+    )
     assert made.status_code == 201, made.text
     headers = {"Authorization": f"Bearer {made.json()['key']}"}
     with httpx.Client(verify=TLS, base_url=console_server.base_url, headers=headers, timeout=30) as key:

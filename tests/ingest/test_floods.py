@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import time
 
+import httpx
 import pytest
 
 from sightline.ingest.floods import MAX_TRACKED, FloodWatch
 from sightline.storage import open_database
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, StartServer, sign_in
 from tests.ingest.helpers import Site, Visitor, batch, event, stored
+from tests.support.http import TLS
 from tests.support.server import create_owner
 
 
@@ -91,6 +93,37 @@ def test_a_flood_reaches_health_and_is_stored_or_dropped_as_the_operator_chose(
         )
         try:
             assert len(stored(db, site)) == (5 if drop else 8)
+        finally:
+            db.dispose()
+    finally:
+        owner.close()
+
+
+def test_a_backends_events_are_floods_by_the_client_address_they_name(start_server: StartServer) -> None:
+    server = start_server(
+        env={"SIGHTLINE_INGEST_FLOOD_BATCHES_PER_MINUTE": "3", "SIGHTLINE_INGEST_DROP_FLOODS": "true"}
+    )
+    create_owner(server, OWNER_EMAIL, OWNER_PASSWORD)
+    owner = sign_in(server)
+    try:
+        site = Site.create(owner, "localhost:18071")
+        made = owner.post("/api/keys", json={"name": "b", "site_id": site.id, "scopes": ["events:write"]})
+        headers = {"Authorization": f"Bearer {made.json()['key']}"}
+        while time.time() % 60 > 40:  # the counts start again each minute: send within one
+            time.sleep(0.5)
+        with httpx.Client(verify=TLS, base_url=server.base_url, headers=headers, timeout=30) as backend:
+            for n, address in enumerate(["203.0.113.9"] * 5 + ["203.0.113.10"] * 2 + [None] * 5):
+                body: dict[str, object] = {"batch_id": f"flood-batch-{n:05d}", "events": [event(f"e{n}")]}
+                if address is not None:
+                    body["client"] = {"address": address}
+                assert backend.post("/api/events", json=body).status_code == 202
+        ingest = owner.get("/api/health").json()["services"]["ingest"]
+        assert ingest["dropped"]["flood"] == 2  # the 4th and 5th of one address; none without one
+        db = open_database(
+            server.database_url or f"sqlite:///{server.data_dir / 'sightline.db'}", migrate=False
+        )
+        try:
+            assert len(stored(db, site)) == 10
         finally:
             db.dispose()
     finally:

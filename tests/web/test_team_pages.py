@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import re
 
+import httpx
+import pytest
 from playwright.sync_api import expect
 
 from tests.support.axe import assert_accessible
+from tests.support.http import TLS
 from tests.web.conftest import PHONE, Console, unique
 
 PASSWORD = "a member's own password"
@@ -98,6 +101,66 @@ def test_an_api_key_is_shown_once_then_listed_by_its_prefix_and_revoked(console:
     owner.get_by_role("dialog", name="Revoke this key?").get_by_role("button", name="Revoke key").click()
     expect(owner.get_by_text("was revoked")).to_be_visible()
     expect(owner.locator(f'[data-key="{name}"]')).to_have_count(0)
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_a_key_is_made_with_the_scopes_and_site_the_owner_picks_and_an_events_key_shows_how_to_send(
+    console: Console, scheme: str
+) -> None:
+    owner = console.signed_in(viewport={"width": 390, "height": 844}, scheme=scheme)
+    site = console.api(
+        owner, "POST", "/api/sites", {"name": "Shop API", "domain": f"{unique('e')}.example.com"}
+    )
+    assert isinstance(site, dict)
+    owner.goto("/team/keys")
+    owner.get_by_role("button", name="Create key").click()
+    dialog = owner.get_by_role("dialog", name="Create an API key")
+    name = unique("Order backend")
+    dialog.get_by_label("Name").fill(name)
+    reports = dialog.get_by_role("checkbox", name="Read reports")
+    expect(reports).to_be_checked()  # the default
+    expect(reports).to_have_accessible_description(re.compile("Read the figures of the reports"))
+    reports.uncheck()
+    dialog.get_by_role("button", name="Create key").click()
+    expect(dialog.locator("#key-scopes-error")).to_have_text("Choose at least one thing the key may do.")
+    send = dialog.get_by_role("checkbox", name="Send events")
+    expect(send).to_have_accessible_description(re.compile(r"POST /api/events\). Needs a key for one site."))
+    send.check()
+    dialog.get_by_role("button", name="Create key").click()
+    expect(dialog.locator("#key-site-error")).to_have_text(
+        "Events go to one site: choose the site this key sends events to."
+    )
+    console.shoot(owner, f"team-key-form-{scheme}")
+    assert_accessible(owner, f"the new key form with its errors ({scheme})")
+    dialog.get_by_label("Sites it works on").select_option(label=f"Only Shop API ({site['domain']})")
+    dialog.get_by_role("button", name="Create key").click()
+    key = owner.locator("#new-key").inner_text()
+    example = owner.locator("#events-example").inner_text()
+    assert example.startswith(f'curl -H "Authorization: Bearer {key}"')
+    assert example.endswith(f"{console.server.origin}/api/events")
+    body = example.split(" -d '", 1)[1].split("' ", 1)[0]
+    sent = httpx.post(  # the example as shown, from a real HTTP client: it works as it stands
+        f"{console.server.base_url}/api/events",
+        content=body,
+        headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
+        verify=TLS,
+        timeout=30,
+    )
+    assert (sent.status_code, sent.json()) == (202, {"accepted": 1})
+    console.shoot(owner, f"team-events-key-{scheme}")
+    assert_accessible(owner, f"the new events key with its example ({scheme})")
+    assert owner.evaluate("document.documentElement.scrollWidth") <= 390, _overflowing(owner)
+    owner.get_by_role("button", name="Done").click()
+    row = owner.locator(f'[data-key="{name}"]')
+    expect(row).to_contain_text("Shop API")
+    expect(row.locator("[data-scopes]")).to_have_attribute("data-scopes", "events:write")
+    expect(row).to_contain_text("Send events")
+    assert_accessible(owner, f"the list of keys with their scopes ({scheme})")
+    assert owner.evaluate("document.documentElement.scrollWidth") <= 390, _overflowing(owner)
+    listed = console.api(owner, "GET", "/api/keys")
+    assert isinstance(listed, dict)
+    made = next(k for k in listed["keys"] if k["name"] == name)
+    assert (made["scopes"], made["site_id"]) == (["events:write"], site["id"])
 
 
 def test_a_shared_link_shows_the_dashboard_read_only_and_nothing_once_deleted(console: Console) -> None:

@@ -1,9 +1,11 @@
 """``/mcp``: the tools over MCP's streamable HTTP transport, for a Bearer API key.
 
 The key is checked first (401 in the error shape without one, or with an unknown or revoked
-one); then the SDK's transport answers, stateless and in JSON. Each tool reads the stats API of
-this same application in process (``httpx.ASGITransport``) with the caller's key, so the console's
-guard applies to every call exactly as to the stats API: the key's sites, its rate limit.
+one; 403 ``forbidden`` for a key without ``stats:read``); then the SDK's transport answers,
+stateless and in JSON. Each tool reads the stats API of this same application in process
+(``httpx.ASGITransport``) with the caller's key, so the console's guard applies to every call
+exactly as to the stats API: the key's sites, scopes (``list_sites`` needs ``sites:read``) and
+rate limit.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from sightline.assistants.stats import StatsApi
 from sightline.errors import error_response
 from sightline.storage import Database
 from sightline.teams import keys
+from sightline.teams.principal import Principal
+from sightline.teams.scopes import STATS_READ, lacking
 
 PATH = "/mcp"
 MAX_BODY = 8 * 1024  # a tool call is far smaller; the server's body limit (web/bodies.py) is the same
@@ -58,8 +62,12 @@ class McpEndpoint:
                 scope, receive, send
             )
             return
-        if await to_thread.run_sync(self._known, bearer) is False:
+        who = await to_thread.run_sync(self._known, bearer)
+        if who is None:
             await _unauthorised("This API key is unknown or was revoked.")(scope, receive, send)
+            return
+        if STATS_READ not in who.scopes:
+            await lacking(STATS_READ).response()(scope, receive, send)
             return
         client = httpx.AsyncClient(
             transport=httpx.ASGITransport(app=self.app()),
@@ -74,9 +82,9 @@ class McpEndpoint:
             _caller.reset(token)
             await client.aclose()
 
-    def _known(self, bearer: str) -> bool:
+    def _known(self, bearer: str) -> Principal | None:
         with self.db().begin() as conn:
-            return keys.authenticate(conn, bearer) is not None
+            return keys.authenticate(conn, bearer)
 
 
 def _bearer(scope: Scope) -> str | None:

@@ -1,11 +1,13 @@
 """The checks every console request passes before a handler runs, in PRODUCT.md's order.
 
-401 no valid session (login and setup aside; an API key counts only on the reports' GET routes)
--> 403 Origin not byte-equal to the console origin on a state-changing method -> 415 JSON method
+401 no valid session (login and setup aside; an API key counts instead on the routes its scopes
+name in ``teams/scopes.py``) -> 403 Origin not byte-equal to the console origin on a
+state-changing method (not for a call made with a key alone: no browser sends a key by itself, so
+there is no forged request to stop) -> 415 JSON method
 without ``application/json`` -> 413 body over 8 KiB, declared or streamed -> 404 (a path id) or
 422 (``?site_id=``) when an id is not written canonically or ``site_id`` is repeated (``ids.py``:
-the handler receives the very ids checked) -> 403 ``forbidden`` when the member's role may not
-make the call (``roles.py``). The body is read here, capped, and
+the handler receives the very ids checked) -> 403 ``forbidden`` when the member's role, or the key's scopes
+or site, may not make the call (``roles.py``). The body is read here, capped, and
 replayed to the handler. One route takes a file rather than JSON (``UPLOAD_ROUTES``: an import):
 the same checks in the same order, with the file's media types for 415 and ``--import-max-mb``
 for 413, and its body is left to the handler to stream (which counts it against the same limit).
@@ -27,7 +29,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sightline.accounts.sessions import COOKIE_NAME, resume_session
 from sightline.console.ids import Named, named_ids
-from sightline.console.roles import api_routes, authorise, is_key_route, match_route
+from sightline.console.roles import KEYS_ONLY, api_routes, authorise, is_key_route, match_route
 from sightline.context import Context
 from sightline.errors import ApiError, error_response, unavailable_response
 from sightline.numbers import ascii_int
@@ -182,7 +184,12 @@ class ConsoleGuard:
             return
         state["user"] = user
         state["session_token"] = token if user is not None else None
-        if method in STATE_CHANGING and _header(scope, b"origin") != ctx.origin.encode("latin-1"):
+        by_key = user is not None and user.key_id is not None
+        if (
+            method in STATE_CHANGING
+            and not by_key
+            and _header(scope, b"origin") != ctx.origin.encode("latin-1")
+        ):
             await error_response(
                 403, "bad_origin", "The request's Origin header is not this console's origin."
             )(scope, receive, send)
@@ -326,11 +333,7 @@ class ConsoleGuard:
     @staticmethod
     def _key(ctx: Context, bearer: str, method: str, route: tuple[str, Any] | None) -> Principal:
         if route is None or not is_key_route(method, route[0]):
-            raise ApiError(
-                401,
-                "not_signed_in",
-                "API keys read GET /api/sites and GET /api/sites/{id}/reports/* only; sign in for the rest.",
-            )
+            raise ApiError(401, "not_signed_in", KEYS_ONLY)
         with ctx.db.begin() as conn:
             who = keys.authenticate(conn, bearer)
         if who is None:

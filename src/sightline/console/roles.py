@@ -5,10 +5,9 @@
 - A viewer reads: every ``GET`` except the team's management lists (``ADMIN_READS``), and of the
   sites they are given only; their state-changing calls are 403 ``forbidden`` (signing out aside).
   A site outside their sites is 404, as if it did not exist.
-- An API key (``Authorization: Bearer``) reads ``GET /api/sites/{site_id}/reports/*`` and the list
-  of sites and every site at a glance (``GET /api/sites``, ``GET /api/overview``, which show only
-  the sites it reads), and only its own site when it
-  is scoped to one.
+- An API key (``Authorization: Bearer``) calls the routes of its scopes, by the one table in
+  ``teams/scopes.py`` (a route no scope names answers 401, one of a scope the key lacks 403
+  ``forbidden``), and only its own site when it is made for one: such a key may not create sites.
 
 A new route needs no entry here: a ``GET`` is a read (scoped by the site it names) and anything
 else changes state. ``tests/console/test_route_matrix.py`` proves the outcome for every route.
@@ -29,6 +28,7 @@ from sightline.console.ids import Named
 from sightline.errors import ApiError
 from sightline.storage.metadata import metadata
 from sightline.teams.principal import Principal
+from sightline.teams.scopes import lacking, scope_for
 
 # Reads only the owner and admins may make: the team's people, keys and links, a visitor's data.
 ADMIN_READS = frozenset(
@@ -49,9 +49,6 @@ EVERYONE_MAY = frozenset(
         ("PUT", "/api/sites/{site_id}/email-reports/subscription"),
     }
 )
-KEY_ROUTES = "/api/sites/{site_id}/reports/"
-# Lists filtered to the key's sites by their handlers: the sites, and every site at a glance.
-KEY_LISTS = frozenset({"/api/sites", "/api/overview"})
 _CONVERTER = re.compile(r"\{(\w+):\w+\}")
 # Path parameters naming an object that belongs to a site: the table that says which.
 SITE_OF = {
@@ -92,12 +89,16 @@ def match_route(routes: Sequence[APIRoute], scope: Scope) -> tuple[str, Mapping[
     return None
 
 
+KEYS_ONLY = "API keys work only on the routes of their scopes (docs/stats-api.md); sign in for the rest."
+
+
 def forbidden(message: str) -> ApiError:
     return ApiError(403, "forbidden", message)
 
 
 def is_key_route(method: str, template: str) -> bool:
-    return method == "GET" and (template.startswith(KEY_ROUTES) or template in KEY_LISTS)
+    """Whether an API key may call this route at all (with the scope ``teams.scopes`` names)."""
+    return scope_for(method, template) is not None
 
 
 def authorise(conn: Connection, who: Principal, method: str, template: str, named: Named) -> None:
@@ -106,12 +107,11 @@ def authorise(conn: Connection, who: Principal, method: str, template: str, name
     ``named`` is what the request names, read once by ``ids.named_ids``: its path parameters
     and ``?site_id=`` (the very values the handler will receive)."""
     if who.role == "api_key":
-        if not is_key_route(method, template):
-            raise ApiError(
-                401,
-                "not_signed_in",
-                "An API key reads GET /api/sites, GET /api/overview and GET /api/sites/{id}/reports/* only.",
-            )
+        scope = scope_for(method, template)
+        if scope is None:
+            raise ApiError(401, "not_signed_in", KEYS_ONLY)
+        if scope not in who.scopes:
+            raise lacking(scope)
     elif who.is_admin:
         return
     elif method != "GET":
@@ -126,11 +126,13 @@ def authorise(conn: Connection, who: Principal, method: str, template: str, name
     if site_ids is None:
         if any(name.endswith("_id") for name in named.path):
             raise forbidden("You may read only the sites you were given.")
+        if who.role == "api_key" and method != "GET":  # POST /api/sites: a new site
+            raise forbidden("This API key is made for one site: it may not create sites.")
         return
     for site_id in site_ids:
         if site_id is not None and not who.may_read_site(site_id):
             if who.role == "api_key":
-                raise forbidden("This API key reads only the site it was created for.")
+                raise forbidden("This API key works only on the site it was created for.")
             raise ApiError(404, "not_found", "No site with that id exists.")
 
 

@@ -1,5 +1,5 @@
 """How the OpenAPI document states authentication: the session cookie everywhere, and an API key
-(``Authorization: Bearer``) as the alternative on the reports' GET routes (``roles.KEY_ROUTES``)."""
+(``Authorization: Bearer``) as the alternative on the routes a key's scopes name (``teams.scopes``)."""
 
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ SCHEMES = {
     "apiKey": {
         "type": "http",
         "scheme": "bearer",
-        "description": "An API key made in the console (Team, API keys); reads reports only. "
-        "See docs/stats-api.md.",
+        "description": "An API key made in the console (Team, API keys); it calls the routes of "
+        "its scopes (stats:read, sites:read, sites:write, events:write). See docs/stats-api.md.",
     },
 }
 OPEN = {"/api/login", "/api/invitations/lookup", "/api/invitations/accept", "/setup"}

@@ -28,6 +28,14 @@ def list_sites(request: Request) -> dict[str, Any]:
     return {"sites": [service.public_site(row, ctx.origin) for row in rows if who.may_read_site(row["id"])]}
 
 
+@router.get("/{site_id}", summary="One site with its connection state", responses={404: {}})
+def read_site(site_id: SiteId, request: Request) -> dict[str, Any]:
+    ctx = context(request)
+    with ctx.db.read() as conn:
+        row = service.get_site(conn, owner(request).id, site_id)
+    return service.public_site(row, ctx.origin)
+
+
 @router.post("", summary="Create a site connection", status_code=201, responses={409: {}, 422: {}})
 def create_site(body: SiteCreate, request: Request) -> JSONResponse:
     ctx = context(request)

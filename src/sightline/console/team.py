@@ -1,4 +1,4 @@
-"""The team: invitations, members and their roles, and API keys for the stats API (thin handlers).
+"""The team: invitations, members and their roles, and API keys with their scopes (thin handlers).
 
 Who may call these is decided by the guard (``roles.py``): the management lists and every change
 are for the owner and admins. Accepting an invitation needs no session (the link is the proof).
@@ -50,6 +50,8 @@ class MemberPatch(Body):
 class KeyCreate(Body):
     name: Annotated[Text, Field(max_length=100)]
     site_id: StrictInt | None = None
+    # ``teams.scopes`` names; checked there (422 naming ``scopes``). None: ``stats:read``.
+    scopes: list[Any] | None = None
 
 
 @router.post(
@@ -173,13 +175,13 @@ def remove_member(member_id: Id, request: Request) -> Response:
 
 @router.post(
     "/keys",
-    summary="Create an API key for the stats API (the key is in this answer only)",
+    summary="Create an API key with its scopes (the key is in this answer only)",
     status_code=201,
     responses={403: {}, 422: {}},
 )
 def create_key(body: KeyCreate, request: Request) -> JSONResponse:
     with context(request).db.begin() as conn:
-        created = keys.create_key(conn, member(request), body.name, body.site_id)
+        created = keys.create_key(conn, member(request), body.name, body.site_id, body.scopes)
     return JSONResponse(created, status_code=201)
 
 

@@ -1,4 +1,6 @@
-"""Ingest: the SDK-facing hot path outside ``/api/`` (``/analytics.js``, ``/i/config``, ``/i/events``).
+"""Ingest: the SDK-facing hot path outside ``/api/`` (``/analytics.js``, ``/i/config``, ``/i/events``,
+``/i/pixel.gif``) and the one ingest path inside it, ``POST /api/events`` (a backend's events with an
+API key, ``server_events.py``).
 
 Batches from the SDK go through an ordered pipeline of named steps (parse, validate, authorise,
 filter_bots, enrich, buffer, commit) and are answered only once a group commit stored them.
@@ -11,6 +13,7 @@ modules ``sightline.surveys`` and ``sightline.recordings``, ``sightline.storage`
 ``sightline.health``, ``sightline.settings``, ``sightline.errors``, ``sightline.geo`` (the
 country of a client address, looked up in the writer process), ``sightline.clientaddr``,
 ``sightline.visitors`` (cookieless visitor codes), ``sightline.autocapture`` (reserved events'
-rules, ``/i/config``'s capture list), ``sightline.channels`` (an ad click's id as paid tags).
+rules, ``/i/config``'s capture list), ``sightline.channels`` (an ad click's id as paid tags),
+``sightline.teams`` (an API key and its scopes, for ``/api/events``).
 Never imports ``sightline.console`` (nor the console it).
 """

@@ -35,6 +35,7 @@ from sightline.sites.lookup import MISS, SiteDirectory, SiteInfo
 from sightline.sites.privacy import excluded
 
 RETRY_AFTER_SECONDS = 2
+NO_BROWSER = agents.Client(None, None, None, bot=False, headless=False)  # a backend's own event
 DISK_FULL_MESSAGE = "The server's disk is almost full, so nothing new is stored; send this again later."
 
 # Every reason a batch can be dropped for, with its answer (status, error code); None = 202.
@@ -86,6 +87,10 @@ class Job:
     # A no-JavaScript pixel (``ingest/pixel.py``): no Origin to check (an image request sends none),
     # and the visitor's codes are worked out on the server as for a cookieless site.
     pixel: bool = False
+    # Sent with an ``events:write`` API key (``ingest/server_events.py``): the key, checked before,
+    # stands in for the Origin check, and without the visitor's user agent nothing is a bot
+    # (a backend's own event has no browser).
+    keyed: bool = False
 
 
 # A step returns None when it finished at once, or an awaitable when it has to wait (a site not in
@@ -172,7 +177,7 @@ class Pipeline:
         if site is None:
             raise DropError("unknown_site", "No site has this key.")
         job.site = site
-        if not job.pixel and not site.allows_origin(job.origin):
+        if not (job.pixel or job.keyed) and not site.allows_origin(job.origin):
             raise DropError("origin_not_allowed", "This key only accepts events from its site's own origin.")
         if not site.collection_enabled:
             raise DropError("collection_disabled", "The site's owner has switched collection off.")
@@ -184,6 +189,9 @@ class Pipeline:
             raise DropError("excluded_address")
 
     def filter_bots(self, job: Job) -> None:
+        if job.keyed and not job.user_agent:
+            job.client = NO_BROWSER
+            return
         client = agents.client_of(job.user_agent[:1000])
         job.client = client
         if client.bot or (client.headless and not self.accept_headless):

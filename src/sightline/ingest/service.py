@@ -28,6 +28,8 @@ from sightline.ingest.http import ConfigEndpoint, EventsEndpoint, answer, error_
 from sightline.ingest.pipeline import DROP_REASONS, Pipeline
 from sightline.ingest.pixel import PixelEndpoint
 from sightline.ingest.script import ScriptEndpoint, ScriptFiles, is_script_path
+from sightline.ingest.server_events import PATH as SERVER_EVENTS_PATH
+from sightline.ingest.server_events import ServerEventsEndpoint
 from sightline.ingest.writer import GroupCommitter
 from sightline.settings import Settings
 from sightline.sites import referrers
@@ -97,6 +99,7 @@ class Ingest:
             "/i/events": Guarded(EventsEndpoint(self.pipeline, client_of), db),
             "/i/config": Guarded(ConfigEndpoint(self.pipeline, AutoOpen(db)), db),
             PIXEL_PATH: PixelEndpoint(self.pipeline, client_of),
+            SERVER_EVENTS_PATH: Guarded(ServerEventsEndpoint(self.pipeline, db), db),
         }
 
     def endpoint(self, path: str) -> ASGIApp | None:
@@ -122,6 +125,7 @@ class Ingest:
             Route("/i/events", self._exact["/i/events"]),
             Route("/i/config", self._exact["/i/config"]),
             Route(PIXEL_PATH, self._exact[PIXEL_PATH]),
+            Route(SERVER_EVENTS_PATH, self._exact[SERVER_EVENTS_PATH]),
             Route("/analytics.js", self._script),
             Route("/analytics-{name}.js", self._script),
         ]

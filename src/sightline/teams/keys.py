@@ -1,8 +1,10 @@
-"""API keys for the stats API: created by an admin, shown once, stored only as a SHA-256 hash.
+"""API keys: created by an admin, shown once, stored only as a SHA-256 hash.
 
-A key reads the reports of its team's sites, or of one site when it is scoped to it; it never
-changes anything. ``authenticate`` finds the key of a bearer token and records when it was last
-used (at most once a minute per key, so reading does not mean writing on every request).
+A key works on its team's sites, or on one site when it is made for it, and does what its scopes
+allow (``scopes.py``: reading reports, reading or provisioning sites, sending events).
+``authenticate`` finds the key of a bearer token and records when it was last used (at most once
+a minute per key, so reading does not mean writing on every request); ``event_site`` gives an
+``events:write`` key's site key for ingest.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from sightline.accounts.tokens import token_hash
 from sightline.errors import ApiError
 from sightline.storage.schema import api_keys, sites
 from sightline.storage.types import utcnow
+from sightline.teams import scopes as key_scopes
 from sightline.teams.principal import Principal
 
 PREFIX = "sl_"
@@ -33,8 +36,11 @@ def check_name(name: object) -> str:
     return name.strip()
 
 
-def create_key(conn: Connection, by: Principal, name: object, site_id: object) -> dict[str, Any]:
+def create_key(
+    conn: Connection, by: Principal, name: object, site_id: object, scopes: object = None
+) -> dict[str, Any]:
     checked = check_name(name)
+    allowed = key_scopes.check_scopes(scopes)
     if site_id is not None:
         if type(site_id) is not int:
             raise ApiError(422, "invalid_site_id", "site_id is a site's id or null.", field="site_id")
@@ -50,6 +56,7 @@ def create_key(conn: Connection, by: Principal, name: object, site_id: object) -
             team_id=by.team_id,
             name=checked,
             site_id=site_id,
+            scopes=list(allowed),
             key_hash=token_hash(key),
             prefix=key[:10],
             created_by=by.user_id,
@@ -66,6 +73,7 @@ def public_key(row: Any) -> dict[str, Any]:
         "id": row["id"],
         "name": row["name"],
         "site_id": row["site_id"],
+        "scopes": list(key_scopes.stored_scopes(row["scopes"])),
         "prefix": row["prefix"],
         "created_at": row["created_at"].isoformat(),
         "last_used_at": last.isoformat() if last is not None else None,
@@ -86,7 +94,7 @@ def revoke_key(conn: Connection, team_id: int, key_id: int) -> None:
 
 
 def authenticate(conn: Connection, key: str) -> Principal | None:
-    """The principal a bearer key acts as (a reader of its site or sites), or None."""
+    """The principal a bearer key acts as (on its site or sites, with its scopes), or None."""
     if not key.startswith(PREFIX) or len(key) > 200:
         return None
     row = conn.execute(select(api_keys).where(api_keys.c.key_hash == token_hash(key))).first()
@@ -104,4 +112,17 @@ def authenticate(conn: Connection, key: str) -> Principal | None:
         team_id=row.team_id,
         site_ids=site_ids,
         key_id=row.id,
+        scopes=frozenset(key_scopes.stored_scopes(row.scopes)),
     )
+
+
+def event_site(conn: Connection, who: Principal) -> str | None:
+    """The public key of the one site an ``events:write`` key sends events to (None: a key made
+    for every site, which names no site to send to)."""
+    if who.site_ids is None or len(who.site_ids) != 1:
+        return None
+    (site_id,) = who.site_ids
+    found: str | None = conn.execute(
+        select(sites.c.key).where(sites.c.id == site_id, sites.c.owner_id == who.team_id)
+    ).scalar()
+    return found

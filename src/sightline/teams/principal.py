@@ -27,8 +27,9 @@ class Principal:
     team_id: int
     # Sites a viewer may read; None: every site of the team.
     site_ids: frozenset[int] | None = None
-    # The API key the request came with (stats API), else None.
+    # The API key the request came with, else None; what that key may do (``teams.scopes``).
     key_id: int | None = None
+    scopes: frozenset[str] = frozenset()
 
     @property
     def id(self) -> int:

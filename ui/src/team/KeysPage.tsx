@@ -1,4 +1,4 @@
-// API keys for the stats API (docs/stats-api.md): create (the key is shown once), list, revoke.
+// API keys (docs/stats-api.md): create with scopes and a site (the key is shown once), list, revoke.
 import { useState } from "preact/hooks";
 
 import { ApiError, api, messageOf, type Site } from "../api";
@@ -9,8 +9,16 @@ import { Notice } from "../components/Notice";
 import { Page } from "../components/Page";
 import { dateTime, timeAgo } from "../format";
 import { useResource } from "../hooks";
-import { team, type ApiKey } from "./api";
+import { SCOPES, team, type ApiKey, type Scope } from "./api";
 import { TeamTabs } from "./TeamTabs";
+
+/** Each scope's name in the console and the sentence saying what it allows. */
+const SCOPE_TEXT: Record<Scope, { label: string; allows: string }> = {
+  "stats:read": { label: "Read reports", allows: "Read the figures of the reports (GET /api/sites/ID/reports/…), as the dashboard shows them." },
+  "sites:read": { label: "Read sites", allows: "List the sites with their ids and read each site and its goals (GET /api/sites). Assistants need it to find the sites." },
+  "sites:write": { label: "Provision sites", allows: "Create, change and delete sites and their goals. A key for one site may change that site only and create none." },
+  "events:write": { label: "Send events", allows: "Send events from a backend, an app or an e-mail tool (POST /api/events). Needs a key for one site." },
+};
 
 export function KeysPage() {
   const keys = useResource(team.keys);
@@ -40,7 +48,7 @@ export function KeysPage() {
       title="API keys"
       subtitle={
         <>
-          Keys read the reports of the stats API (<code>GET /api/sites/ID/reports/…</code>) and nothing else.
+          A key does what its scopes allow: read reports, read or provision sites, send events from a backend, and nothing else.
         </>
       }
       actions={
@@ -64,7 +72,8 @@ export function KeysPage() {
                 <tr>
                   <th scope="col">Name</th>
                   <th scope="col">Starts with</th>
-                  <th scope="col">Reads</th>
+                  <th scope="col">Sites</th>
+                  <th scope="col">May</th>
                   <th scope="col">Created</th>
                   <th scope="col">Last used</th>
                   <th scope="col"><span class="visually-hidden">Actions</span></th>
@@ -76,6 +85,7 @@ export function KeysPage() {
                     <th scope="row">{key.name}</th>
                     <td><code>{key.prefix}…</code></td>
                     <td>{siteName(key.site_id)}</td>
+                    <td data-scopes={key.scopes.join(" ")}>{key.scopes.map((scope) => SCOPE_TEXT[scope]?.label ?? scope).join(", ")}</td>
                     <td>{dateTime(key.created_at)}</td>
                     <td>
                       {key.last_used_at ? (
@@ -141,39 +151,77 @@ function CreateKeyForm({
   onCreated: (key: ApiKey) => void;
 }) {
   const [busy, setBusy] = useState(false);
-  const [errors, setErrors] = useState<{ name?: string; form?: string }>({});
+  const [scopes, setScopes] = useState<Scope[]>(["stats:read"]);
+  const [errors, setErrors] = useState<{ name?: string; scopes?: string; site?: string; form?: string }>({});
+  const toggle = (scope: Scope) =>
+    setScopes(scopes.includes(scope) ? scopes.filter((s) => s !== scope) : SCOPES.filter((s) => s === scope || scopes.includes(s)));
   const submit = async (event: SubmitEvent) => {
     event.preventDefault();
     const form = event.currentTarget as HTMLFormElement;
     const name = (form.elements.namedItem("name") as HTMLInputElement).value.trim();
-    const scope = (form.elements.namedItem("site") as HTMLSelectElement).value;
-    if (!name) {
-      setErrors({ name: "Give the key a name that says where it is used." });
-      form.querySelector<HTMLInputElement>("#key-name")?.focus();
+    const site = (form.elements.namedItem("site") as HTMLSelectElement).value;
+    const found: typeof errors = {};
+    if (!name) found.name = "Give the key a name that says where it is used.";
+    if (scopes.length === 0) found.scopes = "Choose at least one thing the key may do.";
+    if (scopes.includes("events:write") && site === "")
+      found.site = "Events go to one site: choose the site this key sends events to.";
+    if (Object.keys(found).length > 0) {
+      setErrors(found);
+      const first = found.name ? "#key-name" : found.scopes ? "#key-scope-stats-read" : "#key-site";
+      form.querySelector<HTMLElement>(first)?.focus();
       return;
     }
     setBusy(true);
     try {
-      onCreated(await team.createKey(name, scope === "" ? null : Number(scope)));
+      onCreated(await team.createKey(name, site === "" ? null : Number(site), scopes));
     } catch (failure) {
       setBusy(false);
-      if (failure instanceof ApiError && failure.field === "name") setErrors({ name: failure.message });
+      const field = failure instanceof ApiError ? failure.field : undefined;
+      if (field === "name" || field === "scopes") setErrors({ [field]: messageOf(failure) });
+      else if (field === "site_id") setErrors({ site: messageOf(failure) });
       else setErrors({ form: messageOf(failure) });
     }
   };
   return (
     <form class="dialog-body" onSubmit={submit} noValidate>
       <Field id="key-name" name="name" label="Name" hint="Where the key is used, e.g. “Monthly report script”." maxLength={100} required autoFocus error={errors.name} />
-      <div class="field">
-        <label for="key-site">Sites it reads</label>
-        <select id="key-site" name="site">
-          <option value="">Every site</option>
+      <fieldset class="choice-group" aria-describedby={errors.scopes ? "key-scopes-error" : undefined}>
+        <legend>What it may do</legend>
+        {SCOPES.map((scope) => {
+          const id = `key-scope-${scope.replace(":", "-")}`;
+          return (
+            <div key={scope} class="choice">
+              <input type="checkbox" id={id} name="scopes" value={scope} checked={scopes.includes(scope)} onChange={() => toggle(scope)} aria-describedby={`${id}-hint`} />
+              <span>
+                <label for={id}>{SCOPE_TEXT[scope].label}</label> <code>{scope}</code>
+                <span class="field-hint scope-hint" id={`${id}-hint`}>
+                  {SCOPE_TEXT[scope].allows}
+                </span>
+              </span>
+            </div>
+          );
+        })}
+        {errors.scopes && (
+          <p class="field-error" id="key-scopes-error">
+            {errors.scopes}
+          </p>
+        )}
+      </fieldset>
+      <div class={`field${errors.site ? " field-invalid" : ""}`}>
+        <label for="key-site">Sites it works on</label>
+        <select id="key-site" name="site" aria-invalid={errors.site ? "true" : undefined} aria-describedby={errors.site ? "key-site-error" : undefined}>
+          <option value="">Every site (new ones too)</option>
           {sites.map((site) => (
             <option key={site.id} value={String(site.id)}>
               Only {site.name} ({site.domain})
             </option>
           ))}
         </select>
+        {errors.site && (
+          <p class="field-error" id="key-site-error">
+            {errors.site}
+          </p>
+        )}
       </div>
       {errors.form && <Notice kind="error">{errors.form}</Notice>}
       <div class="dialog-actions">
@@ -188,17 +236,36 @@ function CreateKeyForm({
   );
 }
 
+/** The one-line curl call that sends an event with an events:write key (docs/stats-api.md). */
+export function eventsExample(key: string): string {
+  const body = '{"batch_id":"order-0000000042","events":[{"name":"purchase","visitor_id":"customer-1","session_id":"order-42","path":"/checkout"}]}';
+  return `curl -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" -d '${body}' ${location.origin}/api/events`;
+}
+
 function ShowKey({ created, onDone }: { created: ApiKey; onDone: () => void }) {
   const key = created.key ?? "";
+  const example = created.scopes.includes("events:write") ? eventsExample(key) : null;
   return (
     <div class="dialog-body">
       <Notice kind="info">This is the only time the key is shown; Sightline keeps only a hash of it.</Notice>
       <pre class="snippet"><code id="new-key">{key}</code></pre>
       <CopyButton text={key} label="Copy key" target={() => document.getElementById("new-key")} />
       <p class="muted">
-        Use it as <code>Authorization: Bearer {created.prefix}…</code> on <code>GET /api/sites/ID/reports/summary</code> and
-        the other report endpoints.
+        Use it as <code>Authorization: Bearer {created.prefix}…</code>
+        {created.scopes.includes("stats:read") && (
+          <>
+            {" "}on <code>GET /api/sites/ID/reports/summary</code> and the other report endpoints
+          </>
+        )}
+        .
       </p>
+      {example && (
+        <>
+          <p>Send an event from a backend with it:</p>
+          <pre class="snippet events-example"><code id="events-example">{example}</code></pre>
+          <CopyButton text={example} label="Copy example" target={() => document.getElementById("events-example")} />
+        </>
+      )}
       <div class="dialog-actions">
         <button type="button" class="button button-primary" onClick={onDone}>
           Done

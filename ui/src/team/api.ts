@@ -1,4 +1,4 @@
-// The team API (docs/team.md, docs/stats-api.md): members, invitations and API keys.
+// The team API (docs/team.md, docs/stats-api.md): members, invitations and API keys with their scopes.
 import { request, type Role } from "../api";
 
 export interface Member {
@@ -25,10 +25,15 @@ export interface Invitation {
   email_sent?: boolean;
 }
 
+/** What a key may do (docs/stats-api.md, "Scopes"), in the order the API lists them. */
+export const SCOPES = ["stats:read", "sites:read", "sites:write", "events:write"] as const;
+export type Scope = (typeof SCOPES)[number];
+
 export interface ApiKey {
   id: number;
   name: string;
   site_id: number | null;
+  scopes: Scope[];
   prefix: string;
   created_at: string;
   last_used_at: string | null;
@@ -55,7 +60,7 @@ export const team = {
   lookup: (token: string) => request<InvitationInfo>("POST", "/api/invitations/lookup", { token }),
   accept: (token: string, password: string) => request<unknown>("POST", "/api/invitations/accept", { token, password }),
   keys: () => request<{ keys: ApiKey[] }>("GET", "/api/keys").then((r) => r.keys),
-  createKey: (name: string, siteId: number | null) =>
-    request<ApiKey>("POST", "/api/keys", siteId === null ? { name } : { name, site_id: siteId }),
+  createKey: (name: string, siteId: number | null, scopes: Scope[]) =>
+    request<ApiKey>("POST", "/api/keys", siteId === null ? { name, scopes } : { name, site_id: siteId, scopes }),
   revokeKey: (id: number) => request<void>("DELETE", `/api/keys/${id}`),
 };

@@ -54,6 +54,8 @@ api_keys = Table(
     Column("team_id", Integer, ForeignKey("users.id", ondelete="CASCADE"), nullable=False, index=True),
     Column("name", String(100), nullable=False),
     Column("site_id", Integer, ForeignKey("sites.id", ondelete="CASCADE"), nullable=True),
+    # What the key may do: a JSON list of ``teams.scopes`` names (migration 0022_teams_key_scopes).
+    Column("scopes", JSON, nullable=False),
     Column("key_hash", LargeBinary(32), nullable=False, unique=True),
     # The first characters of the key, shown in lists so an owner can tell keys apart.
     Column("prefix", String(16), nullable=False),
