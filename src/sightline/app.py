@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator, Sequence
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -191,7 +191,8 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
     ctx.health.register("retention", event_retention.probe)
 
     assistants = McpEndpoint(lambda: database, lambda: app)
-    mails = MailJob(database, store, ctx.mailer, ctx.origin) if ctx.mailer is not None else None
+    mailer = MailJob(database, store, ctx.mailer, ctx.origin) if ctx.mailer is not None else None
+    mails = mail_job.periodic(mailer, float(settings.mail_check_seconds)) if mailer is not None else None
     importer = ctx.importer = import_jobs.Importer(
         database, settings.data_path / "imports", int(settings.import_max_mb) * MIB * 10
     )
@@ -201,10 +202,10 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
         async with (
             decoder.running(),  # spawned first: it starts while the writer does
             ingest.running(),
-            retention.running(recordings, settings.recording_retention_days),
-            data_retention.running(event_retention),
+            retention.periodic(recordings, settings.recording_retention_days).running(),
+            event_retention.periodic.running(),
             store.running(),
-            mail_job.running(mails, float(settings.mail_check_seconds)),
+            mails.running() if mails is not None else nullcontext(),
             import_jobs.running(importer),
             assistants.running(),
         ):
