@@ -151,11 +151,16 @@ def _store(ctx: Context) -> Store:
     return ctx.store
 
 
-def _report(request: Request, report: Asked, kind: str) -> Answer:
+def open_report(request: Request, site_id: int, query: params.Query) -> service.Report:
+    """The report of ``query`` on the asker's site ``site_id`` (404 when it is not theirs)."""
     ctx = context(request)
     with ctx.db.read() as conn:
-        opened = service.Report.open(conn, owner(request).id, report.site_id, report.query, _store(ctx))
-    result: Answer = getattr(opened, kind)()
+        return service.Report.open(conn, owner(request).id, site_id, query, _store(ctx))
+
+
+def report_answer(request: Request, report: Asked, kind: str) -> Answer:
+    """The answer of the report ``kind`` (``summary``, ``breakdown``, ...) to what was asked."""
+    result: Answer = getattr(open_report(request, report.site_id, report.query), kind)()
     return result
 
 
@@ -183,12 +188,12 @@ def _route(path: str, summary: str, asking: Asking) -> Callable[[DecoratedCallab
 
 @_route("/summary", "Visitors, visits, pageviews, bounce rate and visit duration", PERIOD)
 def summary(request: Request, report: Annotated[Asked, PERIOD.depends]) -> JSONResponse:
-    return answered(_report(request, report, "summary"))
+    return answered(report_answer(request, report, "summary"))
 
 
 @_route("/timeseries", "The figures hour by hour or day by day", PERIOD)
 def timeseries(request: Request, report: Annotated[Asked, PERIOD.depends]) -> JSONResponse:
-    result = _report(request, report, "timeseries")
+    result = report_answer(request, report, "timeseries")
     span = result["range"]
     with context(request).db.read() as conn:
         result["annotations"] = notes.of_period(
@@ -199,12 +204,12 @@ def timeseries(request: Request, report: Annotated[Asked, PERIOD.depends]) -> JS
 
 @_route("/breakdown", "Top values of one dimension", BREAKDOWN_OF)
 def breakdown(request: Request, report: Annotated[Asked, BREAKDOWN_OF.depends]) -> JSONResponse:
-    return answered(_report(request, report, "breakdown"))
+    return answered(report_answer(request, report, "breakdown"))
 
 
 @_route("/vitals", "Each web vital's p75 and rating, and how its measurements rate", PERIOD)
 def web_vitals(request: Request, report: Annotated[Asked, PERIOD.depends]) -> JSONResponse:
-    return answered(_report(request, report, "web_vitals"))
+    return answered(report_answer(request, report, "web_vitals"))
 
 
 @_route(
@@ -213,7 +218,7 @@ def web_vitals(request: Request, report: Annotated[Asked, PERIOD.depends]) -> JS
     HEATMAP_OF,
 )
 def heatmap(request: Request, report: Annotated[Asked, HEATMAP_OF.depends]) -> JSONResponse:
-    return answered(_report(request, report, "heatmap"))
+    return answered(report_answer(request, report, "heatmap"))
 
 
 @_route("/realtime", "Visitors in the last 5 minutes", NOTHING)
