@@ -78,7 +78,6 @@ from sightline.recordings.store import FileChunkStore
 from sightline.serving import SlowClientLimits
 from sightline.settings import Settings
 from sightline.storage import Database, open_database
-from sightline.store.client import Store
 from sightline.visitors import retention as data_retention
 from sightline.web import pages, player, unsubscribe
 from sightline.web.assets import StaticAssets
@@ -183,7 +182,7 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
     )
     ctx.health.register("disk", disk.probe)
     ingest = Ingest(settings, database, ctx.health, disk)
-    store = ctx.store = Store(settings, database)
+    store = ctx.store
     ctx.health.register("store", store.probe)
     decoder = ChunkDecoder()
     recordings_feature.register_health(recordings, ctx.health, decoder)
@@ -193,9 +192,7 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
     assistants = McpEndpoint(lambda: database, lambda: app)
     mailer = MailJob(database, store, ctx.mailer, ctx.origin) if ctx.mailer is not None else None
     mails = mail_job.periodic(mailer, float(settings.mail_check_seconds)) if mailer is not None else None
-    importer = ctx.importer = import_jobs.Importer(
-        database, settings.data_path / "imports", int(settings.import_max_mb) * MIB * 10
-    )
+    importer = ctx.importer
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:

@@ -26,12 +26,9 @@ from pydantic import TypeAdapter
 from sightline.annotations import service as notes
 from sightline.console.deps import context, owner
 from sightline.console.ids import SiteId
-from sightline.context import Context
-from sightline.errors import ApiError
 from sightline.reports import params, service
 from sightline.reports.filters import NAMES
 from sightline.sites.service import get_site
-from sightline.store.client import Store
 
 router = APIRouter(prefix="/api/sites/{site_id}/reports", tags=["reports"])
 
@@ -145,17 +142,11 @@ def asked(documented: tuple[str, ...], allowed: tuple[str, ...] | None = None) -
     return Asking(Depends(dependency), documented)
 
 
-def _store(ctx: Context) -> Store:
-    if ctx.store is None:  # only an application built without its store (never by create_app)
-        raise ApiError(503, "store_unavailable", "The analytics store is not running.")
-    return ctx.store
-
-
 def open_report(request: Request, site_id: int, query: params.Query) -> service.Report:
     """The report of ``query`` on the asker's site ``site_id`` (404 when it is not theirs)."""
     ctx = context(request)
     with ctx.db.read() as conn:
-        return service.Report.open(conn, owner(request).id, site_id, query, _store(ctx))
+        return service.Report.open(conn, owner(request).id, site_id, query, ctx.store)
 
 
 def report_answer(request: Request, report: Asked, kind: str) -> Answer:
@@ -226,4 +217,4 @@ def realtime(request: Request, report: Annotated[Asked, NOTHING.depends]) -> JSO
     ctx = context(request)
     with ctx.db.read() as conn:
         site = get_site(conn, owner(request).id, report.site_id)
-    return answered(service.realtime_of(site, _store(ctx)))
+    return answered(service.realtime_of(site, ctx.store))
