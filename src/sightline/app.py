@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator, Sequence
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -79,7 +79,6 @@ from sightline.recordings.store import FileChunkStore
 from sightline.serving import SlowClientLimits
 from sightline.settings import Settings
 from sightline.storage import Database, open_database
-from sightline.store.client import Store
 from sightline.visitors import retention as data_retention
 from sightline.web import pages, player, unsubscribe
 from sightline.web.assets import StaticAssets
@@ -184,7 +183,7 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
     )
     ctx.health.register("disk", disk.probe)
     ingest = Ingest(settings, database, ctx.health, disk)
-    store = ctx.store = Store(settings, database)
+    store = ctx.store
     ctx.health.register("store", store.probe)
     decoder = ChunkDecoder()
     recordings_feature.register_health(recordings, ctx.health, decoder)
@@ -192,20 +191,19 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
     ctx.health.register("retention", event_retention.probe)
 
     assistants = McpEndpoint(lambda: database, lambda: app)
-    mails = MailJob(database, store, ctx.mailer, ctx.origin) if ctx.mailer is not None else None
-    importer = ctx.importer = import_jobs.Importer(
-        database, settings.data_path / "imports", int(settings.import_max_mb) * MIB * 10
-    )
+    mailer = MailJob(database, store, ctx.mailer, ctx.origin) if ctx.mailer is not None else None
+    mails = mail_job.periodic(mailer, float(settings.mail_check_seconds)) if mailer is not None else None
+    importer = ctx.importer
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         async with (
             decoder.running(),  # spawned first: it starts while the writer does
             ingest.running(),
-            retention.running(recordings, settings.recording_retention_days),
-            data_retention.running(event_retention),
+            retention.periodic(recordings, settings.recording_retention_days).running(),
+            event_retention.periodic.running(),
             store.running(),
-            mail_job.running(mails, float(settings.mail_check_seconds)),
+            mails.running() if mails is not None else nullcontext(),
             import_jobs.running(importer),
             assistants.running(),
         ):

@@ -1,6 +1,6 @@
 """What one running Sightline holds: settings, database, and the long-lived helpers.
 
-Built once in ``app.create_app`` and handed to every surface through ``request.app.state.ctx``.
+Built whole, once, in ``app.create_app`` and handed to every surface through ``request.app.state.ctx``.
 """
 
 from __future__ import annotations
@@ -28,11 +28,11 @@ class Context:
     throttle: LoginThrottle
     checker: ConnectionChecker
     health: HealthRegistry
-    store: Store | None = None  # the analytics store every report reads (set by app.create_app)
+    store: Store  # the analytics store every report reads (its process starts in the app's lifespan)
+    importer: Importer  # the import jobs
     key_limit: RequestLimit = field(default_factory=lambda: RequestLimit(120))  # per API key
     share_limit: RequestLimit = field(default_factory=lambda: RequestLimit(120))  # per shared link
     mailer: Mailer | None = None  # with --smtp-url
-    importer: Importer | None = None  # the import jobs (set by app.create_app)
     # Wrong passwords per shared link.
     share_failures: FailureWindow = field(default_factory=lambda: FailureWindow(12, 900))
 
@@ -67,6 +67,9 @@ def build_context(settings: Settings, db: Database) -> Context:
             allow_private=settings.allow_private_addresses,
         ),
         health=HealthRegistry(),
+        store=Store(settings, db),
+        # A zip may unpack to ten times the largest upload.
+        importer=Importer(db, settings.data_path / "imports", int(settings.import_max_mb) * 2**20 * 10),
         mailer=_mailer(settings),
         key_limit=RequestLimit(settings.api_key_requests_per_minute),
         share_limit=RequestLimit(settings.share_requests_per_minute),

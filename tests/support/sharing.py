@@ -31,10 +31,10 @@ from tests.support.server import LiveServer
 
 SHARING = frozenset(
     {
+        "tests/autocapture/test_reserved_events.py",
         "tests/console/test_reports_params.py",
         "tests/console/test_smoke.py",
         "tests/goals/test_api.py",
-        "tests/ingest/test_autocapture.py",
         "tests/ingest/test_config.py",
         "tests/ingest/test_drops.py",
         "tests/ingest/test_referrer_spam.py",
@@ -55,6 +55,10 @@ SHARING = frozenset(
         "tests/web/test_shell.py",
     }
 )
+
+# A module that shares the servers of another package's modules (its own package has no server
+# kind of its own) joins that package's unit, so the servers start once for both.
+SHARES_WITH = {"tests/autocapture/test_reserved_events.py": "tests/ingest"}
 
 _servers: dict[str, LiveServer] = {}
 
@@ -92,7 +96,7 @@ def unit_of(nodeid: str) -> str | None:
     package's sharing modules together, or the part of a package that shares its own server."""
     module = nodeid.split("::", 1)[0]
     if module in SHARING:
-        return f"shared servers of {PurePosixPath(module).parent}"
+        return f"shared servers of {SHARES_WITH.get(module, PurePosixPath(module).parent)}"
     return PACKAGE_UNITS.get(module)
 
 

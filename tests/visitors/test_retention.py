@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from sqlalchemy import func, insert, select, update
 
 from sightline.accounts.users import create_user
@@ -98,3 +99,27 @@ def test_the_global_setting_applies_to_sites_without_their_own(db: Database) -> 
     assert report.events_removed == 7
     assert _count(db, events, events.c.site_id == default) == 7
     assert _count(db, survey_responses) == 1
+
+
+def test_a_failing_run_makes_health_degraded_since_its_first_failure_until_a_run_succeeds(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    now = [NOW]
+    job = Retention(db, 10, clock=lambda: now[0])
+
+    def unreachable() -> list[tuple[int, int]]:
+        raise OSError("the database is unreachable")
+
+    monkeypatch.setattr(job, "policies", unreachable)
+    for hours in (0, 1):
+        now[0] = NOW + timedelta(hours=hours)
+        assert not job.periodic.run_once()
+    health = job.probe()
+    assert health.status == "degraded"
+    assert health.figures["failing_since"] == NOW.isoformat()
+    assert job.last is not None
+    assert job.last.error == "OSError"
+    monkeypatch.undo()
+    assert job.periodic.run_once()
+    health = job.probe()
+    assert (health.status, health.figures["failing_since"]) == ("ok", None)

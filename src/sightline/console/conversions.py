@@ -18,7 +18,7 @@ from fastapi.responses import JSONResponse, Response
 from sightline.console.deps import context, owner
 from sightline.console.ids import Id as ItemId
 from sightline.console.ids import SiteId
-from sightline.console.reports import _store
+from sightline.console.reports import open_report
 from sightline.errors import ApiError
 from sightline.numbers import ascii_int
 from sightline.reports import params, saved, service
@@ -58,10 +58,7 @@ def _split(request: Request, own: tuple[str, ...]) -> tuple[dict[str, list[str]]
 
 
 def _open(request: Request, site_id: int, rest: list[tuple[str, str]]) -> service.Report:
-    query = params.parse(rest, params.COMMON)
-    ctx = context(request)
-    with ctx.db.read() as conn:
-        return service.Report.open(conn, owner(request).id, site_id, query, _store(ctx))
+    return open_report(request, site_id, params.parse(rest, params.COMMON))
 
 
 @reports.get("/funnel", summary="Visitors through 2 to 8 steps, in order within a visit", responses=ERRORS)

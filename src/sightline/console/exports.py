@@ -12,7 +12,7 @@ from fastapi.responses import Response, StreamingResponse
 
 from sightline.console.deps import context, owner
 from sightline.console.ids import SiteId
-from sightline.console.reports import BREAKDOWN_OF, PERIOD, Asked, _report
+from sightline.console.reports import BREAKDOWN_OF, PERIOD, Asked, report_answer
 from sightline.exports import tables
 from sightline.exports.events import stream_events
 from sightline.reports import params
@@ -30,7 +30,7 @@ def _csv(text: str, name: str) -> Response:
 
 
 def _table(request: Request, report: Asked, kind: str) -> Response:
-    answer = _report(request, report, kind)
+    answer = report_answer(request, report, kind)
     text = getattr(tables, f"{kind}_csv")(answer)
     return _csv(text, tables.filename(report.site_id, kind, answer))
 

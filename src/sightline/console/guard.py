@@ -171,13 +171,8 @@ class ConsoleGuard:
         if user is None and bearer is not None and not open_route:
             try:
                 user = await to_thread.run_sync(self._key, ctx, bearer, method, route)
-            except ApiError as error:
-                await error.response()(scope, receive, send)
-                return
             except Exception as exc:
-                if ctx.db.note_outage(exc) is None:
-                    raise
-                await unavailable_response()(scope, receive, send)
+                await _refusal(ctx, exc)(scope, receive, send)
                 return
         if user is None and not open_route:
             await error_response(401, "not_signed_in", "Sign in to use the console.")(scope, receive, send)
@@ -218,15 +213,11 @@ class ConsoleGuard:
                     await to_thread.run_sync(self._authorise, ctx, user, method, route, named)
                 elif refusal is not None:
                     raise refusal
-            except ApiError as error:
-                await error.response()(scope, receive, send)
-                return
             except Exception as exc:
-                if ctx.db.note_outage(exc) is None:
-                    raise
+                answer = _refusal(ctx, exc)
                 # Who the user is and how the service fares stay visible during an outage.
-                if (method, scope["path"]) not in OUTAGE_ROUTES:
-                    await unavailable_response()(scope, receive, send)
+                if isinstance(exc, ApiError) or (method, scope["path"]) not in OUTAGE_ROUTES:
+                    await answer(scope, receive, send)
                     return
         await self.app(scope, _replay(body, receive), send)
 
@@ -262,13 +253,8 @@ class ConsoleGuard:
         if user is not None:
             try:
                 await to_thread.run_sync(self._authorise, ctx, user, method, *asked)
-            except ApiError as error:
-                await error.response()(scope, receive, send)
-                return
             except Exception as exc:
-                if ctx.db.note_outage(exc) is None:
-                    raise
-                await unavailable_response()(scope, receive, send)
+                await _refusal(ctx, exc)(scope, receive, send)
                 return
         await self.app(scope, receive, send)
 
@@ -357,6 +343,16 @@ def _named(route: tuple[str, Any] | None, scope: Scope) -> Named | ApiError:
         return named_ids(route[1] if route is not None else {}, scope.get("query_string", b""))
     except ApiError as error:
         return error
+
+
+def _refusal(ctx: Context, exc: Exception) -> Any:
+    """The answer to a check that raised: its own for an ``ApiError``, 503 ``database_unavailable``
+    while the database cannot be reached or written; anything else is raised again (a 500)."""
+    if isinstance(exc, ApiError):
+        return exc.response()
+    if ctx.db.note_outage(exc) is None:
+        raise exc
+    return unavailable_response()
 
 
 def _too_large() -> Any:

@@ -27,19 +27,12 @@ from sightline.context import Context
 from sightline.errors import ApiError
 from sightline.imports import service
 from sightline.imports.formats import ImportFileError, open_upload
-from sightline.imports.jobs import Importer
 from sightline.sites.service import get_site
 from sightline.storage.schema import sites
 
 router = APIRouter(tags=["imports"])
 MIB = 2**20
 UNPACK_FACTOR = 10  # a zip may unpack to this many times the largest upload
-
-
-def _importer(ctx: Context) -> Importer:
-    if ctx.importer is None:
-        raise ApiError(503, "imports_unavailable", "Imports are not running on this server.")
-    return ctx.importer
 
 
 def _check(
@@ -57,7 +50,7 @@ def _check(
 def _accept(
     ctx: Context, site_id: int, user_id: int, upload: Any, checksum: str, scanned: service.Scanned
 ) -> tuple[dict[str, Any], bool]:
-    importer = _importer(ctx)
+    importer = ctx.importer
     with ctx.db.begin() as conn:
         found, created = service.accept(conn, site_id, user_id, upload, checksum, scanned)
         if created:
@@ -119,7 +112,7 @@ async def upload(
     ] = None,
 ) -> JSONResponse:
     ctx = context(request)
-    importer = _importer(ctx)
+    importer = ctx.importer
     who = owner(request)
 
     def site() -> str:
@@ -174,6 +167,5 @@ def delete_import(request: Request, import_id: ImportId) -> Response:
         service.get_import(conn, import_id, _team_sites(request))
         service.delete_import(conn, import_id)
     # Gone from the reports and the API now; its figures leave in bounded steps.
-    if ctx.importer is not None:
-        ctx.importer.delete(import_id)
+    ctx.importer.delete(import_id)
     return Response(status_code=204)

@@ -34,7 +34,7 @@ class SendDigest(Body):
 def send_digest(site_id: SiteId, body: SendDigest, request: Request) -> dict[str, Any]:
     ctx = context(request)
     who = member(request)
-    if ctx.mailer is None or ctx.store is None:
+    if ctx.mailer is None:
         raise ApiError(
             409,
             "smtp_not_configured",

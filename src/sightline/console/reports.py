@@ -27,12 +27,9 @@ from sightline.annotations import service as notes
 from sightline.channels import CHANNELS
 from sightline.console.deps import context, owner
 from sightline.console.ids import SiteId
-from sightline.context import Context
-from sightline.errors import ApiError
 from sightline.reports import params, service
 from sightline.reports.filters import NAMES
 from sightline.sites.service import get_site
-from sightline.store.client import Store
 
 router = APIRouter(prefix="/api/sites/{site_id}/reports", tags=["reports"])
 
@@ -147,17 +144,16 @@ def asked(documented: tuple[str, ...], allowed: tuple[str, ...] | None = None) -
     return Asking(Depends(dependency), documented)
 
 
-def _store(ctx: Context) -> Store:
-    if ctx.store is None:  # only an application built without its store (never by create_app)
-        raise ApiError(503, "store_unavailable", "The analytics store is not running.")
-    return ctx.store
-
-
-def _report(request: Request, report: Asked, kind: str) -> Answer:
+def open_report(request: Request, site_id: int, query: params.Query) -> service.Report:
+    """The report of ``query`` on the asker's site ``site_id`` (404 when it is not theirs)."""
     ctx = context(request)
     with ctx.db.read() as conn:
-        opened = service.Report.open(conn, owner(request).id, report.site_id, report.query, _store(ctx))
-    result: Answer = getattr(opened, kind)()
+        return service.Report.open(conn, owner(request).id, site_id, query, ctx.store)
+
+
+def report_answer(request: Request, report: Asked, kind: str) -> Answer:
+    """The answer of the report ``kind`` (``summary``, ``breakdown``, ...) to what was asked."""
+    result: Answer = getattr(open_report(request, report.site_id, report.query), kind)()
     return result
 
 
@@ -185,12 +181,12 @@ def _route(path: str, summary: str, asking: Asking) -> Callable[[DecoratedCallab
 
 @_route("/summary", "Visitors, visits, pageviews, bounce rate and visit duration", PERIOD)
 def summary(request: Request, report: Annotated[Asked, PERIOD.depends]) -> JSONResponse:
-    return answered(_report(request, report, "summary"))
+    return answered(report_answer(request, report, "summary"))
 
 
 @_route("/timeseries", "The figures hour by hour or day by day", PERIOD)
 def timeseries(request: Request, report: Annotated[Asked, PERIOD.depends]) -> JSONResponse:
-    result = _report(request, report, "timeseries")
+    result = report_answer(request, report, "timeseries")
     span = result["range"]
     with context(request).db.read() as conn:
         result["annotations"] = notes.of_period(
@@ -201,12 +197,12 @@ def timeseries(request: Request, report: Annotated[Asked, PERIOD.depends]) -> JS
 
 @_route("/breakdown", "Top values of one dimension", BREAKDOWN_OF)
 def breakdown(request: Request, report: Annotated[Asked, BREAKDOWN_OF.depends]) -> JSONResponse:
-    return answered(_report(request, report, "breakdown"))
+    return answered(report_answer(request, report, "breakdown"))
 
 
 @_route("/vitals", "Each web vital's p75 and rating, and how its measurements rate", PERIOD)
 def web_vitals(request: Request, report: Annotated[Asked, PERIOD.depends]) -> JSONResponse:
-    return answered(_report(request, report, "web_vitals"))
+    return answered(report_answer(request, report, "web_vitals"))
 
 
 @_route(
@@ -215,7 +211,7 @@ def web_vitals(request: Request, report: Annotated[Asked, PERIOD.depends]) -> JS
     HEATMAP_OF,
 )
 def heatmap(request: Request, report: Annotated[Asked, HEATMAP_OF.depends]) -> JSONResponse:
-    return answered(_report(request, report, "heatmap"))
+    return answered(report_answer(request, report, "heatmap"))
 
 
 @_route("/realtime", "Visitors in the last 5 minutes", NOTHING)
@@ -223,4 +219,4 @@ def realtime(request: Request, report: Annotated[Asked, NOTHING.depends]) -> JSO
     ctx = context(request)
     with ctx.db.read() as conn:
         site = get_site(conn, owner(request).id, report.site_id)
-    return answered(service.realtime_of(site, _store(ctx)))
+    return answered(service.realtime_of(site, ctx.store))

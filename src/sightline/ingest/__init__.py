@@ -7,7 +7,8 @@ filter_bots, enrich, buffer, commit) and are answered only once a group commit s
 The group commit's storing half runs in a writer process of its own (``writer_process.py``),
 which the server starts and supervises (``writer.py``) and talks to over pipes (``protocol.py``).
 The widget's survey and response endpoints (``feedback.py``) and recording chunks
-(``recordings.py``) reuse the same origin, CORS and body rules. No sessions, no console.
+(``recordings.py``) share one way of checking a site's key, Origin and body (``beside.py``) with
+the same origin, CORS and body rules. No sessions, no console.
 May import: ``sightline.sites`` (key lookup, origin matching, marking traffic), the feature
 modules ``sightline.surveys`` and ``sightline.recordings``, ``sightline.storage``,
 ``sightline.health``, ``sightline.settings``, ``sightline.errors``, ``sightline.geo`` (the

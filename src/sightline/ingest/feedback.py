@@ -20,83 +20,22 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
 
 from sightline.errors import ApiError
-from sightline.health.disk import DATABASE
-from sightline.ingest.http import (
-    ClientGoneError,
-    EventsEndpoint,
-    TooLargeError,
-    answer,
-    cors,
-    error_payload,
-    read_body,
-    request_origin,
-)
-from sightline.ingest.pipeline import DISK_FULL_MESSAGE, RETRY_AFTER_SECONDS, Pipeline
+from sightline.ingest.beside import RefusedError, SiteEndpoint
+from sightline.ingest.http import ClientGoneError, answer, cors, error_payload, request_origin
+from sightline.ingest.pipeline import Pipeline
 from sightline.numbers import ascii_int
-from sightline.sites.lookup import SiteInfo
 from sightline.storage import Database
 from sightline.surveys import responses
 
 log = logging.getLogger("sightline.ingest")
 
-KEY_MAX = 64
+KEY_MESSAGE = "Give the site's key."
 
 
-class RefusedError(Exception):
-    """An answer other than success; ``allowed`` is the Origin to echo for CORS, if any."""
-
-    def __init__(
-        self, status: int, payload: dict[str, Any], allowed: str | None, retry: bool = False
-    ) -> None:
-        super().__init__(status)
-        self.status = status
-        self.payload = payload
-        self.allowed = allowed
-        self.retry = retry
-
-    async def send(self, send: Send) -> None:
-        headers = cors(self.allowed)
-        if self.retry:
-            headers.append((b"retry-after", str(RETRY_AFTER_SECONDS).encode()))
-        await answer(send, self.status, self.payload, headers)
-
-
-def _from_api_error(exc: ApiError, allowed: str | None) -> RefusedError:
-    return RefusedError(exc.status, error_payload(exc.code, exc.message, exc.field), allowed)
-
-
-class _Endpoint:
+class _Endpoint(SiteEndpoint):
     def __init__(self, pipeline: Pipeline, db: Database) -> None:
-        self.pipeline = pipeline
+        super().__init__(pipeline)
         self.db = db
-
-    async def known_origin(self, origin: str | None) -> str | None:
-        return origin if await self.pipeline.origin_known(origin) else None
-
-    async def authorise(self, key: object, origin: str | None) -> SiteInfo:
-        """The site of ``key`` when the request comes from its origin and collection is on."""
-        if not isinstance(key, str) or not key or len(key) > KEY_MAX:
-            message = "Give the site's key."
-            raise RefusedError(
-                422, error_payload("invalid_field", message, "key"), await self.known_origin(origin)
-            )
-        site = await self.pipeline.site(key)
-        if site is None:
-            payload = error_payload("unknown_site", "No site has this key.")
-            raise RefusedError(404, payload, await self.known_origin(origin))
-        if not site.allows_origin(origin):
-            message = "This key only works on its site's own origin."
-            raise RefusedError(403, error_payload("origin_not_allowed", message), None)
-        if not site.collection_enabled:
-            message = "The site's owner has switched collection off."
-            raise RefusedError(403, error_payload("collection_disabled", message), origin)
-        return site
-
-    def refuse_when_disk_full(self, allowed: str | None) -> None:
-        disk = self.pipeline.disk
-        if disk is not None and disk.refuses(DATABASE):
-            payload = error_payload("insufficient_storage", DISK_FULL_MESSAGE)
-            raise RefusedError(507, payload, allowed, retry=True)
 
     def storage_unavailable(self, allowed: str | None) -> RefusedError:
         message = "The survey could not be reached in storage; try again shortly."
@@ -114,7 +53,7 @@ class SurveyEndpoint(_Endpoint):
         origin, _, _ = request_origin(scope)
         query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
         try:
-            site = await self.authorise(query.get("key"), origin)
+            site = await self.authorise(query.get("key"), origin, key_message=KEY_MESSAGE)
             raw_id = str(scope["path_params"].get("survey_id", ""))
             path = query.get("path")
             if path is not None and not path.startswith("/"):
@@ -135,7 +74,7 @@ class SurveyEndpoint(_Endpoint):
             with self.db.read() as conn:
                 return responses.shown_survey(conn, site_id, survey_id, path)
         except ApiError as exc:
-            raise _from_api_error(exc, origin) from None
+            raise RefusedError.of(exc, origin) from None
         except DBAPIError:
             log.exception("reading survey %s failed", survey_id)
             raise self.storage_unavailable(origin) from None
@@ -146,32 +85,26 @@ class ResponsesEndpoint(_Endpoint):
 
     def __init__(self, pipeline: Pipeline, db: Database, counts: Counter[str] | None = None) -> None:
         super().__init__(pipeline, db)
-        self.preflight = EventsEndpoint(pipeline).preflight
         # "stored", "duplicate", and "refused:<code>" (read by /metrics)
         self.counts: Counter[str] = Counter() if counts is None else counts
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["method"] == "OPTIONS":
-            await self.preflight(scope, send)
-            return
-        if scope["method"] != "POST":
-            payload = error_payload("method_not_allowed", "This address accepts POST only.")
-            await answer(send, 405, payload, [(b"allow", b"POST, OPTIONS")])
+        if await self.answered_other_than_post(scope, send):
             return
         origin, _, length = request_origin(scope)
         try:
             body = await self._read(receive, origin, length)
-            site = await self.authorise(body.get("key"), origin)
+            site = await self.authorise(body.get("key"), origin, key_message=KEY_MESSAGE)
             self.refuse_when_disk_full(origin)
             try:
                 submission = responses.check_submission(body)
             except ApiError as exc:
-                raise _from_api_error(exc, origin) from None
+                raise RefusedError.of(exc, origin) from None
             stored = await to_thread.run_sync(self._store, site.id, submission, origin)
         except ClientGoneError:
             return
         except RefusedError as refusal:
-            self.counts["refused:" + refusal.payload["error"]["code"]] += 1
+            self.counts["refused:" + refusal.code] += 1
             await refusal.send(send)
             return
         self.counts["stored" if stored else "duplicate"] += 1
@@ -179,16 +112,7 @@ class ResponsesEndpoint(_Endpoint):
         await answer(send, 202, payload, cors(origin))
 
     async def _read(self, receive: Receive, origin: str | None, length: int | None) -> dict[str, Any]:
-        limit = responses.BODY_LIMIT
-        try:
-            if length is not None and (length < 0 or length > limit):
-                raise TooLargeError
-            raw = await read_body(receive, limit)
-        except TooLargeError:
-            message = f"The request body is larger than {limit} bytes."
-            raise RefusedError(
-                413, error_payload("body_too_large", message), await self.known_origin(origin)
-            ) from None
+        raw = await self.read_capped(receive, origin, length, responses.BODY_LIMIT, site_known=False)
         try:
             body = orjson.loads(raw)
         except orjson.JSONDecodeError:
@@ -207,7 +131,7 @@ class ResponsesEndpoint(_Endpoint):
             with self.db.begin() as conn:
                 return responses.store_response(conn, site_id, submission)
         except ApiError as exc:
-            raise _from_api_error(exc, origin) from None
+            raise RefusedError.of(exc, origin) from None
         except DBAPIError:
             log.exception("storing a response to survey %s failed", submission.survey_id)
             raise self.storage_unavailable(origin) from None

@@ -28,20 +28,11 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
 
 from sightline.errors import ApiError
-from sightline.health.disk import DATABASE, RECORDINGS
+from sightline.health.disk import RECORDINGS
 from sightline.ingest import agents
-from sightline.ingest.feedback import KEY_MAX, RefusedError
-from sightline.ingest.http import (
-    ClientGoneError,
-    EventsEndpoint,
-    TooLargeError,
-    answer,
-    cors,
-    error_payload,
-    read_body,
-    request_origin,
-)
-from sightline.ingest.pipeline import DISK_FULL_MESSAGE, Pipeline
+from sightline.ingest.beside import RefusedError, SiteEndpoint
+from sightline.ingest.http import ClientGoneError, answer, cors, error_payload, request_origin
+from sightline.ingest.pipeline import Pipeline
 from sightline.numbers import ascii_int
 from sightline.recordings import chunks
 from sightline.recordings.decoder import ChunkDecoder
@@ -53,44 +44,37 @@ from sightline.sites.lookup import SiteInfo
 log = logging.getLogger("sightline.ingest")
 
 MAX_SEQ = 1_000_000
+KEY_MESSAGE = "Give the site's key: ?key=KEY."
 
 
-class ChunksEndpoint:
+class ChunksEndpoint(SiteEndpoint):
     def __init__(
         self, pipeline: Pipeline, service: Recordings, decoder: ChunkDecoder, *, accept_headless: bool
     ) -> None:
-        self.pipeline = pipeline
+        super().__init__(pipeline)
         self.service = service
         self.decoder = decoder
         self.accept_headless = accept_headless
-        self.preflight = EventsEndpoint(pipeline).preflight
         self.dropped: Counter[str] = service.drop_counts
         self.stored: Counter[str] = service.stored_counts
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["method"] == "OPTIONS":
-            await self.preflight(scope, send)
-            return
-        if scope["method"] != "POST":
-            payload = error_payload("method_not_allowed", "This address accepts POST only.")
-            await answer(send, 405, payload, [(b"allow", b"POST, OPTIONS")])
+        if await self.answered_other_than_post(scope, send):
             return
         origin, agent, length = request_origin(scope)
         query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
         recording_id = str(scope["path_params"].get("recording_id", ""))
         try:
-            site = await self.authorise(query.get("key"), origin)
+            site = await self.authorise(
+                query.get("key"), origin, key_message="Give the site's key: ?key=KEY."
+            )
             seq = self.check_address(recording_id, query.get("seq"), origin)
-            disk = self.pipeline.disk
-            if disk is not None and (disk.refuses(RECORDINGS) or disk.refuses(DATABASE)):
-                payload = error_payload("insufficient_storage", DISK_FULL_MESSAGE)
-                raise RefusedError(507, payload, origin, retry=True)
+            self.refuse_when_disk_full(origin, RECORDINGS)
             body = await self.read(receive, origin, length)
             try:
                 chunk = await self.decoder.decode(body)
             except ApiError as exc:
-                payload = error_payload(exc.code, exc.message, exc.field)
-                raise RefusedError(exc.status, payload, origin, retry=exc.status == 503) from None
+                raise RefusedError.of(exc, origin, retry=exc.status == 503) from None
             client = agents.client_of(agent[:1000])
             if client.bot or (client.headless and not self.accept_headless):
                 self.dropped["bot"] += 1
@@ -110,8 +94,7 @@ class ChunksEndpoint:
         except ClientGoneError:
             return
         except RefusedError as refusal:
-            code = refusal.payload["error"]["code"]
-            self.dropped[code] += 1
+            self.dropped[refusal.code] += 1
             await refusal.send(send)
             return
         payload = {
@@ -122,28 +105,10 @@ class ChunksEndpoint:
         }
         await answer(send, 202, payload, cors(origin))
 
-    async def known_origin(self, origin: str | None) -> str | None:
-        return origin if await self.pipeline.origin_known(origin) else None
-
-    async def authorise(self, key: object, origin: str | None) -> SiteInfo:
-        """The site of ``key`` when the request comes from its origin and it records."""
-        if not isinstance(key, str) or not key or len(key) > KEY_MAX:
-            payload = error_payload("invalid_field", "Give the site's key: ?key=KEY.", "key")
-            raise RefusedError(422, payload, await self.known_origin(origin))
-        site = await self.pipeline.site(key)
-        if site is None:
-            payload = error_payload("unknown_site", "No site has this key.")
-            raise RefusedError(404, payload, await self.known_origin(origin))
-        if not site.allows_origin(origin):
-            message = "This key only works on its site's own origin."
-            raise RefusedError(403, error_payload("origin_not_allowed", message), None)
-        if not site.collection_enabled:
-            message = "The site's owner has switched collection off."
-            raise RefusedError(403, error_payload("collection_disabled", message), origin)
+    def check_site(self, site: SiteInfo, origin: str | None) -> None:
         if not site.recording_enabled:
             message = "The site's owner has not switched session recording on."
             raise RefusedError(403, error_payload("recording_disabled", message), origin)
-        return site
 
     def check_address(self, recording_id: str, raw_seq: str | None, origin: str | None) -> int:
         if not RECORDING_ID.match(recording_id):
@@ -156,13 +121,7 @@ class ChunksEndpoint:
         return seq
 
     async def read(self, receive: Receive, origin: str | None, length: int | None) -> bytes:
-        try:
-            if length is not None and (length < 0 or length > chunks.MAX_BODY):
-                raise TooLargeError
-            body = await read_body(receive, chunks.MAX_BODY)
-        except TooLargeError:
-            message = f"The request body is larger than {chunks.MAX_BODY} bytes."
-            raise RefusedError(413, error_payload("body_too_large", message), origin) from None
+        body = await self.read_capped(receive, origin, length, chunks.MAX_BODY, site_known=True)
         if not body:
             raise RefusedError(400, error_payload("malformed_gzip", "The body is empty."), origin)
         return body
@@ -179,7 +138,7 @@ class ChunksEndpoint:
         try:
             return self.service.accept(site_id, recording_id, seq, chunk, client)
         except ApiError as exc:
-            raise RefusedError(exc.status, error_payload(exc.code, exc.message, exc.field), origin) from None
+            raise RefusedError.of(exc, origin) from None
         except (DBAPIError, OSError) as exc:
             if isinstance(exc, StorageUnavailableError):  # health says what to do; no traceback
                 log.error("storing chunk %s of recording %s failed: %s", seq, recording_id, exc.problem)

@@ -8,19 +8,16 @@ Every message carries its recipient's one-click unsubscribe link (``subscription
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager, suppress
 from datetime import datetime
 from html import escape
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from anyio import to_thread
 from sqlalchemy import delete, insert, select
 from sqlalchemy.exc import IntegrityError
 
+from sightline.jobs import Periodic
 from sightline.mail import digest
 from sightline.mail.sender import Mailer
 from sightline.mail.subscriptions import Recipient, recipients
@@ -36,6 +33,7 @@ SEND_FROM_HOUR = 7
 SPIKE_MIN_VISITORS = 10
 SPIKE_FACTOR = 5
 FIVE_MINUTES_PER_WEEK = 7 * 24 * 12
+INTERVAL_SECONDS = 300.0
 
 
 def due(local: datetime) -> list[str]:
@@ -177,25 +175,6 @@ class MailJob:
         return sent
 
 
-@asynccontextmanager
-async def running(job: MailJob | None, interval: float = 300) -> AsyncIterator[None]:
-    """Run the job every ``interval`` seconds while the server runs (nothing without SMTP)."""
-    if job is None:
-        yield
-        return
-
-    async def loop() -> None:
-        while True:
-            try:
-                await to_thread.run_sync(job.run_once)
-            except Exception:
-                log.exception("the e-mail job failed; trying again later")
-            await asyncio.sleep(interval)
-
-    task = asyncio.create_task(loop(), name="mail")
-    try:
-        yield
-    finally:
-        task.cancel()
-        with suppress(asyncio.CancelledError):
-            await task
+def periodic(job: MailJob, interval: float = INTERVAL_SECONDS) -> Periodic:
+    """The job, run every ``interval`` seconds while the server runs (``--mail-check-seconds``)."""
+    return Periodic("the e-mail job", job.run_once, interval, logger=log)

@@ -2,7 +2,7 @@
 
 ``cleanup`` deletes them (index rows, then files) in batches and also removes chunk folders that
 no index row names (left by a crash between writing a file and committing its row). The server
-runs it at start and every hour (``running``); operators can run it by hand:
+runs it at start and every hour (``periodic``); operators can run it by hand:
 
     python -m sightline.recordings.retention --data-dir DIR [--database-url URL]
         [--recordings-url URL] [--recording-retention-days N]
@@ -11,17 +11,15 @@ runs it at start and every hour (``running``); operators can run it by hand:
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import sys
 import time
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager, suppress
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from anyio import to_thread
 from sqlalchemy import select
 
+from sightline.jobs import Periodic
 from sightline.recordings.service import Recordings
 from sightline.settings import BY_NAME, Settings, SettingsError, load
 from sightline.storage.tables.recordings import recordings
@@ -80,25 +78,9 @@ def sweep_orphans(service: Recordings) -> int:
     return removed
 
 
-@asynccontextmanager
-async def running(service: Recordings, days: int, interval: float = INTERVAL_SECONDS) -> AsyncIterator[None]:
-    """Run ``cleanup`` now and then every ``interval`` seconds while the server runs."""
-
-    async def loop() -> None:
-        while True:
-            try:
-                await to_thread.run_sync(cleanup, service, days)
-            except Exception:
-                log.exception("recording retention cleanup failed; trying again later")
-            await asyncio.sleep(interval)
-
-    task = asyncio.create_task(loop(), name="recording-retention")
-    try:
-        yield
-    finally:
-        task.cancel()
-        with suppress(asyncio.CancelledError):
-            await task
+def periodic(service: Recordings, days: int, interval: float = INTERVAL_SECONDS) -> Periodic:
+    """``cleanup`` at start and then every ``interval`` seconds while the server runs."""
+    return Periodic("recording retention cleanup", lambda: cleanup(service, days), interval, logger=log)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -11,19 +11,17 @@ counting are purged by the same job (``codes.purge``). Runs at start and every h
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager, suppress
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from anyio import to_thread
 from sqlalchemy import delete, insert, select, update
 
 from sightline.health.registry import DEGRADED, OK, ServiceReport
+from sightline.jobs import Periodic
 from sightline.storage import Database
 from sightline.storage.tables.events import events
 from sightline.storage.tables.privacy import PRUNE_BEFORE, store_tasks
@@ -56,7 +54,8 @@ class Retention:
         self.global_days = global_days
         self.clock = clock
         self.last: RunReport | None = None
-        self.failing_since: datetime | None = None
+        # At start and then every hour while the server runs; it also tells since when runs fail.
+        self.periodic = Periodic("retention", self.run, INTERVAL_SECONDS, logger=log, clock=clock)
 
     def policies(self) -> list[tuple[int, int]]:
         """(site id, days) of every site that keeps its data for a limited time."""
@@ -70,6 +69,7 @@ class Retention:
         return found
 
     def run(self) -> RunReport:
+        """One run over every site with a retention period; a failure is recorded and raised."""
         now = self.clock()
         report = RunReport(started_at=now)
         try:
@@ -84,12 +84,10 @@ class Retention:
                 report.sites += 1
         except Exception as exc:
             report.error = type(exc).__name__
-            self.failing_since = self.failing_since or now
-            log.exception("retention: the run failed; trying again later")
-        else:
-            self.failing_since = None
-        report.finished_at = self.clock()
-        self.last = report
+            raise
+        finally:
+            report.finished_at = self.clock()
+            self.last = report
         if report.events_removed or report.responses_removed:
             log.info(
                 "retention: removed %d events and %d survey responses of %d sites",
@@ -145,24 +143,6 @@ class Retention:
             "last_events_removed": last.events_removed if last else 0,
             "last_responses_removed": last.responses_removed if last else 0,
             "sites_with_retention": last.sites if last else None,
-            "failing_since": self.failing_since.isoformat() if self.failing_since else None,
+            "failing_since": self.periodic.figures()["failing_since"],
         }
-        return ServiceReport(DEGRADED if self.failing_since else OK, figures)
-
-
-@asynccontextmanager
-async def running(job: Retention, interval: float = INTERVAL_SECONDS) -> AsyncIterator[None]:
-    """Run the job now and then every ``interval`` seconds while the server runs."""
-
-    async def loop() -> None:
-        while True:
-            await to_thread.run_sync(job.run)
-            await asyncio.sleep(interval)
-
-    task = asyncio.create_task(loop(), name="event-retention")
-    try:
-        yield
-    finally:
-        task.cancel()
-        with suppress(asyncio.CancelledError):
-            await task
+        return ServiceReport(DEGRADED if self.periodic.failing_since else OK, figures)

@@ -7,7 +7,7 @@ import pytest
 
 from sightline.settings import REGISTRY, SettingsError, load, markdown_table
 
-DOCS = Path(__file__).resolve().parent.parent / "docs" / "settings.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "settings.md"
 
 
 def test_every_setting_is_documented_exactly_as_the_registry_says() -> None:

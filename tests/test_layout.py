@@ -1,0 +1,111 @@
+"""The shape of the code a newcomer relies on: what a module keeps private stays private, and every
+package has its tests in a folder of the same name."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+from tests.support import sharing
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCES = ROOT / "src"
+PACKAGE = SOURCES / "sightline"
+TESTS = ROOT / "tests"
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(SOURCES).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_module(name: str) -> bool:
+    path = SOURCES.joinpath(*name.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _absolute(module: str, node: ast.ImportFrom) -> str:
+    """The module an import names, relative imports resolved against ``module``'s package."""
+    if not node.level:
+        return node.module or ""
+    package = module.split(".")
+    base = package[: len(package) - node.level + (1 if _is_package(module) else 0)]
+    return ".".join([*base, *([node.module] if node.module else [])])
+
+
+def _is_package(module: str) -> bool:
+    return (SOURCES.joinpath(*module.split(".")) / "__init__.py").is_file()
+
+
+def private_imports(module: str, text: str) -> Iterator[str]:
+    """Each private name of another Sightline module that ``module``'s ``text`` imports or reads
+    off a module."""
+    tree = ast.parse(text)
+    modules: set[str] = set()  # local names bound to Sightline modules
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            source = _absolute(module, node)
+            if not source.startswith("sightline"):
+                continue
+            for alias in node.names:
+                if _private(alias.name) and source != module:
+                    yield f"{module}:{node.lineno} imports {alias.name} from {source}"
+                if _is_module(f"{source}.{alias.name}"):
+                    modules.add(alias.asname or alias.name)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("sightline"):
+                    modules.add(alias.asname or alias.name.split(".")[0])
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in modules
+            and _private(node.attr)
+        ):
+            yield f"{module}:{node.lineno} reads {node.value.id}.{node.attr}"
+
+
+def test_no_module_imports_a_private_name_of_another_module() -> None:
+    found = [
+        line
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for line in private_imports(_module_name(path), path.read_text("utf-8"))
+    ]
+    assert not found, "make what is shared public where it belongs:\n" + "\n".join(found)
+
+
+def test_the_private_name_check_sees_a_from_import_a_relative_one_and_a_module_attribute() -> None:
+    text = "\n".join(
+        [
+            "from sightline.console.reports import _store",
+            "from .reports import _report",
+            "from sightline.console import reports",
+            "from sightline.console.exports import _own",  # its own private name: allowed
+            "from sightline.console.reports import __all__",
+            "reports._documented('x')",
+        ]
+    )
+    found = list(private_imports("sightline.console.exports", text))
+    assert found == [
+        "sightline.console.exports:1 imports _store from sightline.console.reports",
+        "sightline.console.exports:2 imports _report from sightline.console.reports",
+        "sightline.console.exports:6 reads reports._documented",
+    ]
+
+
+def test_every_package_has_a_test_folder_of_its_own() -> None:
+    packages = sorted(p.parent.name for p in PACKAGE.glob("*/__init__.py"))
+    missing = [name for name in packages if not (TESTS / name / "__init__.py").is_file()]
+    assert not missing, f"packages without a folder of tests under tests/: {missing}"
+
+
+def test_every_module_named_for_shared_servers_exists() -> None:
+    named = set(sharing.SHARING) | set(sharing.PACKAGE_UNITS) | set(sharing.SHARES_WITH)
+    gone = sorted(path for path in named if not (ROOT / path).is_file())
+    assert not gone, f"tests/support/sharing.py names modules that are not there (moved?): {gone}"
