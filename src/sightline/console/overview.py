@@ -13,7 +13,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from sightline.console.deps import context, owner
-from sightline.console.reports import ERRORS, Answer, _documented, _store, answered
+from sightline.console.reports import ERRORS, Answer, answered, parameter_doc
 from sightline.imports.figures import ImportedFigures
 from sightline.reports import overview as figures
 from sightline.reports import params
@@ -22,7 +22,7 @@ from sightline.storage.types import utcnow
 
 router = APIRouter(prefix="/api/overview", tags=["reports"])
 ASKED = ("range", "from", "to", "imported")
-DOCUMENTED: dict[str, Any] = {"parameters": [_documented(name) for name in ASKED]}
+DOCUMENTED: dict[str, Any] = {"parameters": [parameter_doc(name) for name in ASKED]}
 
 
 @router.get(
@@ -40,7 +40,7 @@ def overview(request: Request) -> JSONResponse:
         rows = [row for row in sites.list_sites(conn, who.id) if who.may_read_site(int(row["id"]))]
         with_imports = figures.imported_sites(conn) if rows else set()
         imported = ImportedFigures(conn.engine)
-    store = _store(ctx)
+    store = ctx.store
     result = figures.overview(
         store,
         rows,

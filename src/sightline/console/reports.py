@@ -87,7 +87,7 @@ PARAMETERS: dict[str, str] = {
 }
 
 
-def _documented(name: str) -> dict[str, Any]:
+def parameter_doc(name: str) -> dict[str, Any]:
     """A query parameter as the OpenAPI document lists it (an optional string, as FastAPI writes
     one declared ``Annotated[str | None, Query(description=...)] = None``)."""
     description = PARAMETERS[name]
@@ -125,7 +125,7 @@ class Asking:
 
     @property
     def openapi(self) -> dict[str, Any]:
-        return {"parameters": [_documented(name) for name in self.documented]}
+        return {"parameters": [parameter_doc(name) for name in self.documented]}
 
 
 def asked(documented: tuple[str, ...], allowed: tuple[str, ...] | None = None) -> Asking:
