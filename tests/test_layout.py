@@ -7,7 +7,7 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
-from tests.support import sharing
+from tests.support import scheduling, sharing
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = ROOT / "src"
@@ -109,3 +109,19 @@ def test_every_module_named_for_shared_servers_exists() -> None:
     named = set(sharing.SHARING) | set(sharing.PACKAGE_UNITS) | set(sharing.SHARES_WITH)
     gone = sorted(path for path in named if not (ROOT / path).is_file())
     assert not gone, f"tests/support/sharing.py names modules that are not there (moved?): {gone}"
+
+
+def test_the_suite_hands_out_the_longest_recorded_module_first_whatever_its_number_of_tests() -> None:
+    units = {
+        "tests/a.py": {f"tests/a.py::t{n}": False for n in range(50)},
+        "tests/walk.py": {"tests/walk.py::t": False},
+        "tests/new.py": {f"tests/new.py::t{n}": False for n in range(30)},
+    }
+    runs = {"tests/a.py": (50, 25.0), "tests/walk.py": (1, 400.0)}  # 2.3 s a test in all
+    assert scheduling.longest_first(units, runs) == ["tests/walk.py", "tests/new.py", "tests/a.py"]
+
+
+def test_the_recorded_costs_the_scheduler_reads_name_modules_with_tests_and_seconds() -> None:
+    runs = scheduling.recorded()
+    assert runs, "tests/support/suite-costs.tsv is missing: copy test-artifacts/suite-costs.tsv of a run"
+    assert all(tests > 0 and wall >= 0 for tests, wall in runs.values())

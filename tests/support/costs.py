@@ -5,9 +5,12 @@ says where the time goes is CPU, not wall: a module's wall time grows with whate
 machine runs. Each worker adds up, per module, the wall time and the CPU (``os.times``: the worker's
 own user and system time and that of the children it has waited for, so a server started and
 stopped by the module counts, with its store and writer processes) spent on the module's tests,
-setup and teardown included. The controller merges the workers' figures into
-``test-artifacts/suite-costs.tsv``, most CPU first, and names the costliest modules at the end of
-the run's summary.
+setup and teardown included. A process kept across modules (a package's shared server, a worker's
+kept Chromium) is charged to the module after which it stops, so the CPU column is lumpy where
+wall time is not: the scheduler (``tests/support/scheduling.py``) orders by wall time.
+The controller merges the workers' figures into ``test-artifacts/suite-costs.tsv``, most CPU first,
+and names the costliest modules at the end of the run's summary; a copy of one run's file in
+``tests/support/suite-costs.tsv`` is what the scheduler reads.
 """
 
 from __future__ import annotations

@@ -1,7 +1,11 @@
 """How pytest-xdist hands the suite's work to its workers under ``--dist loadscope``.
 
 A unit of work is a module, or a package's modules that share servers (``sharing.unit_of``). Units
-go out largest first, as xdist does, with one preference: a worker whose last unit used a browser
+go out longest first: by the wall time their modules took in a recorded run (``COSTS``, written from
+a run's ``test-artifacts/suite-costs.tsv`` by ``tests/support/costs.py``), a unit no run recorded by
+its number of tests times the recorded seconds per test. xdist's own order (most tests first) sent
+a one-test module that walks the whole console last, and the run waited minutes for it alone. One
+preference goes before length: a worker whose last unit used a browser
 gets the largest waiting unit that uses one too, and one whose last unit used none gets the largest
 that uses none, while any is left. A worker keeps its Chromium only while its modules use a browser
 (``close_kept`` in tests/conftest.py: Playwright's driver keeps an event loop in the worker's thread,
@@ -28,6 +32,33 @@ import pytest
 from tests.support import sharing
 
 UNITS_DIR = "SIGHTLINE_TEST_BROWSER_UNITS"
+COSTS = Path(__file__).with_name("suite-costs.tsv")  # a recorded run's figures; refresh from one
+
+
+def recorded() -> dict[str, tuple[int, float]]:
+    """Each module's tests and wall seconds in the recorded run (none when the file is missing)."""
+    found: dict[str, tuple[int, float]] = {}
+    if COSTS.exists():
+        for line in COSTS.read_text(encoding="utf-8").splitlines()[1:]:
+            module, tests, wall, _cpu = line.split("\t")
+            found[module] = (int(tests), float(wall))
+    return found
+
+
+def longest_first(units: dict[str, dict[str, bool]], runs: dict[str, tuple[int, float]]) -> list[str]:
+    """The units, longest first by their modules' recorded wall time; a module no run recorded
+    counts its tests at the recorded run's seconds per test."""
+    tests_in_all = sum(tests for tests, _ in runs.values())
+    per_test = sum(wall for _, wall in runs.values()) / tests_in_all if tests_in_all else 1.0
+
+    def length(unit: str) -> float:
+        modules: dict[str, int] = {}
+        for nodeid in units[unit]:
+            module = nodeid.split("::", 1)[0]
+            modules[module] = modules.get(module, 0) + 1
+        return sum(runs[m][1] if m in runs else n * per_test for m, n in modules.items())
+
+    return sorted(units, key=lambda unit: -length(unit))
 
 
 def unit_of(nodeid: str) -> str:
@@ -75,11 +106,16 @@ def make_scheduler(config: pytest.Config, log: object) -> object:
             super().__init__(config, log)
             self._browsing: dict[object, bool] = {}  # worker -> whether its last unit used a browser
             self._browser_units: frozenset[str] | None = None
+            self._ordered = False
 
         def _split_scope(self, nodeid: str) -> str:
             return unit_of(nodeid)
 
         def _assign_work_unit(self, node: object) -> None:
+            if not self._ordered:  # the first assignment: the queue is whole
+                self._ordered = True
+                for unit in longest_first(dict(self.workqueue), recorded()):
+                    self.workqueue.move_to_end(unit)
             if self._browser_units is None:
                 self._browser_units = browser_units()
             browsing = self._browsing.get(node)
