@@ -1,6 +1,6 @@
 """A steady stream of SDK batches to a running server, in a process of its own, so that a
 benchmark can time the dashboard as an owner meets it: while events arrive and the store feeds
-them (every feed step drops what reports kept, docs/reports.md).
+them (every feed step drops the kept figures of the site and hours it touched, docs/reports.md).
 
 ``Feeder(base_url, key, origin, rate)`` sends ``rate`` events a second as batches of 20 pageviews
 and custom events of new and returning visitors, from ``THREADS`` keep-alive connections, paced
