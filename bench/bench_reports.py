@@ -11,8 +11,9 @@ source) for 7 and 30 days, twice:
 - **while fed (the headline)**: a separate process sends ``BENCH_FEED_RATE`` events a second
   (default 2,000) as the SDK does (``bench/feeder.py``), so the store feeds every half second and
   drops the kept figures of the hours it touched, as on a live site; p50/p95 over
-  ``BENCH_FED_REPEAT`` rounds (default 10), the rate the server acknowledged, and each request's first time: this part runs first, so
-  that is the request's first since the server started (the cold first request);
+  ``BENCH_FED_REPEAT`` rounds (default 10), the rate the server acknowledged, and each request's
+  first time: this part runs first, so that is the request's first since the server started (the
+  cold first request);
 - **at rest (a diagnostic)**, once the store caught up with the feed: nothing arrives, and the
   same requests repeat ``BENCH_REPEAT`` times (default 20), so after the first round they are
   answered from what the store keeps between identical requests. No user meets these figures on
