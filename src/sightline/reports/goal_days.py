@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -28,7 +27,7 @@ from zoneinfo import ZoneInfo
 from sightline.reports import goal_bitmaps
 from sightline.reports.filters import Goal
 from sightline.reports.goal_bitmaps import Piece
-from sightline.reports.kept import Kept, Seen, kept_of
+from sightline.reports.kept import Beside, Kept, Seen
 from sightline.reports.period import local_midnight
 from sightline.reports.queries import Run, Span
 from sightline.store.dialects import Dialect
@@ -150,20 +149,12 @@ def _bytes(size: int) -> int:
     return size // 8 + 100  # the bitmap and the entry around it
 
 
-_ledgers: weakref.WeakKeyDictionary[Kept, Ledger] = weakref.WeakKeyDictionary()
-_ledgers_lock = threading.Lock()
+_ledgers: Beside[Ledger] = Beside(Ledger)
 
 
 def ledger_of(store: object) -> Ledger | None:
     """The Goals panel's days of ``store`` (None when it keeps no figures: ``kept.kept_of``)."""
-    kept = kept_of(store)
-    if kept is None:
-        return None
-    with _ledgers_lock:
-        ledger = _ledgers.get(kept)
-        if ledger is None:
-            ledger = _ledgers[kept] = Ledger(kept)
-        return ledger
+    return _ledgers.of(store)
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 MOST_BYTES = 320 << 20  # every kept figure of one store together (an estimate of their size)
 Key = tuple[int, int, int, Hashable]  # site, span start, span end (µs), shape
@@ -147,3 +147,26 @@ def kept_of(store: object) -> Kept | None:
         if kept is None:
             kept = _layers[store] = Kept(changes)
         return kept
+
+
+Made = TypeVar("Made")
+
+
+class Beside(Generic[Made]):
+    """One object per layer, made on first use (a report's ledger that sits beside the layer and
+    goes with it): ``Beside(Ledger).of(store)`` is None when the store keeps no figures."""
+
+    def __init__(self, make: Callable[[Kept], Made]) -> None:
+        self._make = make
+        self._made: weakref.WeakKeyDictionary[Kept, Made] = weakref.WeakKeyDictionary()
+        self._lock = threading.Lock()
+
+    def of(self, store: object) -> Made | None:
+        kept = kept_of(store)
+        if kept is None:
+            return None
+        with self._lock:
+            made = self._made.get(kept)
+            if made is None:
+                made = self._made[kept] = self._make(kept)
+            return made

@@ -33,14 +33,13 @@ from __future__ import annotations
 import heapq
 import threading
 import time
-import weakref
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from sightline.reports import queries
-from sightline.reports.kept import Kept, Seen, kept_of
+from sightline.reports.kept import Beside, Kept, Seen
 from sightline.reports.queries import Run
 from sightline.store.dialects import Dialect
 from sightline.store.epoch import micros
@@ -288,17 +287,9 @@ def _expire(site: _Site, since: int) -> None:
         heapq.heapify(site.pages_heap)
 
 
-_ledgers: weakref.WeakKeyDictionary[Kept, Ledger] = weakref.WeakKeyDictionary()
-_ledgers_lock = threading.Lock()
+_ledgers: Beside[Ledger] = Beside(Ledger)
 
 
 def ledger_of(store: object) -> Ledger | None:
     """The kept realtime figures of ``store`` (None when it keeps no figures: ``kept.kept_of``)."""
-    kept = kept_of(store)
-    if kept is None:
-        return None
-    with _ledgers_lock:
-        ledger = _ledgers.get(kept)
-        if ledger is None:
-            ledger = _ledgers[kept] = Ledger(kept)
-        return ledger
+    return _ledgers.of(store)
