@@ -56,7 +56,9 @@ def test_the_self_check_feeds_again_what_the_store_lost_or_doubled_and_names_the
     assert _visits(engine, site) == _expected_visits(site, rows)
     found = check.found.as_dict()
     assert found["ranges_repaired"] >= 1
-    assert found["events_fed"] == 33
+    # The 30 lost events are counted; the 3 doubled ones too, unless a repair of another day already
+    # replaced their visits (which day an event falls on moves with the time the test runs).
+    assert 30 <= found["events_fed"] <= 33
     assert found["unrepaired"] == []
     assert all(f"site {site}, " in line for line in found["repaired"])
     assert found["last_check"] is not None
