@@ -22,7 +22,7 @@ def test_the_docs_list_the_channel_rules_exactly_as_the_module_holds_them() -> N
         r"<!-- channels-table:start -->\n(.*?)\n<!-- channels-table:end -->", DOCS.read_text("utf-8"), re.S
     )
     assert block is not None, "docs/reports.md lost its channels table markers"
-    assert block.group(1) == channels.markdown_table(), "run: .venv/bin/python scripts/channels_doc.py"
+    assert block.group(1) == channels.markdown_table(), "run: .venv/bin/python scripts/docs_tables.py"
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ The reports turn the rules into one SQL expression (``sql``, the same on DuckDB 
 computed when a report asks, so old visits have channels too; imports (Plausible's sources)
 use ``classify``; ingest reads ``CLICK_IDS`` (an ad click's id on the landing page counts as its
 network's paid tags); ``docs/reports.md`` carries ``markdown_table`` (a test fails when it
-drifts: ``scripts/channels_doc.py`` writes it). Imports nothing else from Sightline.
+drifts: ``scripts/docs_tables.py`` writes it). Imports nothing else from Sightline.
 """
 
 from __future__ import annotations
@@ -225,7 +225,7 @@ def _lists() -> list[str]:
 
 
 def markdown_table() -> str:
-    """The rules as docs/reports.md lists them (``scripts/channels_doc.py``)."""
+    """The rules as docs/reports.md lists them (``scripts/docs_tables.py``)."""
     rows = ["| Channel | Value | A visit whose ... (the first rule that holds) |", "|---|---|---|"]
     for rule in RULES:
         when = " *or* ".join(" and ".join(_describe(t) for t in tests) for tests in rule.when)

@@ -14,7 +14,7 @@ def test_every_setting_is_documented_exactly_as_the_registry_says() -> None:
     text = DOCS.read_text("utf-8")
     block = re.search(r"<!-- settings-table:start -->\n(.*?)\n<!-- settings-table:end -->", text, re.S)
     assert block is not None, "docs/settings.md lost its table markers"
-    assert block.group(1) == markdown_table(), "run: .venv/bin/python scripts/settings_doc.py"
+    assert block.group(1) == markdown_table(), "run: .venv/bin/python scripts/docs_tables.py"
     for setting in REGISTRY:
         assert setting.env in text
         assert setting.flag in text

@@ -1,0 +1,35 @@
+"""Rewrite the tables in docs/ that are generated from a registry: `python scripts/docs_tables.py`.
+
+Each table sits between ``<!-- NAME-table:start -->`` and ``<!-- NAME-table:end -->`` in its page;
+a test per table fails when the page and its registry drift.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from sightline import channels, settings
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+# (page, table name, the registry's markdown)
+TABLES: list[tuple[str, str, Callable[[], str]]] = [
+    ("settings.md", "settings", settings.markdown_table),
+    ("reports.md", "channels", channels.markdown_table),
+]
+
+
+def main() -> int:
+    for page, name, table in TABLES:
+        doc = DOCS / page
+        block = re.compile(rf"(<!-- {name}-table:start -->\n).*?(\n<!-- {name}-table:end -->)", re.S)
+        text, markdown = doc.read_text("utf-8"), table()
+        doc.write_text(block.sub(lambda m: m.group(1) + markdown + m.group(2), text), "utf-8")  # noqa: B023
+        print(f"updated the {name} table of {doc}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
