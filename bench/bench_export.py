@@ -24,8 +24,8 @@ from pathlib import Path
 import httpx
 
 from sightline.accounts.users import create_user
+from sightline.database import open_database
 from sightline.sites import service as sites_service
-from sightline.storage import open_database
 from sightline.surveys import service as surveys_service
 from sightline.surveys.responses import Submission, store_responses
 

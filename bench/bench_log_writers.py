@@ -1,9 +1,9 @@
 """The durable log on PostgreSQL with several nodes' writers contending for its commit lock.
 
 Every node's ingest writer commits its groups of batches under one transaction-level advisory lock
-(``ingest.store.COMMIT_ORDER``: ids reach the log in order, the store feeds by id). This starts a
+(``ingest.log_writer.COMMIT_ORDER``: ids reach the log in order, the store feeds by id). This starts a
 PostgreSQL server (``tests/support/postgres.py``) and runs 1, 2 and 4 writer processes at once,
-each committing with ingest's own ``Store.commit`` groups of ``BENCH_LOG_GROUP`` batches (default
+each committing with ingest's own ``LogWriter.commit`` groups of ``BENCH_LOG_GROUP`` batches (default
 10) of 20 events for ``BENCH_LOG_SECONDS`` (default 20) seconds; then the same without the lock,
 to show what it costs. Reported: events/s and commits/s over all writers, and each commit's p50 and
 p95 time. On a shared machine the figures are a lower bound: say so beside them.
@@ -25,13 +25,13 @@ EVENTS_PER_BATCH = 20
 
 
 def _writer(url: str, site_id: int, locked: bool, start: float, out: Any) -> None:
-    from sightline.ingest.store import Rows, Store
+    from sightline.database import open_database
+    from sightline.database.tables.events import EVENT_COLUMNS
+    from sightline.ingest.log_writer import LogWriter, Rows
     from sightline.sites.traffic import TrafficMarker
-    from sightline.storage import open_database
-    from sightline.storage.tables.events import EVENT_COLUMNS
 
     db = open_database(url, migrate=False)
-    store = Store(db, TrafficMarker())
+    store = LogWriter(db, TrafficMarker())
     if not locked:
         store._ordered = None  # the comparison: no commit-order lock
     now = datetime.now(UTC)
@@ -91,8 +91,8 @@ def main() -> None:
     from tests.support.postgres import PostgresServer
 
     from sightline.accounts.users import create_user
+    from sightline.database import open_database
     from sightline.sites.service import create_site
-    from sightline.storage import open_database
 
     server = PostgresServer()
     server.start()

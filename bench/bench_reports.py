@@ -46,9 +46,9 @@ from bench.reports_data import insert as insert_events
 from bench.store_data import settle
 from bench.workdir import remove, size_of, work_dir
 from sightline.accounts.users import create_user
+from sightline.database import open_database
+from sightline.database.schema import events
 from sightline.sites import service as sites_service
-from sightline.storage import open_database
-from sightline.storage.schema import events
 
 TARGET_MS = 150.0
 MAX_ERROR = 0.01  # issue 11: unique visitors exact, or within 1 % when approximate (docs/reports.md)

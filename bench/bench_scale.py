@@ -29,8 +29,8 @@ from bench.bench_reports import EMAIL, PASSWORD, dashboard, fed, site_of, wait_f
 from bench.store_data import generate, settle
 from bench.workdir import remove, size_of, work_dir
 from sightline.accounts.users import create_user
+from sightline.database import open_database
 from sightline.sites import service as sites_service
-from sightline.storage import open_database
 from sightline.store.engines import Embedded
 from sightline.store.feed import micros
 

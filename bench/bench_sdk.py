@@ -97,8 +97,8 @@ def time_to_ready(runs: int) -> dict[str, float]:
     from playwright.sync_api import sync_playwright
 
     from sightline.accounts.users import create_user
+    from sightline.database import open_database
     from sightline.sites.service import create_site
-    from sightline.storage import open_database
 
     work = Path(tempfile.mkdtemp(prefix="sightline-bench-sdk-"))
     shop = Shop()

@@ -157,8 +157,8 @@ def backlog_log(data_dir: Path) -> str:
     """The log to feed, with an owner ``FEED_EMAIL`` to read health: a copy of ``BENCH_STORE_LOG``,
     or ``BENCH_STORE_BACKLOG`` generated events of one site."""
     from sightline.accounts.users import create_user
+    from sightline.database import open_database
     from sightline.sites.service import create_site
-    from sightline.storage import open_database
 
     data_dir.mkdir(parents=True)
     source = os.environ.get("BENCH_STORE_LOG")
@@ -241,8 +241,8 @@ def main() -> int:
     seconds = int(os.environ.get("BENCH_STORE_SECONDS", "60"))
     failures = feed_rate(seconds if os.environ.get("BENCH_QUICK") == "1" else max(seconds, 60))
     from sightline.accounts.users import create_user
+    from sightline.database import open_database
     from sightline.sites.service import create_site
-    from sightline.storage import open_database
 
     work = Path(tempfile.mkdtemp(prefix="sightline-bench-store-"))
     db = open_database(f"sqlite:///{work / 'data' / 'sightline.db'}")

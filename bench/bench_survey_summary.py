@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from bench.bench_export import RESPONSES, seed
-from sightline.storage import open_database
+from sightline.database import open_database
 from sightline.surveys.summary import summarize
 
 TARGET_MS = 500.0

@@ -28,7 +28,7 @@ SETUP = """
 import json, sys
 from sightline.accounts.users import create_user
 from sightline.sites.service import create_site
-from sightline.storage import open_database
+from sightline.database import open_database
 db = open_database(sys.argv[1])
 with db.begin() as conn:
     owner = create_user(conn, sys.argv[2], sys.argv[3])

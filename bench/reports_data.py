@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 
-from sightline.storage.tables.events import EVENT_COLUMNS
+from sightline.database.tables.events import EVENT_COLUMNS
 
 CHUNK = 200_000
 PAGES = ["/", "/pricing", "/docs", "/signup", "/login"] + [f"/blog/post-{i}" for i in range(395)]

@@ -1,7 +1,7 @@
-"""Write one SQLite database per earlier release to tests/storage/releases/ (run after a release).
+"""Write one SQLite database per earlier release to tests/database/releases/ (run after a release).
 
 Each file has the schema the release's migrations made and two rows in every table
-(``tests.storage.release_data``); ``tests/storage/test_upgrades.py`` migrates copies of them to the
+(``tests.database.release_data``); ``tests/database/test_upgrades.py`` migrates copies of them to the
 current heads. Existing files are kept: a release's database never changes once written.
 Run: ``.venv/bin/python scripts/make_release_fixtures.py``.
 """
@@ -15,9 +15,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.storage.release_data import RELEASES, make_release  # noqa: E402
+from tests.database.release_data import RELEASES, make_release  # noqa: E402
 
-FIXTURES = ROOT / "tests" / "storage" / "releases"
+FIXTURES = ROOT / "tests" / "database" / "releases"
 
 
 def main() -> int:

@@ -15,7 +15,7 @@ import httpx
 import pytest
 from playwright.sync_api import expect
 
-from sightline.storage import Database, open_database
+from sightline.database import Database, open_database
 from tests.support import costs, scheduling, sharing
 from tests.support.browser import close_kept
 from tests.support.clickhouse import RealServer, StandIn

@@ -48,6 +48,7 @@ from sightline.console import visitors as console_visitors
 from sightline.console.guard import MAX_BODY, ConsoleGuard, is_guarded
 from sightline.console.security_doc import document_security
 from sightline.context import Context, build_context
+from sightline.database import Database, open_database
 from sightline.health.disk import MIB, DiskGuard
 from sightline.health.registry import database_probe
 from sightline.imports import jobs as import_jobs
@@ -78,7 +79,6 @@ from sightline.recordings.service import Recordings
 from sightline.recordings.store import FileChunkStore
 from sightline.serving import SlowClientLimits
 from sightline.settings import Settings
-from sightline.storage import Database, open_database
 from sightline.visitors import retention as data_retention
 from sightline.web import pages, player, unsubscribe
 from sightline.web.assets import StaticAssets

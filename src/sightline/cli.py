@@ -132,8 +132,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _open(settings: Settings) -> Any:
-    from sightline.storage import open_database
-    from sightline.storage.database import SchemaTooNewError
+    from sightline.database import open_database
+    from sightline.database.engines import SchemaTooNewError
 
     try:
         return open_database(settings.effective_database_url)
@@ -157,8 +157,8 @@ def backup_or_restore(settings: Settings, command: str, directory: str) -> int:
     presence = None
     if command != BACKUP and not place.database_url.startswith("sqlite"):
         # A backup runs beside live servers; a restore into a shared database must not.
-        from sightline.storage.database import Database
-        from sightline.storage.presence import Presence, name_of
+        from sightline.database.engines import Database
+        from sightline.database.presence import Presence, name_of
 
         presence = Presence(Database(place.database_url), name_of("restore"))
         nodes = presence.alone()
@@ -210,8 +210,8 @@ def _refuse_beside(nodes: Sequence[Any], command: str, why: str) -> int:
 def rebuild_store(settings: Settings) -> int:
     """Empties the analytics store and feeds it again from the whole durable log, with no server
     live on the same database (its store would be emptied under it)."""
+    from sightline.database.presence import Presence, name_of
     from sightline.datadir import DataDirError, claim
-    from sightline.storage.presence import Presence, name_of
 
     db = _open(settings)
     if db is None:
@@ -273,10 +273,10 @@ def visitor_rights(settings: Settings, command: str, site_id: int, visitor_id: s
     import orjson
     from sqlalchemy import select
 
+    from sightline.database.schema import sites
     from sightline.errors import ApiError
     from sightline.recordings.feature import build
     from sightline.settings import EXPORT
-    from sightline.storage.schema import sites
     from sightline.visitors import rights
 
     db = _open(settings)
@@ -314,9 +314,9 @@ def compact(settings: Settings) -> int:
 
     from sqlalchemy.engine import make_url
 
+    from sightline.database import open_database
+    from sightline.database.compact import CompactError, compact
     from sightline.datadir import DataDirError, claim
-    from sightline.storage import open_database
-    from sightline.storage.compact import CompactError, compact
 
     url = make_url(settings.effective_database_url)
     if url.get_backend_name() != "sqlite":
@@ -404,7 +404,7 @@ def serve(settings: Settings) -> int:
     if db is None:
         lock.release()
         return 1
-    from sightline.storage.presence import Presence, name_of
+    from sightline.database.presence import Presence, name_of
 
     presence = Presence(db, name_of(f"serve {settings.host}:{settings.port}"))
     if not presence.join():  # an operator's command holds the database: nodes stay out

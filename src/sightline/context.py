@@ -11,13 +11,13 @@ from urllib.parse import urlsplit
 
 from sightline.accounts.sessions import Lifetimes
 from sightline.accounts.throttle import FailureWindow, LoginThrottle
+from sightline.database import Database
 from sightline.health import HealthRegistry
 from sightline.imports.jobs import Importer
 from sightline.mail.sender import Mailer
 from sightline.settings import Settings
 from sightline.sites.check import ConnectionChecker
-from sightline.storage import Database
-from sightline.store.client import Store
+from sightline.store.client import StoreClient
 from sightline.teams.limits import RequestLimit
 
 
@@ -28,7 +28,7 @@ class Context:
     throttle: LoginThrottle
     checker: ConnectionChecker
     health: HealthRegistry
-    store: Store  # the analytics store every report reads (its process starts in the app's lifespan)
+    store: StoreClient  # the analytics store every report reads (its process starts in the app's lifespan)
     importer: Importer  # the import jobs
     key_limit: RequestLimit = field(default_factory=lambda: RequestLimit(120))  # per API key
     share_limit: RequestLimit = field(default_factory=lambda: RequestLimit(120))  # per shared link
@@ -67,7 +67,7 @@ def build_context(settings: Settings, db: Database) -> Context:
             allow_private=settings.allow_private_addresses,
         ),
         health=HealthRegistry(),
-        store=Store(settings, db),
+        store=StoreClient(settings, db),
         # A zip may unpack to ten times the largest upload.
         importer=Importer(db, settings.data_path / "imports", int(settings.import_max_mb) * 2**20 * 10),
         mailer=_mailer(settings),

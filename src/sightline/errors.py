@@ -67,7 +67,7 @@ UNAVAILABLE_RETRY_AFTER = 5
 
 
 def unavailable_response() -> Response:
-    """503 ``database_unavailable`` with ``Retry-After`` (the class is ``sightline.storage.outage``)."""
+    """503 ``database_unavailable`` with ``Retry-After`` (the class is ``sightline.database.outage``)."""
     return error_response(
         503, UNAVAILABLE_CODE, UNAVAILABLE_MESSAGE, headers={"Retry-After": str(UNAVAILABLE_RETRY_AFTER)}
     )

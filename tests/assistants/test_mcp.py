@@ -19,7 +19,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from sightline.storage import open_database
+from sightline.database import open_database
 from tests.reports import helpers
 from tests.support.server import LiveServer
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from sightline.storage import Database
+from sightline.database import Database
 from tests.ingest.helpers import Visitor, batch, event, stored
 
 GOOD: dict[str, dict[str, Any]] = {

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from sqlalchemy import update
 
-from sightline.storage import open_database
-from sightline.storage.schema import sites
-from sightline.storage.types import utcnow
+from sightline.database import open_database
+from sightline.database.schema import sites
+from sightline.database.types import utcnow
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, StartServer
 from tests.support.server import LiveServer, create_owner
 

@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 import httpx
 from sqlalchemy import func, insert, select
 
-from sightline.storage import open_database
-from sightline.storage.schema import events, recordings, surveys
+from sightline.database import open_database
+from sightline.database.schema import events, recordings, surveys
 from tests.conftest import StartServer
 from tests.reports.helpers import Event, insert_events
 from tests.support.http import TLS

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 
-from sightline.storage import Database, open_database
+from sightline.database import Database, open_database
 from tests.reports.helpers import Event, insert_events, pageview, wait_caught_up
 from tests.support.server import LiveServer
 from tests.support.team import client, close_member_clients

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from sightline.database import Database
+from sightline.database.schema import imports
 from sightline.imports import jobs, service, umami
 from sightline.imports.formats import ImportFileError, _header, open_upload
-from sightline.storage import Database
-from sightline.storage.schema import imports
 from tests.reports.helpers import create_site
 
 DATA = Path(__file__).parent / "data"

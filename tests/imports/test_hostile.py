@@ -16,8 +16,8 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from sightline.storage import open_database
-from sightline.storage.schema import imported_figures, imports
+from sightline.database import open_database
+from sightline.database.schema import imported_figures, imports
 from tests.imports.helpers import csv_text, plausible_zip, upload
 from tests.support.server import LiveServer
 

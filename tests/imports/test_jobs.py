@@ -10,11 +10,11 @@ from typing import Any
 
 from sqlalchemy import func, select
 
+from sightline.database import Database
+from sightline.database.schema import imported_figures, imports
 from sightline.imports import service
 from sightline.imports.formats import Figure, open_upload
 from sightline.imports.jobs import Importer
-from sightline.storage import Database
-from sightline.storage.schema import imported_figures, imports
 from tests.imports.helpers import csv_text
 from tests.reports.helpers import create_site
 

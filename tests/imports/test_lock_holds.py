@@ -10,8 +10,8 @@ import time
 import uuid
 from datetime import UTC, date, datetime, timedelta
 
-from sightline.storage import open_database
-from sightline.storage.schema import imported_figures, imports
+from sightline.database import open_database
+from sightline.database.schema import imported_figures, imports
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, StartServer, sign_in
 from tests.support.server import create_owner
 

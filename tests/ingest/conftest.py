@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from sightline.storage import Database, open_database
+from sightline.database import Database, open_database
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, served, sign_in
 from tests.ingest.helpers import SCRIPT_TEXT, Site, Visitor
 from tests.support.postgres import PostgresServer

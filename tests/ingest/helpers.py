@@ -15,8 +15,8 @@ import httpx
 import psycopg
 from sqlalchemy import Row, select
 
-from sightline.storage import Database
-from sightline.storage.schema import events
+from sightline.database import Database
+from sightline.database.schema import events
 from tests.support.http import TLS
 from tests.support.server import LiveServer
 

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 
 import httpx
 
-from sightline.storage import Database
+from sightline.database import Database
 from tests.ingest.helpers import Visitor, batch, dropped, event, stored, writes_blocked
 from tests.support import waits
 from tests.support.server import LiveServer

@@ -9,12 +9,12 @@ from typing import Any
 from sqlalchemy import func, insert, select, text
 
 from sightline.accounts.users import create_user
-from sightline.ingest.store import Rows, Store
+from sightline.database import open_database
+from sightline.database.lease import lock_key
+from sightline.database.tables.events import COMMIT_ORDER, EVENT_COLUMNS, events
+from sightline.ingest.log_writer import LogWriter, Rows
 from sightline.sites.service import create_site
 from sightline.sites.traffic import TrafficMarker
-from sightline.storage import open_database
-from sightline.storage.lease import lock_key
-from sightline.storage.tables.events import COMMIT_ORDER, EVENT_COLUMNS, events
 from tests.support.postgres import PostgresServer
 
 
@@ -39,7 +39,7 @@ def test_a_writer_waits_for_another_node_s_open_commit_so_ids_reach_the_log_in_o
             owner = create_user(conn, "order@example.com", "correct horse battery staple")
             site_id = int(create_site(conn, owner["id"], "Order", "order.example")["id"])
         now = datetime.now(UTC)
-        store = Store(db, TrafficMarker())
+        store = LogWriter(db, TrafficMarker())
         values = [_event(site_id, "this-node", now).get(column) for column in EVENT_COLUMNS]
         done = threading.Event()
 

@@ -21,7 +21,7 @@ def test_config_tells_the_sdk_which_connections_are_on(visitor: Visitor) -> None
         "cookieless": False,
         "capture": [],
         "file_download_extensions": list(DEFAULT_EXTENSIONS),
-        "surveys": [],  # published surveys that open by themselves (surveys.auto)
+        "surveys": [],  # published surveys that open by themselves (surveys.auto_open)
     }
     assert response.headers["access-control-allow-origin"] == visitor.site.origin
     assert "Origin" in response.headers["vary"]

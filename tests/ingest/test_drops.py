@@ -8,7 +8,7 @@ import httpx
 import orjson
 import pytest
 
-from sightline.storage import Database
+from sightline.database import Database
 from tests.ingest.helpers import CHROME, Site, Visitor, batch, dropped, event, stored
 from tests.support.http import TLS
 from tests.support.server import LiveServer

@@ -11,9 +11,9 @@ import orjson
 from sqlalchemy import select
 
 from sightline.accounts.users import create_user
+from sightline.database import open_database
+from sightline.database.schema import events
 from sightline.sites.service import create_site
-from sightline.storage import open_database
-from sightline.storage.schema import events
 from tests.conftest import StartServer
 from tests.ingest.helpers import CHROME, batch_id, event
 from tests.support.http import TLS

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import httpx
 
-from sightline.storage import Database
+from sightline.database import Database
 from tests.ingest.helpers import IPHONE, Site, Visitor, batch, batch_id, event, stored, wait_until
 from tests.support.http import TLS
 from tests.support.server import LiveServer

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 
-from sightline.storage import Database
+from sightline.database import Database
 from tests.ingest.helpers import Site, Visitor, batch, dropped, stored
 
 

@@ -8,8 +8,8 @@ import time
 import httpx
 import pytest
 
+from sightline.database import open_database
 from sightline.ingest.floods import MAX_TRACKED, FloodWatch
-from sightline.storage import open_database
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, StartServer, sign_in
 from tests.ingest.helpers import Site, Visitor, batch, event, stored
 from tests.support.http import TLS

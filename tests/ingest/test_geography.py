@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from sightline.storage import Database, open_database
+from sightline.database import Database, open_database
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, owner_of, sign_in
 from tests.ingest.helpers import Site, Visitor, batch, event, stored
 from tests.support.geo import LONDON, PARIS, city_database

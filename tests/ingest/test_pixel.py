@@ -8,7 +8,7 @@ import base64
 import httpx
 import pytest
 
-from sightline.storage import Database
+from sightline.database import Database
 from tests.ingest.helpers import CHROME, Site, dropped, stored
 from tests.support.http import TLS
 from tests.support.server import LiveServer

@@ -7,8 +7,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from sightline.database import Database
 from sightline.sites.referrers import spam_list
-from sightline.storage import Database
 from tests.ingest.helpers import Visitor, batch, dropped, event, stored
 
 

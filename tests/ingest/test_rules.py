@@ -149,7 +149,7 @@ def test_server_times_are_stored_on_sqlite_as_sqlalchemy_writes_them(microsecond
 
     from sqlalchemy.dialects.sqlite import DATETIME, dialect
 
-    from sightline.ingest.store import _sqlite_time
+    from sightline.ingest.log_writer import _sqlite_time
     from sightline.ingest.times import aware_time, epoch_us, sqlite_times
 
     moment = datetime(2026, 11, 21, 3, 10, 20, microsecond, tzinfo=UTC)

@@ -12,7 +12,7 @@ import httpx
 import orjson
 import pytest
 
-from sightline.storage import Database
+from sightline.database import Database
 from tests.ingest.helpers import CHROME, IPHONE, Site, batch_id, dropped, event, stored
 from tests.reports.helpers import wait_caught_up
 from tests.support.geo import LONDON, SYDNEY

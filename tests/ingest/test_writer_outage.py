@@ -20,7 +20,7 @@ from sightline.accounts.users import create_user
 from sightline.ingest.protocol import FAILED, STORED, Submit
 from sightline.ingest.writer_process import Writer
 from sightline.sites.service import create_site
-from sightline.storage import open_database
+from sightline.database import open_database
 
 root, groups = sys.argv[1], int(sys.argv[2])
 records = []

@@ -22,10 +22,10 @@ import pytest
 from sqlalchemy import select
 
 from sightline.accounts.users import create_user
+from sightline.database import Database, open_database
+from sightline.database.schema import events
 from sightline.ingest.protocol import HEAD, MAX_FRAME, Frames, ProtocolError, Submit, frame
 from sightline.sites.service import create_site
-from sightline.storage import Database, open_database
-from sightline.storage.schema import events
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, StartServer, sign_in
 from tests.ingest.helpers import CHROME, batch_id, event, wait_until, writes_blocked
 from tests.support.http import TLS

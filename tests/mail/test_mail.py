@@ -11,12 +11,12 @@ from typing import cast
 import httpx
 import pytest
 
+from sightline.database import Database, open_database
+from sightline.database.schema import sites
 from sightline.mail.digest import last_full
 from sightline.mail.job import MailJob, due, is_spike
 from sightline.mail.sender import Mailer
-from sightline.reports.service import Store
-from sightline.storage import Database, open_database
-from sightline.storage.schema import sites
+from sightline.reports.service import StoreReader
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, StartServer, sign_in
 from tests.reports.helpers import Event, create_site, insert_events, wait_caught_up
 from tests.support.server import LiveServer, create_owner
@@ -127,7 +127,9 @@ def test_without_smtp_sending_a_digest_says_how_to_set_it_up(owner: httpx.Client
 
 def test_a_scheduled_message_goes_out_once_per_period_and_recipient(db: Database, smtp: SmtpServer) -> None:
     _, site_id = create_site(db, f"once-{uuid.uuid4().hex[:6]}.example.com")
-    job = MailJob(db, cast(Store, None), Mailer.from_url(smtp.url, "reports@example.com"), "http://console")
+    job = MailJob(
+        db, cast(StoreReader, None), Mailer.from_url(smtp.url, "reports@example.com"), "http://console"
+    )
     assert job._send_once(site_id, "weekly:2026-11-16", "a@example.com", "S", "text", "<p>html</p>")
     assert not job._send_once(site_id, "weekly:2026-11-16", "a@example.com", "S", "text", "<p>html</p>")
     assert job._send_once(site_id, "weekly:2026-11-16", "b@example.com", "S", "text", "<p>html</p>")
@@ -140,7 +142,7 @@ def test_a_failed_send_is_tried_again_next_time(db: Database) -> None:
     closed = SmtpServer().start()
     url = closed.url
     closed.stop()
-    job = MailJob(db, cast(Store, None), Mailer.from_url(url, "r@example.com"), "http://console")
+    job = MailJob(db, cast(StoreReader, None), Mailer.from_url(url, "r@example.com"), "http://console")
     assert not job._send_once(site_id, "spike:2026-11-23", "a@example.com", "S", "t", "h")
     assert job._claim(site_id, "spike:2026-11-23", "a@example.com"), "the failed send left no claim behind"
 

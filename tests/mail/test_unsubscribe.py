@@ -12,9 +12,9 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from sightline.database import open_database
+from sightline.database.schema import sites
 from sightline.mail.subscriptions import recipients
-from sightline.storage import open_database
-from sightline.storage.schema import sites
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, StartServer, sign_in
 from tests.support.http import TLS
 from tests.support.server import LiveServer, create_owner

@@ -10,7 +10,7 @@ import httpx
 import orjson
 from sqlalchemy import text
 
-from sightline.storage import open_database
+from sightline.database import open_database
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, StartServer, sign_in
 from tests.recordings.helpers import (
     chunk,

@@ -10,8 +10,8 @@ from datetime import timedelta
 
 from sqlalchemy import text
 
-from sightline.storage import open_database
-from sightline.storage.types import utcnow
+from sightline.database import open_database
+from sightline.database.types import utcnow
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, StartServer, sign_in
 from tests.recordings.helpers import (
     RecordingSite,

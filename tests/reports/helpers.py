@@ -19,8 +19,8 @@ from zoneinfo import ZoneInfo
 import httpx
 from sqlalchemy import insert
 
-from sightline.storage import Database
-from sightline.storage.schema import events, sites, users
+from sightline.database import Database
+from sightline.database.schema import events, sites, users
 
 PAGES = ["/", "/pricing", "/docs", "/blog/hello", "/signup"]
 SOURCES = [None, None, "google.com", "news.ycombinator.com", "twitter.com"]

@@ -21,16 +21,16 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy import insert, select
 
+from sightline.database import Database
+from sightline.database.schema import events, users
 from sightline.goals import service as goals_service
 from sightline.recordings.service import Recordings
 from sightline.sites import service as sites_service
-from sightline.storage import Database
-from sightline.storage.schema import events, users
 from sightline.store.dialects import Dialect
 from sightline.store.engines import ClickHouse, Embedded, Engine
 from sightline.store.feed import Feeder, key_of
+from sightline.store.maintenance import Upkeep
 from sightline.store.ordering import Ordering
-from sightline.store.upkeep import Upkeep
 from sightline.visitors import rights
 from sightline.visitors.retention import Retention
 from tests.reports.helpers import Event

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
+from sightline.database import Database, open_database
 from sightline.reports import autocapture, queries, tables
-from sightline.storage import Database, open_database
 from sightline.store.engines import Engine
 from sightline.store.feed import Feeder
 from tests.conftest import BACKENDS, database_url_for

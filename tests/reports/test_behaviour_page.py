@@ -14,7 +14,7 @@ import httpx
 import pytest
 from playwright.sync_api import expect
 
-from sightline.storage import open_database
+from sightline.database import open_database
 from tests.conftest import sign_in
 from tests.reports import helpers
 from tests.reports.capture_data import FILES, seed

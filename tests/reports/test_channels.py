@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from sightline.channels import CHANNELS
-from sightline.storage import open_database
+from sightline.database import open_database
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, database_url_for, sign_in
 from tests.reports import helpers, oracle
 from tests.reports.helpers import Event

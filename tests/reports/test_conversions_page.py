@@ -13,7 +13,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, expect
 
-from sightline.storage import open_database
+from sightline.database import open_database
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD
 from tests.reports import helpers
 from tests.reports.helpers import wait_caught_up

@@ -23,7 +23,7 @@ from sightline.reports import counting, goal_bitmaps, goal_days, goals, queries
 from sightline.reports.filters import Filters, Goal
 from sightline.reports.goal_days import Days
 from sightline.reports.goal_days import Ledger as GoalLedger
-from sightline.reports.kept import Kept
+from sightline.reports.kept_figures import Kept
 from sightline.reports.period import period_of
 from sightline.store import schema
 from sightline.store.changes import EVERYTHING, Changes, hours_of

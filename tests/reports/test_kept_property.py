@@ -27,13 +27,13 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from sightline.database import open_database
 from sightline.reports import goal_days, params, realtime, service
 from sightline.reports.conversions import funnel_report, journeys_report, retention_report
 from sightline.reports.filters import NAMES
-from sightline.reports.kept import kept_of
+from sightline.reports.kept_figures import kept_of
 from sightline.reports.steps import parse_step
 from sightline.sites.service import get_site
-from sightline.storage import open_database
 from tests.conftest import database_url_for
 from tests.reports import helpers, oracle
 from tests.reports.helpers import Event, Visit

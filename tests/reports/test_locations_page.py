@@ -13,8 +13,8 @@ import pytest
 from playwright.sync_api import expect
 from sqlalchemy import insert
 
-from sightline.storage import open_database
-from sightline.storage.schema import events
+from sightline.database import open_database
+from sightline.database.schema import events
 from tests.reports import helpers
 from tests.support.axe import assert_accessible
 from tests.support.browser import STATIC, ensure_built

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from sightline.storage import open_database
+from sightline.database import open_database
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, database_url_for, sign_in
 from tests.imports.helpers import csv_text, imported
 from tests.reports import helpers

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 
 from playwright.sync_api import Page, expect
 
-from sightline.storage import open_database
+from sightline.database import open_database
 from tests.conftest import sign_in
 from tests.reports import helpers
 from tests.support.axe import assert_accessible

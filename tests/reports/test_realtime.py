@@ -13,7 +13,7 @@ import duckdb
 import pytest
 
 from sightline.reports import realtime
-from sightline.reports.kept import Kept
+from sightline.reports.kept_figures import Kept
 from sightline.reports.realtime import Ledger as RealtimeLedger
 from sightline.reports.realtime import plain
 from sightline.reports.service import REALTIME_MINUTES, REALTIME_WINDOW

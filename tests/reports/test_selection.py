@@ -15,7 +15,7 @@ from sightline.store import schema
 from sightline.store.changes import Changes
 from sightline.store.dialects import DUCKDB
 from sightline.store.feed import key_of, micros
-from sightline.store.kept import Kept
+from sightline.store.kept_selections import Kept
 from tests.reports.logged import logged_run
 
 SITE = 1

@@ -1,4 +1,4 @@
-"""A big period's time series keeps its ended spans between requests (``reports.kept``), with the
+"""A big period's time series keeps its ended spans between requests (``reports.kept_figures``), with the
 same figures as reading them, and reads a span again once the store recorded a write touching it
 (``store.changes``: here recorded by hand for the rows the tests write)."""
 
@@ -12,13 +12,13 @@ import pytest
 
 from sightline.reports import counting, queries, series_days, tables, timeseries
 from sightline.reports.filters import IS_NOT, Filter, Filters
-from sightline.reports.kept import Kept as Layer
+from sightline.reports.kept_figures import Kept as Layer
 from sightline.reports.queries import Span
 from sightline.store import schema
 from sightline.store.changes import Changes, hours_of
 from sightline.store.dialects import DUCKDB
 from sightline.store.feed import micros
-from sightline.store.kept import Kept
+from sightline.store.kept_selections import Kept
 from tests.reports.logged import logged_run
 
 SITE = 1
@@ -237,7 +237,7 @@ def test_the_pages_table_ranks_by_kept_day_counts_as_by_reading_them(con: duckdb
 
 
 class _KeptRun:
-    """A run with the store's kept selections (``store.kept``), as the store process answers."""
+    """A run with the store's kept selections (``store.kept_selections``), as the store process answers."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection, seen: list[str], kept: Kept) -> None:
         self.run = logged_run(con, seen)

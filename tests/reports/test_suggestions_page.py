@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 from playwright.sync_api import Locator, Page, expect
 
-from sightline.storage import open_database
+from sightline.database import open_database
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD
 from tests.reports import helpers
 from tests.reports.helpers import wait_caught_up

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from playwright.sync_api import expect
 
-from sightline.storage import open_database
+from sightline.database import open_database
 from tests.reports import helpers
 from tests.support.server import LiveServer
 from tests.web.conftest import Console, unique

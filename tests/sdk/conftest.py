@@ -10,7 +10,7 @@ import httpx
 import pytest
 from playwright.sync_api import Page
 
-from sightline.storage import Database, open_database
+from sightline.database import Database, open_database
 from tests.conftest import BACKENDS, OWNER_EMAIL, OWNER_PASSWORD, sign_in
 from tests.sdk.helpers import Site, Store, Stored
 from tests.support.fixtures import browser, context, page, shop

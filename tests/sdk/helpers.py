@@ -12,7 +12,7 @@ import httpx
 from playwright.sync_api import Page
 from sqlalchemy import text
 
-from sightline.storage import Database
+from sightline.database import Database
 from tests.support.browser import SCRIPTS_RUN
 
 

@@ -13,12 +13,12 @@ import orjson
 import pytest
 
 from sightline.accounts.users import create_user
+from sightline.database import open_database
 from sightline.datadir import DataDirError, claim
 from sightline.recordings import chunks
 from sightline.recordings.service import Recordings
 from sightline.recordings.store import FileChunkStore
 from sightline.sites.service import create_site
-from sightline.storage import open_database
 from tests.conftest import StartServer
 from tests.support.ports import free_port
 

@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from sightline.storage import open_database
+from sightline.database import open_database
 from sightline.store.engines import open_engine
 from sightline.store.feed import Feeder
 

@@ -21,10 +21,10 @@ import pytest
 from bench.reports_data import generate
 from sqlalchemy import insert
 
+from sightline.database import open_database
+from sightline.database.tables.events import EVENT_COLUMNS
+from sightline.database.tables.events import events as events_table
 from sightline.reports.params import DIMENSIONS, NAMED, NAMED_PATHS
-from sightline.storage import open_database
-from sightline.storage.tables.events import EVENT_COLUMNS
-from sightline.storage.tables.events import events as events_table
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, database_url_for, sign_in
 from tests.support.server import LiveServer, create_owner
 

@@ -1,7 +1,7 @@
 """The store's record of what each write changed (``store.changes``): the feed records the hours of
 its events and of its visits' starts, old and new; an erasure the visitor's; a retention cut
 everything before it; a deleted site and a rebuild everything; the log's trim nothing. A figure
-kept between requests (``reports.kept``) is dropped by these records alone, whatever the age of
+kept between requests (``reports.kept_figures``) is dropped by these records alone, whatever the age of
 a late event or the length of a visit."""
 
 from __future__ import annotations
@@ -14,18 +14,18 @@ from pathlib import Path
 import pytest
 from sqlalchemy import insert
 
+from sightline.database import Database
+from sightline.database.schema import deleted_sites, store_tasks
+from sightline.database.types import utcnow
 from sightline.reports import timeseries
 from sightline.reports.filters import Filters
-from sightline.reports.kept import Kept
-from sightline.storage import Database
-from sightline.storage.schema import deleted_sites, store_tasks
-from sightline.storage.types import utcnow
+from sightline.reports.kept_figures import Kept
 from sightline.store import changes as changes_module
 from sightline.store.changes import EVERYTHING, HOUR, Changes
 from sightline.store.dialects import DUCKDB
 from sightline.store.engines import Embedded
 from sightline.store.feed import Feeder, micros
-from sightline.store.upkeep import Upkeep
+from sightline.store.maintenance import Upkeep
 from tests.reports import helpers
 
 NOW = datetime.now(UTC).replace(minute=30, second=0, microsecond=0) - timedelta(hours=1)

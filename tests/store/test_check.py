@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import delete, insert, select, text
 
-from sightline.storage import Database
-from sightline.storage.schema import events
+from sightline.database import Database
+from sightline.database.schema import events
 from sightline.store.check import SelfCheck
 from sightline.store.dialects import Params
 from sightline.store.engines import Engine

@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 
 from sightline import settings as registry
-from sightline.storage import open_database
+from sightline.database import open_database
 from sightline.store import client
-from sightline.store.client import Store, StoreUnavailableError
+from sightline.store.client import StoreClient, StoreUnavailableError
 
 
-def _store(tmp_path: Path) -> Store:
+def _store(tmp_path: Path) -> StoreClient:
     settings = registry.load({"data_dir": str(tmp_path)}, environ={})
-    return Store(settings, open_database(f"sqlite:///{tmp_path / 'sightline.db'}"))
+    return StoreClient(settings, open_database(f"sqlite:///{tmp_path / 'sightline.db'}"))
 
 
 def test_a_report_asked_while_the_store_starts_waits_for_it_and_is_answered(tmp_path: Path) -> None:

@@ -14,13 +14,13 @@ import pyarrow as pa
 import pytest
 from sqlalchemy import func, insert, select
 
-from sightline.storage import Database
-from sightline.storage.schema import deleted_sites, events, store_tasks
-from sightline.storage.types import utcnow
+from sightline.database import Database
+from sightline.database.schema import deleted_sites, events, store_tasks
+from sightline.database.types import utcnow
 from sightline.store import feed
 from sightline.store.engines import ClickHouse, Embedded, Engine, visit_counts
 from sightline.store.feed import Feeder, key_of, micros
-from sightline.store.upkeep import Upkeep
+from sightline.store.maintenance import Upkeep
 from tests.reports import helpers
 
 NOW = datetime.now(UTC).replace(microsecond=0)

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import orjson
 
-from sightline.storage import Database
+from sightline.database import Database
 from sightline.store.epoch import micros
 from sightline.store.log import SEPARATOR, LogReader
 from tests.reports import helpers

@@ -21,15 +21,15 @@ from alembic.config import Config
 from alembic.script import ScriptDirectory
 from sqlalchemy import delete, func, select
 
-from sightline.storage import Database, open_database
-from sightline.storage.database import MIGRATIONS
-from sightline.storage.schema import events, sites, users
+from sightline.database import Database, open_database
+from sightline.database.engines import MIGRATIONS
+from sightline.database.schema import events, sites, users
 from sightline.store.engines import Embedded
 from sightline.store.feed import Feeder
 from tests.conftest import BACKENDS, OWNER_EMAIL, OWNER_PASSWORD, StartServer, database_url_for, sign_in
+from tests.database.release_data import migrate_to
 from tests.ingest.helpers import Site, Visitor, batch, event
 from tests.reports import helpers
-from tests.storage.release_data import migrate_to
 from tests.support.server import LiveServer, create_owner
 
 WITHIN = 5.0  # seconds from a 202 to the reports

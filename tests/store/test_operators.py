@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from sightline.storage import open_database
-from sightline.storage.presence import Presence
+from sightline.database import open_database
+from sightline.database.presence import Presence
 from sightline.store.engines import ClickHouse
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, sign_in
 from tests.reports import helpers

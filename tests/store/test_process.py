@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from sightline.storage import open_database
+from sightline.database import open_database
 from sightline.store.engines import Embedded, open_engine
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, StartServer, sign_in
 from tests.ingest.helpers import Site, Visitor, batch, event

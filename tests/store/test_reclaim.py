@@ -15,15 +15,15 @@ from pathlib import Path
 import pytest
 from sqlalchemy import delete, func, select
 
+from sightline.database import Database, open_database
+from sightline.database.reclaim import Reclaimer, advice, free_pages
+from sightline.database.schema import events
+from sightline.database.types import utcnow
 from sightline.health.registry import database_probe
-from sightline.storage import Database, open_database
-from sightline.storage.reclaim import Reclaimer, advice, free_pages
-from sightline.storage.schema import events
-from sightline.storage.types import utcnow
-from sightline.store import upkeep as upkeep_module
+from sightline.store import maintenance as upkeep_module
 from sightline.store.engines import Embedded
 from sightline.store.feed import Feeder
-from sightline.store.upkeep import Upkeep
+from sightline.store.maintenance import Upkeep
 from tests.reports import helpers
 
 NOW = datetime.now(UTC).replace(microsecond=0)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import duckdb
 
-from sightline.storage import open_database
+from sightline.database import open_database
 from sightline.store.engines import Embedded
 from tests.backup.test_backup import cli
 from tests.reports import helpers

@@ -129,7 +129,7 @@ class PostgresServer:
         per database). Copying a database is PostgreSQL's own ``CREATE DATABASE ... TEMPLATE``.
         """
         if self.template is None:
-            from sightline.storage import open_database
+            from sightline.database import open_database
 
             url = self.create_database()
             open_database(url).dispose()  # no connection left: a template must have none

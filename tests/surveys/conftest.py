@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from sightline.storage import Database, open_database
+from sightline.database import Database, open_database
 from tests.support.server import LiveServer
 from tests.surveys.browser import browser, context, owner_client, page, shop, site
 

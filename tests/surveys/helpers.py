@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from sightline.storage import Database
+from sightline.database import Database
 from sightline.surveys.responses import Submission, store_responses
 
 QUESTIONS: list[dict[str, Any]] = [

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from sightline.storage import Database
+from sightline.database import Database
 from sightline.surveys.export import escape_cell
 from tests.support.server import LiveServer
 from tests.surveys.helpers import create_site, create_survey, publish, seed_responses

@@ -7,7 +7,7 @@ from typing import Any
 import httpx
 import pytest
 
-from sightline.storage import Database
+from sightline.database import Database
 from tests.conftest import sign_in
 from tests.support.server import LiveServer, create_owner
 from tests.surveys.helpers import create_site, create_survey, publish, seed_responses

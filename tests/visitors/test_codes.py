@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import select
 
-from sightline.storage import Database
-from sightline.storage.tables.privacy import visitor_salts
+from sightline.database import Database
+from sightline.database.tables.privacy import visitor_salts
 from sightline.visitors.codes import VISIT_GAP_US, DailySalts, Visits, purge, visitor_code
 
 UA = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 Chrome/131.0.0.0 Safari/537.36"

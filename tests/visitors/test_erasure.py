@@ -12,8 +12,8 @@ import orjson
 import pytest
 from sqlalchemy import func, select
 
-from sightline.storage import Database, open_database
-from sightline.storage.schema import erasures, events, recordings, store_tasks, survey_responses
+from sightline.database import Database, open_database
+from sightline.database.schema import erasures, events, recordings, store_tasks, survey_responses
 from tests.conftest import sign_in
 from tests.ingest.helpers import Site, Visitor, batch, event
 from tests.recordings.helpers import (

@@ -9,9 +9,9 @@ import pytest
 from sqlalchemy import func, insert, select, update
 
 from sightline.accounts.users import create_user
+from sightline.database import Database
+from sightline.database.schema import events, sites, store_tasks, survey_responses
 from sightline.sites.service import create_site
-from sightline.storage import Database
-from sightline.storage.schema import events, sites, store_tasks, survey_responses
 from sightline.surveys.service import create_survey, publish_survey
 from sightline.visitors import retention
 from sightline.visitors.retention import Retention

@@ -16,7 +16,7 @@ import httpx
 import orjson
 import pytest
 
-from sightline.storage import open_database
+from sightline.database import open_database
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, StartServer, sign_in
 from tests.reports.helpers import Event, insert_events, pageview
 from tests.support.server import LiveServer, create_owner

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from sightline.storage import open_database
+from sightline.database import open_database
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, StartServer
 from tests.recordings.helpers import RecordingSite, chunk, new_recording_id, page_events, post_chunk
 from tests.reports import helpers

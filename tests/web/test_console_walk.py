@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page
 
-from sightline.storage import open_database
+from sightline.database import open_database
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, database_url_for, sign_in
 from tests.imports.helpers import csv_text, imported
 from tests.recordings.helpers import RecordingSite, chunk, new_recording_id, page_events, post_chunk

@@ -8,8 +8,8 @@ from collections.abc import Callable
 from playwright.sync_api import expect
 from sqlalchemy import select
 
-from sightline.storage import open_database
-from sightline.storage.schema import events
+from sightline.database import open_database
+from sightline.database.schema import events
 from tests.ingest.helpers import CHROME, wait_until
 from tests.support.server import LiveServer
 from tests.web.conftest import Console, CustomerSite

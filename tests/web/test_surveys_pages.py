@@ -13,7 +13,7 @@ import httpx
 import orjson
 from playwright.sync_api import Locator, Page, expect
 
-from sightline.storage import open_database
+from sightline.database import open_database
 from tests.support.server import LiveServer
 from tests.surveys.helpers import QUESTIONS, seed_responses
 from tests.web.conftest import PHONE, Console, unique

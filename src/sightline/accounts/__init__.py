@@ -1,4 +1,4 @@
 """Owner accounts: users, passwords (Argon2id), server-side sessions, login throttling, setup tokens.
 
-May import: ``sightline.storage``, ``sightline.errors``. Used by ``console`` and ``cli``.
+May import: ``sightline.database``, ``sightline.errors``. Used by ``console`` and ``cli``.
 """

@@ -9,8 +9,8 @@ from typing import Any
 from sqlalchemy import Connection, delete, insert, select, update
 
 from sightline.accounts.tokens import new_token, token_hash
-from sightline.storage.schema import sessions, users
-from sightline.storage.types import utcnow
+from sightline.database.schema import sessions, users
+from sightline.database.types import utcnow
 
 COOKIE_NAME = "sightline_session"
 _TOUCH_EVERY = timedelta(seconds=60)

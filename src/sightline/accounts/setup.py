@@ -9,9 +9,9 @@ from sqlalchemy import Connection, delete, insert, select
 
 from sightline.accounts.tokens import new_token, token_hash
 from sightline.accounts.users import count_users, create_user
+from sightline.database.schema import setup_tokens
+from sightline.database.types import utcnow
 from sightline.errors import ApiError
-from sightline.storage.schema import setup_tokens
-from sightline.storage.types import utcnow
 
 
 def issue_setup_token(conn: Connection, lifetime: timedelta) -> str | None:

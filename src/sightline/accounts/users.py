@@ -9,9 +9,9 @@ from sqlalchemy import Connection, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from sightline.accounts.passwords import hash_password, password_problem
+from sightline.database.schema import users
+from sightline.database.types import utcnow
 from sightline.errors import ApiError
-from sightline.storage.schema import users
-from sightline.storage.types import utcnow
 
 _EMAIL = re.compile(r"\A[^@\s]{1,64}@[^@\s]+\.[^@\s]+\Z")
 

@@ -12,11 +12,11 @@ from typing import Any
 
 from sqlalchemy import Connection, delete, func, insert, select, update
 
+from sightline.database.schema import sites
+from sightline.database.tables.annotations import site_annotations as notes
+from sightline.database.types import utcnow
 from sightline.errors import ApiError, not_found
 from sightline.sites.service import get_site
-from sightline.storage.schema import sites
-from sightline.storage.tables.annotations import site_annotations as notes
-from sightline.storage.types import utcnow
 
 TEXT_MAX = 500
 MAX_PER_SITE = 1000

@@ -21,8 +21,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sightline.assistants import tools
 from sightline.assistants.stats import StatsApi
+from sightline.database import Database
 from sightline.errors import error_response
-from sightline.storage import Database
 from sightline.teams import keys
 from sightline.teams.principal import Principal
 from sightline.teams.scopes import STATS_READ, lacking

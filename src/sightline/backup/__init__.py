@@ -9,6 +9,6 @@ manifest, one from a newer schema, a part this Sightline cannot load, and a targ
 holds data; then it restores every part and migrates the database to the current schema.
 Another part joins by adding a ``Part`` to ``parts.PARTS``.
 
-May import: ``sightline.storage``, ``sightline.store.snapshot``, ``sightline.recordings.store``,
+May import: ``sightline.database``, ``sightline.store.snapshot``, ``sightline.recordings.store``,
 ``sightline.settings``.
 """

@@ -23,6 +23,7 @@ from sqlalchemy import inspect, text
 from sqlalchemy.engine import URL, make_url
 
 from sightline.backup.manifest import BackupError
+from sightline.database.engines import Database, normalise_url
 from sightline.recordings.store import (
     CHUNK_NAME,
     RECORDING_ID,
@@ -33,7 +34,6 @@ from sightline.recordings.store import (
     open_store,
 )
 from sightline.settings import Settings
-from sightline.storage.database import Database, normalise_url
 from sightline.store import snapshot
 
 

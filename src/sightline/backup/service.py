@@ -10,7 +10,7 @@ from typing import Any
 from sightline import __version__
 from sightline.backup.manifest import FORMAT, NAME, VERSION, BackupError, Manifest, describe
 from sightline.backup.parts import PARTS, DatabasePart, Place
-from sightline.storage.database import known_revisions, open_database
+from sightline.database.engines import known_revisions, open_database
 
 
 def backup(place: Place, target: Path) -> Manifest:

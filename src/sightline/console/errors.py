@@ -10,8 +10,8 @@ from sqlalchemy import exc as sa_exc
 from starlette.exceptions import HTTPException
 from starlette.responses import Response
 
+from sightline.database import Database
 from sightline.errors import ApiError, error_response, unavailable_response
-from sightline.storage import Database
 
 log = logging.getLogger("sightline.console")
 

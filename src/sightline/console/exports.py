@@ -13,12 +13,12 @@ from fastapi.responses import Response, StreamingResponse
 from sightline.console.deps import context, owner
 from sightline.console.ids import SiteId
 from sightline.console.reports import BREAKDOWN_OF, PERIOD, Asked, report_answer
+from sightline.database.types import utcnow
 from sightline.exports import tables
 from sightline.exports.events import stream_events
 from sightline.reports import params
 from sightline.reports.period import first_day_of, period_of
 from sightline.sites.service import get_site
-from sightline.storage.types import utcnow
 
 router = APIRouter(tags=["exports"])
 ERRORS: dict[int | str, dict[str, Any]] = {404: {}, 422: {}}

@@ -24,11 +24,11 @@ from starlette.requests import ClientDisconnect
 from sightline.console.deps import context, member, owner
 from sightline.console.ids import ImportId, SiteId
 from sightline.context import Context
+from sightline.database.schema import sites
 from sightline.errors import ApiError
 from sightline.imports import service
 from sightline.imports.formats import ImportFileError, open_upload
 from sightline.sites.service import get_site
-from sightline.storage.schema import sites
 
 router = APIRouter(tags=["imports"])
 MIB = 2**20

@@ -12,12 +12,12 @@ from fastapi import APIRouter, Request
 from sightline.console.deps import context, member
 from sightline.console.ids import SiteId
 from sightline.console.schemas import Body
+from sightline.database.types import utcnow
 from sightline.errors import ApiError
 from sightline.mail import subscriptions
 from sightline.mail.job import MailJob
 from sightline.mail.subscriptions import Recipient
 from sightline.sites.service import get_site
-from sightline.storage.types import utcnow
 
 router = APIRouter(tags=["e-mail reports"])
 

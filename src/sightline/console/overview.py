@@ -14,11 +14,11 @@ from fastapi.responses import JSONResponse
 
 from sightline.console.deps import context, owner
 from sightline.console.reports import ERRORS, Answer, answered, parameter_doc
+from sightline.database.types import utcnow
 from sightline.imports.figures import ImportedFigures
 from sightline.reports import overview as figures
 from sightline.reports import params
 from sightline.sites import service as sites
-from sightline.storage.types import utcnow
 
 router = APIRouter(prefix="/api/overview", tags=["reports"])
 ASKED = ("range", "from", "to", "imported")

@@ -25,8 +25,8 @@ from starlette.routing import BaseRoute, Match
 from starlette.types import Scope
 
 from sightline.console.ids import Named
+from sightline.database.metadata import metadata
 from sightline.errors import ApiError
-from sightline.storage.metadata import metadata
 from sightline.teams.principal import Principal
 from sightline.teams.scopes import lacking, scope_for
 

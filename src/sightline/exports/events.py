@@ -11,9 +11,9 @@ from datetime import datetime
 
 from sqlalchemy import select
 
+from sightline.database import Database
+from sightline.database.schema import events
 from sightline.spreadsheet import safe_cell
-from sightline.storage import Database
-from sightline.storage.schema import events
 
 CHUNK = 2000
 COLUMNS = (

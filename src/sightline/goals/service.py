@@ -7,12 +7,12 @@ from typing import Any
 from sqlalchemy import Connection, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
+from sightline.database.schema import sites
+from sightline.database.tables.goals import goals
+from sightline.database.types import utcnow
 from sightline.errors import ApiError, not_found
 from sightline.goals.definition import check_goal, merged, public
 from sightline.sites.service import get_site
-from sightline.storage.schema import sites
-from sightline.storage.tables.goals import goals
-from sightline.storage.types import utcnow
 
 MAX_GOALS = 100
 

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sightline.storage import Database
-from sightline.storage.outage import CAUSES, cause_of
-from sightline.storage.reclaim import advice, free_pages
+from sightline.database import Database
+from sightline.database.outage import CAUSES, cause_of
+from sightline.database.reclaim import advice, free_pages
 
 log = logging.getLogger(__name__)
 

@@ -19,8 +19,8 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, Engine, func, select
 
-from sightline.storage.schema import imported_figures as f
-from sightline.storage.schema import imports
+from sightline.database.schema import imported_figures as f
+from sightline.database.schema import imports
 
 SUMS = ("visitors", "visits", "pageviews", "bounces", "duration", "events")
 # The reports' dimensions (``reports.queries``) an import can hold.

@@ -10,7 +10,7 @@ starts (the import's partial rows are removed first).
 
 Every write transaction here is a bounded step, so ingest's commits, which wait for SQLite's one
 write lock, never wait long: a batch's size follows how long the last one held the lock
-(``storage.reclaim.StepSize``: halved above ``STEP_MS``, doubled well under it), and the lock is
+(``database.reclaim.StepSize``: halved above ``STEP_MS``, doubled well under it), and the lock is
 left free between two steps. Figures leave the same way: a deleted import's (``delete``, which
 finishes on the next start if the server stopped), a failed one's, a restarted one's.
 """
@@ -31,12 +31,12 @@ from anyio import to_thread
 from sqlalchemy import Connection, delete, insert, literal_column, select, update
 from sqlalchemy.sql.expression import ColumnClause
 
+from sightline.database import Database
+from sightline.database.reclaim import StepSize
+from sightline.database.schema import imported_figures, imports, sites
+from sightline.database.types import utcnow
 from sightline.imports import service
 from sightline.imports.formats import Figure, ImportFileError, Upload, open_upload
-from sightline.storage import Database
-from sightline.storage.reclaim import StepSize
-from sightline.storage.schema import imported_figures, imports, sites
-from sightline.storage.types import utcnow
 
 log = logging.getLogger("sightline.imports")
 BATCH = 5000  # rows of one step at most

@@ -5,7 +5,7 @@ the file, line and column), so a queued import fails only when the server does. 
 the same file (by SHA-256) for the same site gives back the import it made (``duplicate``), and a
 file whose days overlap another import of the site is refused (409 ``import_overlaps``) rather
 than counted twice. Only imports whose status is ``done`` count in reports. The duplicate and
-overlap checks and the new row are one atomic step: ``storage.lock_row`` on the site's row makes
+overlap checks and the new row are one atomic step: ``database.lock_row`` on the site's row makes
 concurrent acceptances for one site wait for each other (SQLite: the write lock from the first
 statement; PostgreSQL: the row lock). A deleted import is marked ``deleting`` (gone from the API
 and the reports at once) and its figures leave in bounded steps (``jobs``).
@@ -20,11 +20,11 @@ from typing import Any
 
 from sqlalchemy import Connection, insert, select, update
 
+from sightline.database import lock_row
+from sightline.database.schema import imports, sites
+from sightline.database.types import utcnow
 from sightline.errors import ApiError
 from sightline.imports.formats import Upload
-from sightline.storage import lock_row
-from sightline.storage.schema import imports, sites
-from sightline.storage.types import utcnow
 
 QUEUED, RUNNING, DONE, FAILED, DELETING = "queued", "running", "done", "failed", "deleting"
 LIVE = (QUEUED, RUNNING, DONE)

@@ -10,7 +10,7 @@ The widget's survey and response endpoints (``feedback.py``) and recording chunk
 (``recordings.py``) share one way of checking a site's key, Origin and body (``beside.py``) with
 the same origin, CORS and body rules. No sessions, no console.
 May import: ``sightline.sites`` (key lookup, origin matching, marking traffic), the feature
-modules ``sightline.surveys`` and ``sightline.recordings``, ``sightline.storage``,
+modules ``sightline.surveys`` and ``sightline.recordings``, ``sightline.database``,
 ``sightline.health``, ``sightline.settings``, ``sightline.errors``, ``sightline.geo`` (the
 country of a client address, looked up in the writer process), ``sightline.clientaddr``,
 ``sightline.visitors`` (cookieless visitor codes), ``sightline.autocapture`` (reserved events'

@@ -18,7 +18,7 @@ import logging
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 
-from sightline.storage import Database
+from sightline.database import Database
 
 log = logging.getLogger("sightline.ingest")
 

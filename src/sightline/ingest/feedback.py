@@ -19,12 +19,12 @@ from sqlalchemy.exc import DBAPIError
 from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
 
+from sightline.database import Database
 from sightline.errors import ApiError
 from sightline.ingest.beside import RefusedError, SiteEndpoint
 from sightline.ingest.http import ClientGoneError, answer, cors, error_payload, request_origin
 from sightline.ingest.pipeline import Pipeline
 from sightline.numbers import ascii_int
-from sightline.storage import Database
 from sightline.surveys import responses
 
 log = logging.getLogger("sightline.ingest")

@@ -24,7 +24,7 @@ from sightline.ingest.batch import MAX_BODY
 from sightline.ingest.pipeline import RETRY_AFTER_SECONDS, DropError, Job, Pipeline
 from sightline.numbers import ascii_int
 from sightline.sites.lookup import SiteInfo, parse_origin
-from sightline.surveys.auto import AutoOpen
+from sightline.surveys.auto_open import AutoOpen
 
 log = logging.getLogger("sightline.ingest")
 

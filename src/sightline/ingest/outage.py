@@ -3,7 +3,7 @@
 A full disk, a read-only or locked database file or a stopped PostgreSQL fail every group the
 writer tries to commit (the server answers each batch 503 and the SDKs send it again later).
 Logging a traceback per group buried the cause under thousands of lines; ``WriterOutage`` logs the
-cause and the fix once (``storage.outage``'s plain words), a reminder with the count at most every
+cause and the fix once (``database.outage``'s plain words), a reminder with the count at most every
 ``REMIND_SECONDS``, and one line with the total when storing works again. A failure that is not
 an outage (a bug) is still logged with its traceback, each time.
 """
@@ -13,8 +13,8 @@ from __future__ import annotations
 import logging
 import time
 
-from sightline.storage import Database
-from sightline.storage.outage import Cause, cause_of
+from sightline.database import Database
+from sightline.database.outage import Cause, cause_of
 
 log = logging.getLogger("sightline.ingest")
 

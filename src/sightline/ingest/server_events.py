@@ -27,11 +27,11 @@ from msgspec import Meta, Raw, Struct
 from starlette.types import Receive, Scope, Send
 
 from sightline.clientaddr import parse_address
+from sightline.database import Database
 from sightline.ingest.batch import MAX_BODY
 from sightline.ingest.http import ClientGoneError, TooLargeError, answer, error_payload, read_body
 from sightline.ingest.pipeline import RETRY_AFTER_SECONDS, DropError, Job, Pipeline
 from sightline.numbers import ascii_int
-from sightline.storage import Database
 from sightline.teams import keys
 from sightline.teams.principal import Principal
 from sightline.teams.scopes import EVENTS_ROUTE, ROUTE_SCOPES

@@ -17,6 +17,7 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sightline.clientaddr import client_address
+from sightline.database import Database
 from sightline.errors import UNAVAILABLE_CODE, UNAVAILABLE_MESSAGE, UNAVAILABLE_RETRY_AFTER
 from sightline.geo import Locator
 from sightline.health.disk import DiskGuard
@@ -34,8 +35,7 @@ from sightline.ingest.writer import GroupCommitter
 from sightline.settings import Settings
 from sightline.sites import referrers
 from sightline.sites.lookup import SiteDirectory
-from sightline.storage import Database
-from sightline.surveys.auto import AutoOpen
+from sightline.surveys.auto_open import AutoOpen
 
 log = logging.getLogger("sightline.ingest")
 

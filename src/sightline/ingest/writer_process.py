@@ -3,7 +3,7 @@
 Started by the server (``writer.GroupCommitter``) as ``python -m sightline.ingest.writer_process
 READ_FD WRITE_FD``; it talks to the server only through those two pipes (``protocol.py``).
 It reads whatever batches are waiting in its pipe, expands each into rows (``rows.py``: the
-per-event part of enrichment), stores them all in one transaction (``store.Store``), and then
+per-event part of enrichment), stores them all in one transaction (``log_writer.LogWriter``), and then
 sends one ``Outcome`` that settles every batch of the group. There is no waiting window: while
 it commits, the next batches collect in the pipe and form the next group.
 
@@ -29,8 +29,10 @@ import time
 import msgspec
 
 from sightline import logs
+from sightline.database import Database
 from sightline.geo import GeoDatabaseError, Locator
 from sightline.ingest import batch
+from sightline.ingest.log_writer import LogWriter, Rows, null_for
 from sightline.ingest.outage import WriterOutage
 from sightline.ingest.protocol import (
     DUPLICATE,
@@ -45,10 +47,8 @@ from sightline.ingest.protocol import (
     frame,
 )
 from sightline.ingest.rows import event_rows
-from sightline.ingest.store import Rows, Store, null_for
 from sightline.ingest.times import time_param_for
 from sightline.sites.traffic import TrafficMarker
-from sightline.storage import Database
 from sightline.visitors.codes import ANONYMOUS, DailySalts, Visits, visitor_code
 
 log = logging.getLogger("sightline.ingest")
@@ -63,7 +63,7 @@ class Writer:
         self.locator = locator or Locator()
         self.salts = DailySalts(db)
         self.visits = Visits()
-        self.store = Store(db, TrafficMarker())
+        self.log_writer = LogWriter(db, TrafficMarker())
         self.time_param = time_param_for(db.dialect)
         self.null = null_for(db.dialect)
         self.outage = WriterOutage(db)
@@ -85,7 +85,7 @@ class Writer:
                 if payloads:
                     self.commit_group([self._submits.decode(p) for p in payloads])
         finally:
-            self.store.release()
+            self.log_writer.release()
 
     def commit_group(self, submits: list[Submit]) -> None:
         started = time.perf_counter()
@@ -101,7 +101,7 @@ class Writer:
         elapsed = (time.perf_counter() - started) * 1000
         seqs = [s.seq for s in submits]
         self._send(Outcome(seqs, [codes[s] for s in seqs], round(elapsed, 3)))
-        if self.store.prune_due():
+        if self.log_writer.prune_due():
             self._prune()
 
     def _rows(self, submit: Submit) -> Rows | int:
@@ -152,9 +152,9 @@ class Writer:
         of one batch, the others are stored one by one so that it cannot sink its neighbours."""
         if not group:
             return {}
-        unavailable, refused_data = self.store.errors
+        unavailable, refused_data = self.log_writer.errors
         try:
-            stored = self.store.commit([rows for _, rows in group])
+            stored = self.log_writer.commit([rows for _, rows in group])
         except unavailable as exc:
             self.outage.failed(exc, len(group))
             return dict.fromkeys((seq for seq, _ in group), FAILED)
@@ -174,7 +174,7 @@ class Writer:
         codes: dict[int, int] = {}
         for seq, rows in group:
             try:
-                codes.update(_codes([(seq, rows)], self.store.commit([rows])))
+                codes.update(_codes([(seq, rows)], self.log_writer.commit([rows])))
             except Exception:
                 log.exception("ingest writer: the database refused batch %s", rows.batch_id)
                 codes[seq] = REFUSED
@@ -188,7 +188,7 @@ class Writer:
 
     def _prune(self) -> None:
         try:
-            removed = self.store.prune()
+            removed = self.log_writer.prune()
         except Exception:
             log.exception("ingest writer: pruning old batch ids failed")
             return

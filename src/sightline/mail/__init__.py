@@ -2,6 +2,6 @@
 sent through the operator's SMTP server (``--smtp-url``). Nothing is sent without one.
 
 May import: ``reports``, ``imports`` (imported figures for digests), ``teams``, ``sites``,
-``storage``, ``settings``, ``errors``, ``text`` (one-line subjects). Used by
+``database``, ``settings``, ``errors``, ``text`` (one-line subjects). Used by
 ``app`` (the digest job) and ``console``.
 """

@@ -16,7 +16,7 @@ from sqlalchemy import Engine
 
 from sightline.imports.figures import ImportedFigures
 from sightline.reports.params import DIMENSIONS, Query
-from sightline.reports.service import Report, Store
+from sightline.reports.service import Report, StoreReader
 
 FIGURES = (
     ("visitors", "Visitors"),
@@ -73,7 +73,7 @@ def _change(current: float, previous: float | None) -> str:
 
 
 def gather(
-    store: Store, site: Any, span: Span, now: datetime, engine: Engine | None = None
+    store: StoreReader, site: Any, span: Span, now: datetime, engine: Engine | None = None
 ) -> dict[str, Any]:
     """The digest's figures and tables for ``site`` over ``span`` (with imported history when
     ``engine``, the SQL database's, is given: as the dashboard shows them)."""

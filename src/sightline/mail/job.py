@@ -17,15 +17,15 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import delete, insert, select
 from sqlalchemy.exc import IntegrityError
 
+from sightline.database import Database
+from sightline.database.schema import mail_log, sites
+from sightline.database.types import utcnow
 from sightline.jobs import Periodic
 from sightline.mail import digest
 from sightline.mail.sender import Mailer
 from sightline.mail.subscriptions import Recipient, recipients
 from sightline.reports.params import Query
-from sightline.reports.service import Report, Store, realtime_of
-from sightline.storage import Database
-from sightline.storage.schema import mail_log, sites
-from sightline.storage.types import utcnow
+from sightline.reports.service import Report, StoreReader, realtime_of
 
 log = logging.getLogger("sightline.mail")
 SEND_FROM_HOUR = 7
@@ -65,7 +65,7 @@ def with_footer(site: Any, text: str, html: str, unsubscribe: str) -> tuple[str,
 
 
 class MailJob:
-    def __init__(self, db: Database, store: Store, mailer: Mailer, console_url: str) -> None:
+    def __init__(self, db: Database, store: StoreReader, mailer: Mailer, console_url: str) -> None:
         self.db = db
         self.store = store
         self.mailer = mailer

@@ -16,8 +16,8 @@ from typing import Any
 
 from sqlalchemy import Connection, insert, select, update
 
-from sightline.storage.schema import mail_subscriptions, members, sites, users
-from sightline.storage.types import utcnow
+from sightline.database.schema import mail_subscriptions, members, sites, users
+from sightline.database.types import utcnow
 
 
 @dataclass(frozen=True)

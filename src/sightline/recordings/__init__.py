@@ -6,7 +6,7 @@ files in a directory, or objects of an S3-compatible bucket with ``s3``, as ``--
 says; indexed in the ``recordings`` tables). The console lists, reads, streams and deletes them
 through ``service``; ``retention`` deletes recordings past ``recording_retention_days``.
 
-May import: ``sightline.storage``, ``sightline.sites``, ``sightline.health``, ``sightline.settings``,
+May import: ``sightline.database``, ``sightline.sites``, ``sightline.health``, ``sightline.settings``,
 ``sightline.locations``, ``sightline.errors``, ``sightline.numbers``. Never imports
 ``sightline.console`` or ``sightline.ingest``.
 """

@@ -5,12 +5,12 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime
 
+from sightline.database import Database, open_database
 from sightline.health.registry import DEGRADED, DOWN, OK, HealthRegistry, ServiceReport
 from sightline.recordings.decoder import ChunkDecoder
 from sightline.recordings.service import Recordings
 from sightline.recordings.store import StorageUnavailableError, open_store
 from sightline.settings import Settings
-from sightline.storage import Database, open_database
 
 MIB = 1024 * 1024
 LOW_DISK = 1 << 30

@@ -19,11 +19,11 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import select
 
+from sightline.database.tables.recordings import recordings
+from sightline.database.types import utcnow
 from sightline.jobs import Periodic
 from sightline.recordings.service import Recordings
 from sightline.settings import BY_NAME, Settings, SettingsError, load
-from sightline.storage.tables.recordings import recordings
-from sightline.storage.types import utcnow
 
 log = logging.getLogger("sightline.recordings")
 

@@ -24,14 +24,14 @@ import msgspec
 import orjson
 from sqlalchemy import Connection, and_, delete, func, insert, select, text, update
 
+from sightline.database import Database
+from sightline.database.tables.recordings import recording_chunks, recordings
+from sightline.database.tables.sites import sites
+from sightline.database.types import utcnow
 from sightline.errors import ApiError, not_found
 from sightline.numbers import ascii_int
 from sightline.recordings.chunks import Chunk, events_json
 from sightline.recordings.store import ChunkMissingError, ChunkStore, StorageUnavailableError
-from sightline.storage import Database
-from sightline.storage.tables.recordings import recording_chunks, recordings
-from sightline.storage.tables.sites import sites
-from sightline.storage.types import utcnow
 
 log = logging.getLogger("sightline.recordings")
 

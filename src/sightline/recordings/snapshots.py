@@ -23,11 +23,11 @@ import msgspec
 import orjson
 from sqlalchemy import Connection, select
 
+from sightline.database.tables.recordings import recordings
 from sightline.errors import ApiError
 from sightline.recordings.chunks import FULL_SNAPSHOT, META, events_json
 from sightline.recordings.service import Recordings
 from sightline.recordings.store import ChunkMissingError
-from sightline.storage.tables.recordings import recordings
 
 log = logging.getLogger("sightline.recordings")
 

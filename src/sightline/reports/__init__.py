@@ -14,7 +14,7 @@ captures (404 pages, links, downloads, engagement, web vitals). ``imported`` add
 May import: ``sightline.imports`` (imported figures), ``sightline.sites`` (owner's site lookup),
 ``sightline.goals`` (a site's goals),
 ``sightline.autocapture`` (its reserved event names),
-``sightline.store`` (its dialects and the store interface), ``sightline.storage``,
+``sightline.store`` (its dialects and the store interface), ``sightline.database``,
 ``sightline.errors``, ``sightline.numbers``, ``sightline.channels`` (the channel rules). Never
 imports ``sightline.console`` or ``sightline.ingest``.
 """

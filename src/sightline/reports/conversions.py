@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
+from sightline.database.types import utcnow
 from sightline.reports.funnels import funnel
 from sightline.reports.journeys import journeys
 from sightline.reports.period import local_midnight, next_hour
@@ -14,7 +15,6 @@ from sightline.reports.retention import retention
 from sightline.reports.service import Report
 from sightline.reports.steps import Step
 from sightline.sites.service import WEEK_STARTS
-from sightline.storage.types import utcnow
 
 # Breakdown dimensions a funnel can be split by: the API's name -> the events table's column.
 FUNNEL_DIMENSIONS = {

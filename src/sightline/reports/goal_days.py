@@ -2,7 +2,7 @@
 day's conversions, revenue and bitmap of converting visitors (``goal_bitmaps.Piece``), so that a
 30-day panel reads today's events and merges 29 kept days instead of reading 30 days of events.
 
-They are kept in the one layer of kept figures (``reports.kept``), keyed by site, the day's span
+They are kept in the one layer of kept figures (``reports.kept_figures``), keyed by site, the day's span
 of time (``[start, end)``, UTC microseconds: the site's local midnights, so a changed time zone
 asks for other spans) and the goal's rule (kind, match, path, event, prop, revenue prop: an edited
 goal is another rule; a deleted one is never asked for again; a renamed one keeps its days). A
@@ -27,7 +27,7 @@ from zoneinfo import ZoneInfo
 from sightline.reports import goal_bitmaps
 from sightline.reports.filters import Goal
 from sightline.reports.goal_bitmaps import Piece
-from sightline.reports.kept import Beside, Kept, Seen
+from sightline.reports.kept_figures import Beside, Kept, Seen
 from sightline.reports.period import local_midnight
 from sightline.reports.queries import Run, Span
 from sightline.store.dialects import Dialect

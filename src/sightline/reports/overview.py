@@ -27,19 +27,19 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy import Connection, select
 
+from sightline.database.tables.imports import imports
 from sightline.imports.figures import ImportedFigures
 from sightline.reports.filters import Filters
 from sightline.reports.imported import History
 from sightline.reports.period import Period, first_day_of, period_of
 from sightline.reports.queries import VIEWED, Query, bucket
-from sightline.storage.tables.imports import imports
 from sightline.store.dialects import Dialect, Params
 from sightline.store.epoch import micros
 
 TOTAL, PREVIOUS = -1, 0  # the row of the whole period's visitors, and of the previous period
 
 
-class Store(Protocol):
+class StoreReader(Protocol):
     dialect: Dialect
 
     def query(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]: ...
@@ -69,7 +69,7 @@ def imported_sites(conn: Connection) -> set[int]:
 
 
 def overview(
-    store: Store,
+    store: StoreReader,
     sites: Sequence[Mapping[str, Any]],
     range_name: str,
     raw_from: str | None,
@@ -104,7 +104,7 @@ def overview(
     return {"range": range_name, "sites": shown}
 
 
-def _read(store: Store, asked: Sequence[Site]) -> None:
+def _read(store: StoreReader, asked: Sequence[Site]) -> None:
     """Fills every site's figures from one statement."""
     d = store.dialect
     p = Params(d)

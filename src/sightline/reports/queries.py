@@ -107,7 +107,7 @@ class Query:
 
     def keep(self, run: Run) -> None:
         """With a filter on the visits' events (page, event, goal, prop), asks the store to keep
-        the selected visits' rows (``store.kept``: the dashboard asks a dozen reports of one period
+        the selected visits' rows (``store.kept_selections``: the dashboard asks a dozen reports of one period
         and filters at once, and the selection, a semi-join of the period's events with its
         visits, is the costliest part of each); the queries then read them from that table. A
         ``run`` without ``keep`` (or a store that keeps nothing: ClickHouse) selects in each query."""

@@ -12,7 +12,7 @@ start) on and an id up to ``watermark``, and is exact:
   pageview (the window's visitors and pages are those whose latest time is in it).
 
 It is a running sum, not a figure of a span, so it is kept beside the one layer of kept figures
-(``reports.kept``) and dropped by the same signal: each request asks the layer's ``sync`` for the
+(``reports.kept_figures``) and dropped by the same signal: each request asks the layer's ``sync`` for the
 site, which answers the store's watermark at its latest feed step and the site's latest change
 that deleted or replaced rows (an erasure, a retention cut, a deleted site, the self-check's
 refill, a rebuild; ``store.changes``). After such a change, or in another epoch of the store
@@ -39,7 +39,7 @@ from datetime import datetime
 from typing import Any
 
 from sightline.reports import queries
-from sightline.reports.kept import Beside, Kept, Seen
+from sightline.reports.kept_figures import Beside, Kept, Seen
 from sightline.reports.queries import Run
 from sightline.store.dialects import Dialect
 from sightline.store.epoch import micros

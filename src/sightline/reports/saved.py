@@ -11,14 +11,14 @@ import orjson
 from sqlalchemy import Connection, Table, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
+from sightline.database.schema import sites
+from sightline.database.tables.goals import funnels, segments
+from sightline.database.types import utcnow
 from sightline.errors import ApiError, not_found
 from sightline.reports.filters import NAMES
 from sightline.reports.params import parse_filter
 from sightline.reports.steps import parse_step
 from sightline.sites.service import get_site
-from sightline.storage.schema import sites
-from sightline.storage.tables.goals import funnels, segments
-from sightline.storage.types import utcnow
 
 NAME_MAX = 100
 MAX_SAVED = 100

@@ -4,7 +4,7 @@ comparison read today's span and the spans that changed instead of every span's 
 crossing events (``timeseries._estimated``), as the Goals panel keeps its days
 (``reports.goal_days``).
 
-They are kept in the one layer of kept figures (``reports.kept``), keyed by site, span and how
+They are kept in the one layer of kept figures (``reports.kept_figures``), keyed by site, span and how
 the request counts visitors (the bitmap's SQL, which a request sizes from its period's visits:
 another period may ask for another size). A span's figures are a function of the events in the
 span and of the visits that started in it, which is what the store's change records name, so the
@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
-from sightline.reports.kept import Kept
+from sightline.reports.kept_figures import Kept
 from sightline.reports.queries import Span
 from sightline.store.epoch import micros
 

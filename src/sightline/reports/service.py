@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy import Connection
 
+from sightline.database.types import utcnow
 from sightline.errors import ApiError
 from sightline.goals.service import rows_of
 from sightline.imports.figures import ImportedFigures
@@ -32,14 +33,13 @@ from sightline.reports import (
 )
 from sightline.reports.filters import Filters, Goal
 from sightline.reports.imported import History
-from sightline.reports.kept import kept_of
+from sightline.reports.kept_figures import kept_of
 from sightline.reports.params import DIMENSIONS, Query
 from sightline.reports.period import REALTIME_MINUTES as REALTIME_MINUTES
 from sightline.reports.period import Period, first_day_of, period_of
 from sightline.reports.realtime import ledger_of as kept_realtime
 from sightline.reports.realtime import plain
 from sightline.sites.service import get_site
-from sightline.storage.types import utcnow
 from sightline.store.dialects import Dialect
 
 REALTIME_WINDOW = timedelta(minutes=5)
@@ -49,8 +49,8 @@ REALTIME_WINDOW = timedelta(minutes=5)
 _EARLIER = ThreadPoolExecutor(max_workers=4, thread_name_prefix="reports-earlier")
 
 
-class Store(Protocol):
-    """What reports need of the analytics store (``sightline.store.client.Store``)."""
+class StoreReader(Protocol):
+    """What reports need of the analytics store (``sightline.store.client.StoreClient``)."""
 
     dialect: Dialect
 
@@ -62,7 +62,7 @@ class Report:
 
     def __init__(
         self,
-        store: Store,
+        store: StoreReader,
         site: Any,
         query: Query,
         now: datetime,
@@ -95,7 +95,7 @@ class Report:
         owner_id: int,
         site_id: int,
         query: Query,
-        store: Store,
+        store: StoreReader,
         now: datetime | None = None,
     ) -> Report:
         site = get_site(conn, owner_id, site_id)
@@ -303,12 +303,12 @@ def _row(row: dict[str, Any], fields: tuple[str, ...], props: bool) -> dict[str,
 
 
 def realtime(
-    conn: Connection, owner_id: int, site_id: int, store: Store, now: datetime | None = None
+    conn: Connection, owner_id: int, site_id: int, store: StoreReader, now: datetime | None = None
 ) -> dict[str, Any]:
     return realtime_of(get_site(conn, owner_id, site_id), store, now)
 
 
-def realtime_of(site: Any, store: Store, now: datetime | None = None) -> dict[str, Any]:
+def realtime_of(site: Any, store: StoreReader, now: datetime | None = None) -> dict[str, Any]:
     """Visitors of the last five minutes, the pages they view (the store is seconds behind), and
     visitors and pageviews in each of the last 30 minutes (the current one still running)."""
     until = now or utcnow()

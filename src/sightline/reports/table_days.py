@@ -3,7 +3,7 @@
 A table of a big period ranks its values by a plain count (pageviews, events) and then counts the
 unique visitors of the shown values only (``tables``). The ranking is a sum over the period's days,
 so each ended day's count per value is kept between requests in the one layer of kept figures
-(``reports.kept``), dropped as the time series' spans are when a write touches the day, and a
+(``reports.kept_figures``), dropped as the time series' spans are when a write touches the day, and a
 request reads only the days that are not kept (today's, and the days a write changed since).
 
 - **Unfiltered**, a day's counts are those of the events in it (bucketed by their time).
@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sightline.reports import counting, series_days
-from sightline.reports.kept import Kept
+from sightline.reports.kept_figures import Kept
 from sightline.reports.queries import Filters, Page, Query, Run, Span, bucket
 from sightline.store.epoch import micros
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from sightline.autocapture.events import MEASUREMENTS
 from sightline.reports import counting, table_days
-from sightline.reports.kept import Kept
+from sightline.reports.kept_figures import Kept
 from sightline.reports.queries import (
     FIGURES,
     VISIT_COLUMNS,

@@ -17,7 +17,7 @@ import bisect
 from collections.abc import Sequence
 
 from sightline.reports import counting, series_days
-from sightline.reports.kept import Kept
+from sightline.reports.kept_figures import Kept
 from sightline.reports.queries import (
     VIEWED,
     Filters,

@@ -19,13 +19,13 @@ from typing import Any
 from sqlalchemy import Connection, Delete, Insert, Update, event, select
 
 from sightline.autocapture import settings as autocapture
+from sightline.database import Database
+from sightline.database.schema import sites
 from sightline.numbers import port_number
 from sightline.sites import referrers
+from sightline.sites.cache_sync import NOTIFY, ChangeListener
 from sightline.sites.domains import host_of
-from sightline.sites.notify import NOTIFY, ChangeListener
 from sightline.sites.privacy import Network, networks_of
-from sightline.storage import Database
-from sightline.storage.schema import sites
 
 TTL_SECONDS = 5.0
 MAX_ENTRIES = 50_000
@@ -133,7 +133,7 @@ class SiteDirectory:
         event.listen(db.engine, "after_execute", self._after_execute)
         event.listen(db.engine, "commit", self._after_commit)
         event.listen(db.engine, "rollback", self._after_rollback)
-        # Several servers on one PostgreSQL: each change is announced to all (sites/notify.py).
+        # Several servers on one PostgreSQL: each change is announced to all (sites/cache_sync.py).
         self.listener = ChangeListener(db.url, self.clear) if db.dialect == "postgresql" else None
 
     def close(self) -> None:

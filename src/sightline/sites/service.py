@@ -13,12 +13,12 @@ from sqlalchemy import Connection, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from sightline.autocapture import settings as autocapture
+from sightline.database.schema import deleted_sites, sites
+from sightline.database.types import utcnow
 from sightline.errors import ApiError, not_found
 from sightline.sites import referrers
 from sightline.sites.domains import DomainError, normalise_domain
 from sightline.sites.privacy import check_exclusions, check_retention, exclusions_of
-from sightline.storage.schema import deleted_sites, sites
-from sightline.storage.types import utcnow
 from sightline.text import breaks_line
 
 NAME_MAX = 100

@@ -15,8 +15,8 @@ from datetime import datetime
 
 from sqlalchemy import Connection, bindparam, func, update
 
+from sightline.database.schema import sites
 from sightline.sites.lookup import SKIP_INVALIDATION
-from sightline.storage.schema import sites
 
 TOUCH_INTERVAL = 1.0
 

@@ -6,7 +6,7 @@ so neither feeding nor querying ever holds the server's interpreter. The store i
 data directory by default, or a ClickHouse server or cluster (``--events-url``); both run the
 same queries, written once against ``dialects``. ``client`` is the server's side: it starts and
 supervises the process, asks it queries and reports its health.
-May import: ``sightline.storage``, ``sightline.health``, ``sightline.settings``,
+May import: ``sightline.database``, ``sightline.health``, ``sightline.settings``,
 ``sightline.autocapture`` (which events are passive). Never imports
 ``sightline.console``, ``sightline.ingest`` or ``sightline.reports``.
 """

@@ -1,5 +1,5 @@
 """What each write changed in the store, numbered: the one signal every figure kept between
-requests is dropped by (``reports.kept``, ``store.kept``).
+requests is dropped by (``reports.kept_figures``, ``store.kept_selections``).
 
 Every write of the store's data records, once it has committed, which sites it changed and which
 spans of time (UTC microseconds, as the store keeps times) of each, under the next change number:

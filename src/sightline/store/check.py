@@ -34,9 +34,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlalchemy import String, func, select
 
-from sightline.storage import Database
-from sightline.storage.reclaim import StepSize
-from sightline.storage.schema import deleted_sites, events, sites, store_tasks
+from sightline.database import Database
+from sightline.database.reclaim import StepSize
+from sightline.database.schema import deleted_sites, events, sites, store_tasks
 from sightline.store.changes import merged
 from sightline.store.dialects import Params
 from sightline.store.engines import Engine

@@ -28,10 +28,10 @@ from typing import Any
 from anyio import to_thread
 from sqlalchemy import func, select
 
+from sightline.database import Database
+from sightline.database.schema import events
 from sightline.errors import ApiError
 from sightline.health.registry import DEGRADED, DOWN, OK, ServiceReport
-from sightline.storage import Database
-from sightline.storage.schema import events
 from sightline.store.dialects import CLICKHOUSE, DUCKDB, Dialect
 from sightline.store.epoch import micros_of
 from sightline.store.launch import Options, main
@@ -50,7 +50,7 @@ class StoreUnavailableError(ApiError):
         super().__init__(503, "store_unavailable", message)
 
 
-class Store:
+class StoreClient:
     """The analytics store as the server sees it."""
 
     def __init__(self, settings: Any, db: Database) -> None:
@@ -214,7 +214,7 @@ class Store:
 
     def keep(self, sql: str, params: dict[str, Any], site_id: int | None = None) -> str | None:
         """The name of a table holding the rows of ``sql`` until ``site_id``'s data changes
-        (``store.kept``), or None when the engine keeps none (ClickHouse)."""
+        (``store.kept_selections``), or None when the engine keeps none (ClickHouse)."""
         if not self._settled.is_set():
             self._settled.wait(FIRST_WAIT)
         kept: str | None = self.ask(("keep", sql, params, site_id))

@@ -33,7 +33,7 @@ from sightline.settings import values
 from sightline.store import schema, wire
 from sightline.store.changes import Changes, Spans
 from sightline.store.dialects import CLICKHOUSE, DUCKDB, Dialect
-from sightline.store.kept import Kept
+from sightline.store.kept_selections import Kept
 
 log = logging.getLogger("sightline.store")
 
@@ -182,7 +182,7 @@ class Embedded:
 
     def keep(self, sql: str, params: dict[str, Any], site_id: int | None = None) -> str | None:
         """The name of a table holding the rows of ``sql`` until ``site_id``'s data changes
-        (``store.kept``: the dashboard's requests under one filter select their visits once)."""
+        (``store.kept_selections``: the dashboard's requests under one filter select their visits once)."""
         return self.kept.keep(sql, params, site_id)
 
     def execute(self, sql: str, params: dict[str, Any] | None = None, changed: Spans | None = None) -> None:

@@ -36,7 +36,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sightline.autocapture.events import PASSIVE
-from sightline.storage import Database
+from sightline.database import Database
 from sightline.store import schema
 from sightline.store.changes import HOUR, Spans
 from sightline.store.dialects import Params

@@ -15,7 +15,7 @@ which SQLite's locking does not allow beside Python's own: closing one copy's fi
 other's locks.) Other databases' rows come as tuples, turned into columns by one ``zip``.
 
 An event's id is its position in the log, never handed out twice (SQLite's AUTOINCREMENT,
-PostgreSQL's sequence: ``storage.tables.events``). ``LogPositions`` keeps it so where the log was
+PostgreSQL's sequence: ``database.tables.events``). ``LogPositions`` keeps it so where the log was
 put back behind the store (an install hit by SQLite's reuse of ids before AUTOINCREMENT, a log
 restored from an older backup beside a newer ClickHouse store): the next id given is past the
 store's watermark, so the feed reads it.
@@ -30,10 +30,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlalchemy import ColumnElement, Select, func, literal, select, text
 
-from sightline.storage import Database
-from sightline.storage.lease import lock_key
-from sightline.storage.schema import events
-from sightline.storage.tables.events import COMMIT_ORDER
+from sightline.database import Database
+from sightline.database.lease import lock_key
+from sightline.database.schema import events
+from sightline.database.tables.events import COMMIT_ORDER
 from sightline.store.epoch import micros, micros_of
 
 # The log's columns the store needs, in order, with their Arrow types.
@@ -67,7 +67,7 @@ class LogReader:
     def __init__(self, db: Database) -> None:
         self.db = db
         e = events.c
-        # SQLite keeps times as UTC text ('YYYY-MM-DD HH:MM:SS.ffffff', storage.types): read as is.
+        # SQLite keeps times as UTC text ('YYYY-MM-DD HH:MM:SS.ffffff', database.types): read as is.
         self._text_time = db.dialect == "sqlite"
         picked = [
             (e.time if self._text_time else micros_of(e.time, db.dialect))
@@ -197,7 +197,7 @@ class LogPositions:
                 given = int(last) if called else int(last) - 1
                 if given >= watermark:
                     return None
-                if not locked:  # ingest takes ids under this lock (ingest.store): none while it moves
+                if not locked:  # ingest takes ids under this lock (ingest.log_writer): none while it moves
                     conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": lock_key(COMMIT_ORDER)})
             conn.execute(text("SELECT setval(:sequence, :w)"), {"sequence": sequence, "w": watermark})
             return given

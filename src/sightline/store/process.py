@@ -6,14 +6,14 @@ batched here. Its work never holds the server's interpreter: queries and feeding
 the server only waits on a socket. Requests arrive over ``multiprocessing.connection`` (a Unix
 socket with an authentication key): ``("query", sql, params)`` answers ``("ok", rows)`` or
 ``("error", message)``; ``("keep", sql, params)`` answers the name of a table holding the
-query's rows while the site's data stays as it was (``store.kept``; None on ClickHouse);
+query's rows while the site's data stays as it was (``store.kept_selections``; None on ClickHouse);
 ``("changes", site, after)`` answers what changed of the site after that change number
 (``store.changes``: every figure kept between requests is dropped by it);
 ``("status",)`` answers the feed's figures; ``("export", directory)``
 copies the embedded store there for a backup (``store.snapshot``). Between feeding steps it
 applies upkeep (``upkeep``) and checks the store against the log (``check``), from its start on.
 The process leaves when its parent is gone. Of several nodes on one PostgreSQL log, one feeds (a
-lease, ``storage.lease``); another takes over within seconds when it dies.
+lease, ``database.lease``); another takes over within seconds when it dies.
 """
 
 from __future__ import annotations
@@ -26,15 +26,15 @@ from multiprocessing.connection import Client, Connection, Listener
 from pathlib import Path
 from typing import Any
 
-from sightline.storage import open_database
-from sightline.storage.lease import Lease
+from sightline.database import open_database
+from sightline.database.lease import Lease
 from sightline.store import snapshot
 from sightline.store.check import SelfCheck
 from sightline.store.engines import Embedded, Engine, StoreBusyError, open_engine
 from sightline.store.feed import Feeder
 from sightline.store.launch import Options
+from sightline.store.maintenance import Upkeep
 from sightline.store.ordering import Ordering
-from sightline.store.upkeep import Upkeep
 
 log = logging.getLogger("sightline.store")
 PROGRESS_EVERY = 15.0  # seconds between two progress lines while a backlog is fed
@@ -56,7 +56,7 @@ class Status:
         self.problem: str | None = None
         self.last_step_ms: float | None = None
         self.rate = 0.0  # events per second over the last busy minute
-        self.role = "feeder"  # or "standby": another node of the same log feeds (storage.lease)
+        self.role = "feeder"  # or "standby": another node of the same log feeds (database.lease)
         self.check: dict[str, Any] | None = None  # the self-check's findings (check.Findings)
 
     def as_dict(self) -> dict[str, Any]:

@@ -3,6 +3,6 @@
 The console (owner side) and the ingest paths (the in-page widget) both go through this package;
 it holds every rule about surveys so neither surface repeats one.
 
-May import: ``sightline.storage``, ``sightline.sites``, ``sightline.errors``. Never imports
+May import: ``sightline.database``, ``sightline.sites``, ``sightline.errors``. Never imports
 ``sightline.console`` or ``sightline.ingest``.
 """

@@ -18,11 +18,11 @@ from typing import Any
 import orjson
 from sqlalchemy import Connection, RowMapping, func, select
 
+from sightline.database import Database
+from sightline.database.tables.surveys import survey_responses
 from sightline.errors import ApiError
 from sightline.numbers import ascii_int
 from sightline.spreadsheet import safe_cell
-from sightline.storage import Database
-from sightline.storage.tables.surveys import survey_responses
 from sightline.surveys.service import get_survey, load_definition, published_revisions
 
 BATCH = 1000

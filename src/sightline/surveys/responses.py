@@ -17,9 +17,9 @@ import orjson
 from sqlalchemy import Connection, insert, select
 from sqlalchemy.exc import IntegrityError
 
+from sightline.database.tables.surveys import survey_responses, survey_revisions, surveys
+from sightline.database.types import utcnow
 from sightline.errors import ApiError
-from sightline.storage.tables.surveys import survey_responses, survey_revisions, surveys
-from sightline.storage.types import utcnow
 from sightline.surveys.definition import SCALES
 from sightline.surveys.targeting import is_targeted
 

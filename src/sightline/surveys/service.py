@@ -15,11 +15,11 @@ from typing import Any
 import orjson
 from sqlalchemy import Connection, RowMapping, func, insert, select, update
 
+from sightline.database.schema import sites
+from sightline.database.tables.surveys import survey_responses, survey_revisions, surveys
+from sightline.database.types import utcnow
 from sightline.errors import ApiError, not_found
 from sightline.sites import service as sites_service
-from sightline.storage.schema import sites
-from sightline.storage.tables.surveys import survey_responses, survey_revisions, surveys
-from sightline.storage.types import utcnow
 from sightline.surveys import definition as checks
 
 SURVEY_COLUMNS = (*surveys.c, sites.c.owner_id)

@@ -15,8 +15,8 @@ from typing import Any
 import orjson
 from sqlalchemy import Connection, func, select
 
+from sightline.database.tables.surveys import survey_responses
 from sightline.errors import ApiError
-from sightline.storage.tables.surveys import survey_responses
 from sightline.surveys.export import default_revision
 from sightline.surveys.service import get_survey, load_definition, published_revisions
 

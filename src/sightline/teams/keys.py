@@ -16,9 +16,9 @@ from typing import Any
 from sqlalchemy import Connection, delete, insert, select, update
 
 from sightline.accounts.tokens import token_hash
+from sightline.database.schema import api_keys, sites
+from sightline.database.types import utcnow
 from sightline.errors import ApiError
-from sightline.storage.schema import api_keys, sites
-from sightline.storage.types import utcnow
 from sightline.teams import scopes as key_scopes
 from sightline.teams.principal import Principal
 

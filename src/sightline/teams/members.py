@@ -19,9 +19,9 @@ from sqlalchemy import Connection, delete, func, insert, select, update
 
 from sightline.accounts.tokens import new_token, token_hash
 from sightline.accounts.users import create_user, email_problem, find_by_email, normalise_email
+from sightline.database.schema import api_keys, invitations, members, sessions, shares, sites, users
+from sightline.database.types import utcnow
 from sightline.errors import ApiError
-from sightline.storage.schema import api_keys, invitations, members, sessions, shares, sites, users
-from sightline.storage.types import utcnow
 from sightline.teams.principal import Principal
 
 MEMBER_ROLES = ("admin", "viewer")

@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy import Connection, select
 
-from sightline.storage.schema import members
+from sightline.database.schema import members
 
 ROLES = ("owner", "admin", "viewer")
 

@@ -16,9 +16,9 @@ from sqlalchemy import Connection, delete, insert, select, update
 
 from sightline.accounts.passwords import hash_password, verify_password
 from sightline.accounts.tokens import new_token
+from sightline.database.schema import shares, sites
+from sightline.database.types import utcnow
 from sightline.errors import ApiError
-from sightline.storage.schema import shares, sites
-from sightline.storage.types import utcnow
 
 COOKIE_PREFIX = "sightline_share_"
 

@@ -21,8 +21,8 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import delete, insert, select
 from sqlalchemy.exc import IntegrityError
 
-from sightline.storage import Database
-from sightline.storage.tables.privacy import visitor_salts
+from sightline.database import Database
+from sightline.database.tables.privacy import visitor_salts
 
 ANONYMOUS = "-"  # the visitor code a cookieless SDK sends: "derive it on the server"
 SALT_LIFETIME = timedelta(hours=48)

@@ -20,13 +20,13 @@ from typing import Any
 
 from sqlalchemy import delete, insert, select, update
 
+from sightline.database import Database
+from sightline.database.tables.events import events
+from sightline.database.tables.privacy import PRUNE_BEFORE, store_tasks
+from sightline.database.tables.sites import sites
+from sightline.database.tables.surveys import survey_responses, surveys
 from sightline.health.registry import DEGRADED, OK, ServiceReport
 from sightline.jobs import Periodic
-from sightline.storage import Database
-from sightline.storage.tables.events import events
-from sightline.storage.tables.privacy import PRUNE_BEFORE, store_tasks
-from sightline.storage.tables.sites import sites
-from sightline.storage.tables.surveys import survey_responses, surveys
 from sightline.visitors.codes import purge
 
 log = logging.getLogger("sightline.retention")

@@ -17,14 +17,14 @@ from typing import Any
 import orjson
 from sqlalchemy import Connection, delete, func, insert, select, tuple_
 
+from sightline.database import Database
+from sightline.database.tables.events import events
+from sightline.database.tables.privacy import ERASE_VISITOR, erasures, store_tasks
+from sightline.database.tables.recordings import recordings
+from sightline.database.tables.surveys import survey_responses, surveys
+from sightline.database.types import utcnow
 from sightline.errors import ApiError
 from sightline.recordings.service import Recordings
-from sightline.storage import Database
-from sightline.storage.tables.events import events
-from sightline.storage.tables.privacy import ERASE_VISITOR, erasures, store_tasks
-from sightline.storage.tables.recordings import recordings
-from sightline.storage.tables.surveys import survey_responses, surveys
-from sightline.storage.types import utcnow
 
 VISITOR_ID = re.compile(r"\A[^\x00-\x1f\x7f]{1,200}\Z")
 EXPORT_EVENTS = 100_000  # events in one export (the newest are cut when a visitor has more)

@@ -1,0 +1,1 @@
+"""Table declarations, one module per concern. ``database.schema`` imports them all."""

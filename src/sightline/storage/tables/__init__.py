@@ -1,1 +1,0 @@
-"""Table declarations, one module per concern. ``storage.schema`` imports them all."""

@@ -1,0 +1,77 @@
+"""The one layer of figures kept between requests (``reports.kept_figures``): one per store, gone with it,
+none for a store that records no changes; a figure is dropped by a later change touching its span
+(and only then), and everything by another epoch of the store process."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+from typing import Any
+
+from sightline.reports.kept_figures import Kept, kept_of
+from sightline.store.changes import HOUR, Changes
+
+
+class _Store:
+    def __init__(self) -> None:
+        self.records = Changes()
+
+    def changes(self, site_id: int, after: int) -> dict[str, Any]:
+        return self.records.since(site_id, after)
+
+
+def test_a_figure_kept_during_a_sync_from_a_later_number_is_not_handed_out_unchecked() -> None:
+    store = _Store()
+    kept = Kept(store.changes)
+    old = kept.sync(1)  # a request reads hour 0 from here on, slowly
+    store.records.record({1: [(0, 1)]})  # a change of hour 0, after that read began
+    kept.put((1, HOUR, 2 * HOUR, "a"), "a", kept.sync(1), 10)  # another request keeps hour 1
+    answered = store.changes
+
+    def racing(site_id: int, after: int) -> dict[str, Any]:  # the slow read is kept meanwhile
+        kept.put((1, 0, HOUR, "b"), "read before the change", old, 10)
+        return answered(site_id, after)
+
+    kept._changes = racing
+    now = kept.sync(1)  # asks for the changes after hour 1's number: not hour 0's
+    assert kept.get((1, HOUR, 2 * HOUR, "a"), now) == "a"
+    assert kept.get((1, 0, HOUR, "b"), now) is None
+    kept._changes = answered
+    assert kept.get((1, 0, HOUR, "b"), kept.sync(1)) is None
+    assert len(kept) == 1  # the next sync asked from its number and dropped it
+
+
+def test_each_store_has_one_layer_of_its_own_which_goes_with_it() -> None:
+    first, second = _Store(), _Store()
+    kept = kept_of(first)
+    assert kept is not None
+    assert kept_of(first) is kept
+    assert kept_of(second) is not kept
+    assert kept_of(object()) is None  # records no changes: keeps nothing
+    gone = weakref.ref(kept)
+    del first, kept
+    gc.collect()
+    assert gone() is None
+
+
+def test_a_figure_goes_when_a_later_change_touches_its_span_and_stays_otherwise() -> None:
+    store = _Store()
+    kept = Kept(store.changes)
+    seen = kept.sync(1)
+    for hour in range(3):
+        kept.put((1, hour * HOUR, (hour + 1) * HOUR, "shape"), hour, seen, 10)
+    kept.put((2, 0, HOUR, "shape"), "other site", seen, 10)
+    store.records.record({1: [(HOUR + 5, HOUR + 6)]}, removed=False)
+    now = kept.sync(1)
+    assert [kept.get((1, h * HOUR, (h + 1) * HOUR, "shape"), now) for h in range(3)] == [0, None, 2]
+    assert kept.get((2, 0, HOUR, "shape"), kept.sync(2)) == "other site"
+    stale = kept.sync(1)
+    store.records.record({1: [(0, 1)]})  # committed after the read that ``stale`` came before
+    kept.put((1, 0, HOUR, "late"), "read before the change", stale, 10)
+    assert kept.get((1, 0, HOUR, "late"), stale) == "read before the change"  # its own request
+    now = kept.sync(1)
+    assert kept.get((1, 0, HOUR, "late"), now) is None
+    assert kept.get((1, 2 * HOUR, 3 * HOUR, "shape"), now) == 2
+    store.records = Changes()  # the store process started again
+    kept.sync(2)
+    assert len(kept) == 0
