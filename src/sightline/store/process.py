@@ -11,7 +11,7 @@ query's rows while the site's data stays as it was (``store.kept_selections``; N
 (``store.changes``: every figure kept between requests is dropped by it);
 ``("status",)`` answers the feed's figures; ``("export", directory)``
 copies the embedded store there for a backup (``store.snapshot``). Between feeding steps it
-applies upkeep (``upkeep``) and checks the store against the log (``check``), from its start on.
+applies maintenance (``maintenance``) and checks the store against the log (``check``), from its start on.
 The process leaves when its parent is gone. Of several nodes on one PostgreSQL log, one feeds (a
 lease, ``database.lease``); another takes over within seconds when it dies.
 """
@@ -33,7 +33,7 @@ from sightline.store.check import SelfCheck
 from sightline.store.engines import Embedded, Engine, StoreBusyError, open_engine
 from sightline.store.feed import Feeder
 from sightline.store.launch import Options
-from sightline.store.maintenance import Upkeep
+from sightline.store.maintenance import Maintenance
 from sightline.store.ordering import Ordering
 
 log = logging.getLogger("sightline.store")
@@ -119,7 +119,7 @@ def main(options: Options, ready: Connection) -> None:
     db = open_database(options.database_url, migrate=False)
     status = Status(engine)
     feeder = Feeder(db, engine, options.batch)
-    upkeep = Upkeep(db, engine, feeder, options.log_retention_days)
+    maintenance = Maintenance(db, engine, feeder, options.log_retention_days)
     check = SelfCheck(db, engine, feeder, options.log_retention_days)
     try:  # before the first step: new events get ids past the watermark (check.keep_positions)
         check.keep_positions()
@@ -144,7 +144,7 @@ def main(options: Options, ready: Connection) -> None:
                 continue
             status.role = "feeder"
             fed = feeder.step()
-            upkeep.run()
+            maintenance.run()
             if ordering is not None and not feeder.behind:  # not while catching up
                 ordering.run()
             if not feeder.behind:
