@@ -64,6 +64,7 @@ class Kept:
         self.most_bytes = most_bytes
         self._lock = threading.Lock()
         self._kept: OrderedDict[Key, _Entry] = OrderedDict()
+        self._of_site: dict[int, set[Key]] = {}  # each site's keys (a sync reads its site's only)
         self._bytes = 0
         self._epoch: str | None = None
 
@@ -73,7 +74,7 @@ class Kept:
     def sync(self, site_id: int) -> Seen:
         """Drops the site's figures a write touched since they were read; the site as seen now."""
         with self._lock:
-            bases = [e.basis for key, e in self._kept.items() if key[0] == site_id]
+            bases = [self._kept[key].basis for key in self._of_site.get(site_id, ())]
         after = min(bases, default=NOTHING_BEFORE)
         found = self._changes(site_id, after)
         seen = Seen(str(found["epoch"]), int(found["number"]), int(found["watermark"]), int(found["removed"]))
@@ -82,9 +83,11 @@ class Kept:
             if seen.epoch != self._epoch:
                 self._epoch = seen.epoch
                 self._kept.clear()
+                self._of_site.clear()
                 self._bytes = 0
                 return seen
-            for key, entry in [(k, e) for k, e in self._kept.items() if k[0] == site_id]:
+            for key in list(self._of_site.get(site_id, ())):
+                entry = self._kept[key]
                 if entry.basis < after:  # kept meanwhile, read before the number asked after:
                     continue  # the answer does not cover it; the next sync asks from its number
                 touched = any(n > entry.basis and low < key[2] and high > key[1] for n, low, high in spans)
@@ -117,12 +120,18 @@ class Kept:
                     return
                 self._forget(key)
             self._kept[key] = _Entry(seen.number, value, cost)
+            self._of_site.setdefault(key[0], set()).add(key)
             self._bytes += cost
             while self._bytes > self.most_bytes and self._kept:
                 self._forget(next(iter(self._kept)))
 
     def _forget(self, key: Key) -> None:
         self._bytes -= self._kept.pop(key).cost
+        keys = self._of_site.get(key[0])
+        if keys is not None:
+            keys.discard(key)
+            if not keys:
+                del self._of_site[key[0]]
 
 
 _layers: weakref.WeakKeyDictionary[object, Kept] = weakref.WeakKeyDictionary()

@@ -29,8 +29,10 @@ from sqlalchemy import Connection, select
 
 from sightline.database.tables.imports import imports
 from sightline.imports.figures import ImportedFigures
+from sightline.reports import overview_days
 from sightline.reports.filters import Filters
 from sightline.reports.imported import History
+from sightline.reports.overview_days import Keys, Ledger, Piece, Plan
 from sightline.reports.period import Period, first_day_of, period_of
 from sightline.reports.queries import VIEWED, Query, bucket
 from sightline.store.dialects import Dialect, Params
@@ -95,7 +97,8 @@ def overview(
         asked.append(
             Site(row, period, history, points=[{"visitors": 0, "pageviews": 0} for _ in period.buckets()])
         )
-    if asked:
+    ledger = overview_days.ledger_of(store) if asked else None
+    if asked and (ledger is None or not _read_kept(store, ledger, asked, now)):
         _read(store, asked)
     for site in asked:
         _add_imported(site)
@@ -127,6 +130,82 @@ def _read(store: StoreReader, asked: Sequence[Site]) -> None:
             site.points[int(i) - 1] = {"visitors": n, "pageviews": pv}
     for site in asked:
         site.pageviews = sum(point["pageviews"] for point in site.points)
+
+
+def _read_kept(store: StoreReader, ledger: Ledger, asked: Sequence[Site], now: datetime) -> bool:
+    """Fills every site's figures from its kept pieces and the pieces read now (one query); False
+    when too many whole days are not kept (they are read in the background: the caller answers
+    with the statement)."""
+    at = micros(now)
+    seen = {site.id: ledger.kept.sync(site.id) for site in asked}
+    plans = {
+        site.id: (overview_days.plan(site.period), overview_days.plan(site.period.previous()))
+        for site in asked
+    }
+    have: dict[tuple[int, overview_days.Span], Piece] = {}
+    wanted: dict[overview_days.Span, list[int]] = {}
+    days = missing = 0
+    for site in asked:
+        for plan in plans[site.id]:
+            for span, whole in zip(plan.spans, plan.whole, strict=True):
+                day = whole and span[1] <= at
+                days += day
+                found = ledger.get(site.id, span, seen[site.id])
+                if found is not None:
+                    have[(site.id, span)] = found
+                    continue
+                wanted.setdefault(span, []).append(site.id)
+                missing += day
+    if missing > overview_days.MOST_MISSING * days and ledger.background:
+        ended = {span: ids for span, ids in wanted.items() if span[1] <= at}
+        ledger.fill(store.query, store.dialect, ended, seen, at)
+        return False
+    for (site_id, span), piece in overview_days.read(store.query, store.dialect, wanted).items():
+        have[(site_id, span)] = piece
+        ledger.keep(site_id, span, piece, seen[site_id], at)
+    for site in asked:
+        current, previous = plans[site.id]
+        parts: list[list[Keys]] = [[] for _ in range(current.buckets)]
+        viewed = [0] * current.buckets
+        for span, i in zip(current.spans, current.bucket, strict=True):
+            piece = have[(site.id, span)]
+            parts[i].append(piece.visitors)
+            viewed[i] += piece.pageviews
+        site.points = [
+            {"visitors": len(overview_days.union(keys)), "pageviews": pv}
+            for keys, pv in zip(parts, viewed, strict=True)
+        ]
+        site.visitors = _visitors(ledger, site.id, current, have, seen[site.id], at)
+        site.pageviews = sum(viewed)
+        site.previous = {
+            "visitors": _visitors(ledger, site.id, previous, have, seen[site.id], at),
+            "pageviews": sum(have[(site.id, span)].pageviews for span in previous.spans),
+        }
+    return True
+
+
+def _visitors(
+    ledger: Ledger,
+    site_id: int,
+    plan: Plan,
+    have: dict[tuple[int, overview_days.Span], Piece],
+    seen: overview_days.Seen,
+    at: int,
+) -> int:
+    """A period's unique visitors: the kept union of its whole ended days, and its other pieces'."""
+    days = [span for span, whole in zip(plan.spans, plan.whole, strict=True) if whole and span[1] <= at]
+    rest = [span for span, whole in zip(plan.spans, plan.whole, strict=True) if not (whole and span[1] <= at)]
+    base = overview_days.EMPTY
+    if days:
+        base = ledger.days(
+            site_id,
+            (days[0][0], days[-1][1]),
+            seen,
+            lambda: [have[(site_id, span)].visitors for span in days],
+        )
+    return overview_days.count_with(
+        base, overview_days.union(have[(site_id, span)].visitors for span in rest)
+    )
 
 
 def _part(d: Dialect, p: Params, period: Period, previous: Period, site_ids: list[int]) -> str:
