@@ -28,13 +28,14 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 MOST_BYTES = 320 << 20  # every kept figure of one store together (an estimate of their size)
 Key = tuple[int, int, int, Hashable]  # site, span start, span end (µs), shape
 Changes = Callable[[int, int], dict[str, Any]]  # a store's ``changes(site, after)``
+ManyChanges = Callable[[Sequence[tuple[int, int]]], list[dict[str, Any]]]  # ``changes_many``
 NOTHING_BEFORE = 2**62  # ``after`` when nothing is kept: only the latest number is wanted
 
 
@@ -59,8 +60,11 @@ class _Entry:
 class Kept:
     """The kept figures of one store's sites."""
 
-    def __init__(self, changes: Changes, most_bytes: int = MOST_BYTES) -> None:
+    def __init__(
+        self, changes: Changes, most_bytes: int = MOST_BYTES, many: ManyChanges | None = None
+    ) -> None:
         self._changes = changes
+        self._many = many
         self.most_bytes = most_bytes
         self._lock = threading.Lock()
         self._kept: OrderedDict[Key, _Entry] = OrderedDict()
@@ -73,10 +77,26 @@ class Kept:
 
     def sync(self, site_id: int) -> Seen:
         """Drops the site's figures a write touched since they were read; the site as seen now."""
+        after = self._after(site_id)
+        return self._apply(site_id, after, self._changes(site_id, after))
+
+    def sync_many(self, site_ids: Sequence[int]) -> dict[int, Seen]:
+        """``sync`` of each site, in one request to the store when it answers several at once."""
+        if self._many is None:
+            return {site_id: self.sync(site_id) for site_id in site_ids}
+        asked = [(site_id, self._after(site_id)) for site_id in dict.fromkeys(site_ids)]
+        found = self._many(asked)
+        return {
+            site_id: self._apply(site_id, after, got)
+            for (site_id, after), got in zip(asked, found, strict=True)
+        }
+
+    def _after(self, site_id: int) -> int:
         with self._lock:
             bases = [self._kept[key].basis for key in self._of_site.get(site_id, ())]
-        after = min(bases, default=NOTHING_BEFORE)
-        found = self._changes(site_id, after)
+        return min(bases, default=NOTHING_BEFORE)
+
+    def _apply(self, site_id: int, after: int, found: dict[str, Any]) -> Seen:
         seen = Seen(str(found["epoch"]), int(found["number"]), int(found["watermark"]), int(found["removed"]))
         spans = [(int(n), int(low), int(high)) for n, low, high in found["spans"]]
         with self._lock:
@@ -90,7 +110,9 @@ class Kept:
                 entry = self._kept[key]
                 if entry.basis < after:  # kept meanwhile, read before the number asked after:
                     continue  # the answer does not cover it; the next sync asks from its number
-                touched = any(n > entry.basis and low < key[2] and high > key[1] for n, low, high in spans)
+                touched = spans and any(
+                    n > entry.basis and low < key[2] and high > key[1] for n, low, high in spans
+                )
                 if found["everything"] or touched:
                     self._forget(key)
                 else:
@@ -151,10 +173,18 @@ def kept_of(store: object) -> Kept | None:
         answer: dict[str, Any] = found.changes(site_id, after)  # type: ignore[attr-defined]
         return answer
 
+    def many(asked: Sequence[tuple[int, int]]) -> list[dict[str, Any]]:
+        found = owner()
+        if found is None:
+            raise RuntimeError("the store of these kept figures is gone")
+        answer: list[dict[str, Any]] = found.changes_many(asked)  # type: ignore[attr-defined]
+        return answer
+
     with _layers_lock:
         kept = _layers.get(store)
         if kept is None:
-            kept = _layers[store] = Kept(changes)
+            several = many if getattr(store, "changes_many", None) is not None else None
+            kept = _layers[store] = Kept(changes, many=several)
         return kept
 
 

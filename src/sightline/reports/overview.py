@@ -19,6 +19,7 @@ summary estimates them for a span of 500,000 events or more on the embedded stor
 # ruff: noqa: S608  (SQL made of fixed fragments; every value is a bound parameter or a site id)
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -32,7 +33,7 @@ from sightline.imports.figures import ImportedFigures
 from sightline.reports import overview_days
 from sightline.reports.filters import Filters
 from sightline.reports.imported import History
-from sightline.reports.overview_days import Keys, Ledger, Piece, Plan
+from sightline.reports.overview_days import Ledger
 from sightline.reports.period import Period, first_day_of, period_of
 from sightline.reports.queries import VIEWED, Query, bucket
 from sightline.store.dialects import Dialect, Params
@@ -62,6 +63,17 @@ class Site:
     @property
     def id(self) -> int:
         return int(self.row["id"])
+
+
+@functools.lru_cache(maxsize=512)
+def _buckets(period: Period) -> list[tuple[datetime, datetime]]:
+    """A period's buckets (sites sharing a time zone share their periods: made once)."""
+    return period.buckets()
+
+
+@functools.lru_cache(maxsize=512)
+def _labels(period: Period) -> list[str]:
+    return [period.label(a) for a, _ in _buckets(period)]
 
 
 def imported_sites(conn: Connection) -> set[int]:
@@ -95,7 +107,7 @@ def overview(
         period = period_of(range_name, raw_from, raw_to, zone, now, "previous", since)
         history = History(figures, site_id, zone, wanted, Filters())
         asked.append(
-            Site(row, period, history, points=[{"visitors": 0, "pageviews": 0} for _ in period.buckets()])
+            Site(row, period, history, points=[{"visitors": 0, "pageviews": 0} for _ in _buckets(period)])
         )
     ledger = overview_days.ledger_of(store) if asked else None
     if asked and (ledger is None or not _read_kept(store, ledger, asked, now)):
@@ -133,79 +145,19 @@ def _read(store: StoreReader, asked: Sequence[Site]) -> None:
 
 
 def _read_kept(store: StoreReader, ledger: Ledger, asked: Sequence[Site], now: datetime) -> bool:
-    """Fills every site's figures from its kept pieces and the pieces read now (one query); False
-    when too many whole days are not kept (they are read in the background: the caller answers
-    with the statement)."""
-    at = micros(now)
-    seen = {site.id: ledger.kept.sync(site.id) for site in asked}
-    plans = {
-        site.id: (overview_days.plan(site.period), overview_days.plan(site.period.previous()))
-        for site in asked
-    }
-    have: dict[tuple[int, overview_days.Span], Piece] = {}
-    wanted: dict[overview_days.Span, list[int]] = {}
-    days = missing = 0
-    for site in asked:
-        for plan in plans[site.id]:
-            for span, whole in zip(plan.spans, plan.whole, strict=True):
-                day = whole and span[1] <= at
-                days += day
-                found = ledger.get(site.id, span, seen[site.id])
-                if found is not None:
-                    have[(site.id, span)] = found
-                    continue
-                wanted.setdefault(span, []).append(site.id)
-                missing += day
-    if missing > overview_days.MOST_MISSING * days and ledger.background:
-        ended = {span: ids for span, ids in wanted.items() if span[1] <= at}
-        ledger.fill(store.query, store.dialect, ended, seen, at)
+    """Fills every site's figures from its kept figures and the pieces read now
+    (``overview_days``); False when too many whole days are not kept (they are read in the
+    background: the caller answers with the statement)."""
+    periods = {site.id: (site.period, site.period.previous()) for site in asked}
+    found = ledger.answer(store.query, store.dialect, periods, micros(now))
+    if found is None:
         return False
-    for (site_id, span), piece in overview_days.read(store.query, store.dialect, wanted).items():
-        have[(site_id, span)] = piece
-        ledger.keep(site_id, span, piece, seen[site_id], at)
     for site in asked:
-        current, previous = plans[site.id]
-        parts: list[list[Keys]] = [[] for _ in range(current.buckets)]
-        viewed = [0] * current.buckets
-        for span, i in zip(current.spans, current.bucket, strict=True):
-            piece = have[(site.id, span)]
-            parts[i].append(piece.visitors)
-            viewed[i] += piece.pageviews
-        site.points = [
-            {"visitors": len(overview_days.union(keys)), "pageviews": pv}
-            for keys, pv in zip(parts, viewed, strict=True)
-        ]
-        site.visitors = _visitors(ledger, site.id, current, have, seen[site.id], at)
-        site.pageviews = sum(viewed)
-        site.previous = {
-            "visitors": _visitors(ledger, site.id, previous, have, seen[site.id], at),
-            "pageviews": sum(have[(site.id, span)].pageviews for span in previous.spans),
-        }
+        current, previous = found[site.id]
+        site.points = [{"visitors": n, "pageviews": pv} for n, pv in current.points]
+        site.visitors, site.pageviews = current.visitors, current.pageviews
+        site.previous = {"visitors": previous.visitors, "pageviews": previous.pageviews}
     return True
-
-
-def _visitors(
-    ledger: Ledger,
-    site_id: int,
-    plan: Plan,
-    have: dict[tuple[int, overview_days.Span], Piece],
-    seen: overview_days.Seen,
-    at: int,
-) -> int:
-    """A period's unique visitors: the kept union of its whole ended days, and its other pieces'."""
-    days = [span for span, whole in zip(plan.spans, plan.whole, strict=True) if whole and span[1] <= at]
-    rest = [span for span, whole in zip(plan.spans, plan.whole, strict=True) if not (whole and span[1] <= at)]
-    base = overview_days.EMPTY
-    if days:
-        base = ledger.days(
-            site_id,
-            (days[0][0], days[-1][1]),
-            seen,
-            lambda: [have[(site_id, span)].visitors for span in days],
-        )
-    return overview_days.count_with(
-        base, overview_days.union(have[(site_id, span)].visitors for span in rest)
-    )
 
 
 def _part(d: Dialect, p: Params, period: Period, previous: Period, site_ids: list[int]) -> str:
@@ -217,7 +169,7 @@ def _part(d: Dialect, p: Params, period: Period, previous: Period, site_ids: lis
     listed = ", ".join(str(int(site_id)) for site_id in sorted(site_ids))
     a, b = q.bind(micros(period.start)), q.bind(micros(period.end))
     pa, pb = q.bind(micros(previous.start)), q.bind(micros(previous.end))
-    i = bucket(q, period.buckets(), "time")
+    i = bucket(q, _buckets(period), "time")
     current = f"time >= {a} AND time < {b}"
     return (
         f"SELECT site_id, i, count(DISTINCT visitor), sum(pv) FROM (SELECT site_id, visitor, "
@@ -241,7 +193,7 @@ def _add_imported(site: Site) -> None:
     hourly = site.history.left_out(hourly=site.period.interval == "hour")
     if hourly is None:
         points = [_figures(**point) for point in site.points]
-        site.history.add_points(site.period.buckets(), points, site.period, hourly)
+        site.history.add_points(_buckets(site.period), points, site.period, hourly)
         site.points = [{"visitors": f["visitors"], "pageviews": f["pageviews"]} for f in points]
 
 
@@ -252,7 +204,6 @@ def _figures(visitors: int, pageviews: int) -> dict[str, int]:
 def _shown(site: Site) -> dict[str, Any]:
     before = site.previous["visitors"]
     change = round((site.visitors - before) / before, 4) if before else None
-    spans = site.period.buckets()
     return {
         "site_id": site.id,
         "name": site.row["name"],
@@ -266,7 +217,7 @@ def _shown(site: Site) -> dict[str, Any]:
         "previous_visitors": before,
         "change": change,
         "series": [
-            {"date": site.period.label(a), "visitors": point["visitors"]}
-            for (a, _), point in zip(spans, site.points, strict=True)
+            {"date": label, "visitors": point["visitors"]}
+            for label, point in zip(_labels(site.period), site.points, strict=True)
         ],
     }

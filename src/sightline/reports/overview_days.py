@@ -26,6 +26,7 @@ request, in one query. Embedded store only: a store without change records keeps
 # ruff: noqa: S608  (SQL made of fixed fragments; every value is a bound parameter or a site id)
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections.abc import Callable, Iterable
@@ -44,13 +45,14 @@ from sightline.store.dialects import Dialect, Params
 from sightline.store.epoch import micros
 
 SHAPE = ("overview",)  # a piece's figures
-UNION = ("overview-days",)  # the union of a period's whole ended days' visitors
+UNION = ("overview-union",)  # the visitors of adjacent ended pieces together
 MOST_MISSING = 1 / 3  # more of the whole ended days not kept: the statement answers, a thread fills
 FILL_SPANS = 7  # spans read per query in the background
 HOUR = timedelta(hours=1)
 EMPTY: npt.NDArray[np.uint64] = np.zeros(0, dtype=np.uint64)
 Keys = npt.NDArray[np.uint64]
 Span = tuple[int, int]  # UTC microseconds, [low, high)
+Have = dict[tuple[int, Span], "Piece"]  # the pieces of a request, by site and span
 Run = Callable[[str, dict[str, object]], list[tuple[object, ...]]]
 log = logging.getLogger("sightline.reports")
 
@@ -71,9 +73,37 @@ class Plan:
     bucket: list[int]
     whole: list[bool]
     buckets: int
+    shape: tuple[str, str, str, int]  # its ended pieces' figures together: zone, interval, end
 
 
+@dataclass(frozen=True)
+class Ended:
+    """A period's figures of its ended pieces, kept as one: per bucket its visitors and pageviews,
+    the visitors of a bucket with a piece going on, and every ended piece's visitors together."""
+
+    visitors: list[int]
+    pageviews: list[int]
+    partial: dict[int, Keys]
+    whole: Keys
+
+    def cost(self) -> int:
+        return (
+            64 + 16 * len(self.visitors) + 8 * (len(self.whole) + sum(len(k) for k in self.partial.values()))
+        )
+
+
+@dataclass(frozen=True)
+class Counted:
+    """A period's figures: per bucket (visitors, pageviews), and the whole period's."""
+
+    points: list[tuple[int, int]]
+    visitors: int
+    pageviews: int
+
+
+@functools.lru_cache(maxsize=512)
 def plan(period: Period) -> Plan:
+    """The pieces of ``period`` (sites sharing a time zone share their periods: made once)."""
     spans: list[Span] = []
     owner: list[int] = []
     whole: list[bool] = []
@@ -96,32 +126,43 @@ def plan(period: Period) -> Plan:
             owner.append(i)
             whole.append(False)
             at = nxt
-    return Plan(spans, owner, whole, len(buckets))
+    shape = ("overview-ended", str(period.zone.key), period.interval, micros(period.end))
+    return Plan(spans, owner, whole, len(buckets), shape)
 
 
 def read(run: Run, d: Dialect, wanted: dict[Span, list[int]]) -> dict[tuple[int, Span], Piece]:
-    """The figures of each span of ``wanted`` for each of its sites, in one query (a site and span
-    without events is an empty piece)."""
+    """The figures of each span of ``wanted`` for each of its sites, in one query: one scan per
+    set of sites asking the same spans (a site and span without events is an empty piece)."""
     if not wanted:
         return {}
     p = Params(d)
     order = list(wanted)
+    groups: dict[frozenset[int], list[int]] = {}
+    for k, span in enumerate(order):
+        groups.setdefault(frozenset(int(s) for s in wanted[span]), []).append(k)
     parts = []
-    for k, (low, high) in enumerate(order):
-        listed = ", ".join(str(int(s)) for s in sorted(set(wanted[(low, high)])))
+    for site_ids, ks in groups.items():
+        listed = ", ".join(str(s) for s in sorted(site_ids))
+        cases = " ".join(
+            f"WHEN time >= {p.bind(order[k][0])} AND time < {p.bind(order[k][1])} THEN {k}" for k in ks
+        )
+        low, high = min(order[k][0] for k in ks), max(order[k][1] for k in ks)
         parts.append(
-            f"SELECT site_id, {k} AS k, visitor, sum(CASE WHEN {VIEWED} THEN 1 ELSE 0 END) AS pv "
-            f"FROM events WHERE site_id IN ({listed}) AND time >= {p.bind(low)} AND time < {p.bind(high)} "
-            "GROUP BY site_id, visitor"
+            f"SELECT site_id, CASE {cases} END AS k, visitor, CASE WHEN {VIEWED} THEN 1 ELSE 0 END AS pv "
+            f"FROM events WHERE site_id IN ({listed}) AND time >= {p.bind(low)} AND time < {p.bind(high)}"
         )
     every = " UNION ALL ".join(parts)
-    sql = f"SELECT site_id, k, list(visitor), sum(pv) FROM ({every}) AS e GROUP BY site_id, k"
+    sql = (
+        f"SELECT site_id, k, {d.group_list.format(value='visitor')}, sum(pv) FROM (SELECT site_id, k, "
+        f"visitor, sum(pv) AS pv FROM ({every}) AS e WHERE k IS NOT NULL GROUP BY site_id, k, visitor) AS v "
+        "GROUP BY site_id, k"
+    )
     found = {
         (int(site_id), order[int(k)]): Piece(np.unique(np.array(keys, dtype=np.uint64)), int(pv or 0))  # type: ignore[call-overload]
         for site_id, k, keys, pv in run(sql, p.values)
     }
-    for span, site_ids in wanted.items():
-        for site_id in site_ids:
+    for span, ids in wanted.items():
+        for site_id in ids:
             found.setdefault((int(site_id), span), Piece(EMPTY, 0))
     return found
 
@@ -161,14 +202,90 @@ class Ledger:
         if span[1] <= now:
             self.kept.put((site_id, *span, SHAPE), piece, seen, 64 + 8 * len(piece.visitors))
 
-    def days(self, site_id: int, span: Span, seen: Seen, parts: Callable[[], list[Keys]]) -> Keys:
-        """The union of a period's whole ended days (``span`` covers them), kept."""
-        key = (site_id, *span, UNION)
+    def union_of(self, site_id: int, spans: list[Span], have: Have, seen: Seen) -> Keys:
+        """The visitors of adjacent pieces together (kept, keyed by the span they tile)."""
+        if len(spans) == 1:
+            return have[(site_id, spans[0])].visitors
+        if not spans:
+            return EMPTY
+        key = (site_id, spans[0][0], spans[-1][1], UNION)
         found: Keys | None = self.kept.get(key, seen)
         if found is None:
-            found = union(parts())
+            found = union(have[(site_id, span)].visitors for span in spans)
             self.kept.put(key, found, seen, 64 + 8 * len(found))
         return found
+
+    def answer(
+        self, run: Run, d: Dialect, periods: dict[int, tuple[Period, Period]], at: int
+    ) -> dict[int, tuple[Counted, Counted]] | None:
+        """Each site's figures of its period and the previous one (``periods``) at ``at``, from
+        kept figures and the pieces read now (one query: the pieces going on, and those not
+        kept); None when too many whole days are not kept (a thread reads them)."""
+        seen = self.kept.sync_many(list(periods))
+        plans = {site_id: (plan(a), plan(b)) for site_id, (a, b) in periods.items()}
+        ended: dict[tuple[int, int], Ended | None] = {}
+        have: Have = {}
+        wanted: dict[Span, list[int]] = {}
+        days = missing = 0
+        for site_id, both in plans.items():
+            for which, made in enumerate(both):
+                done = _done(made, at)
+                e = (
+                    self.kept.get((site_id, made.spans[0][0], done, made.shape), seen[site_id])
+                    if done
+                    else None
+                )
+                ended[(site_id, which)] = e
+                for span, whole in zip(made.spans, made.whole, strict=True):
+                    if span[1] > at:
+                        wanted.setdefault(span, []).append(site_id)
+                        continue
+                    if e is not None:
+                        continue
+                    days += whole
+                    found = self.get(site_id, span, seen[site_id])
+                    if found is not None:
+                        have[(site_id, span)] = found
+                        continue
+                    wanted.setdefault(span, []).append(site_id)
+                    missing += whole
+        if missing > MOST_MISSING * days and self.background:
+            self.fill(run, d, {span: ids for span, ids in wanted.items() if span[1] <= at}, seen, at)
+            return None
+        for (site_id, span), piece in read(run, d, wanted).items():
+            have[(site_id, span)] = piece
+            self.keep(site_id, span, piece, seen[site_id], at)
+        out: dict[int, tuple[Counted, Counted]] = {}
+        for site_id, (current, previous) in plans.items():
+            counted = []
+            for which, made in enumerate((current, previous)):
+                e = ended[(site_id, which)] or self._ended(site_id, made, have, seen[site_id], at)
+                counted.append(_counted(site_id, made, e, have, at))
+            out[site_id] = (counted[0], counted[1])
+        return out
+
+    def _ended(self, site_id: int, made: Plan, have: Have, seen: Seen, at: int) -> Ended:
+        """The figures of a period's ended pieces (kept as one)."""
+        ended: list[list[Span]] = [[] for _ in range(made.buckets)]
+        going = [False] * made.buckets
+        days: list[Span] = []
+        hours: list[Span] = []
+        pageviews = [0] * made.buckets
+        for span, i, whole in zip(made.spans, made.bucket, made.whole, strict=True):
+            if span[1] > at:
+                going[i] = True
+                continue
+            ended[i].append(span)
+            (days if whole else hours).append(span)
+            pageviews[i] += have[(site_id, span)].pageviews
+        together = [self.union_of(site_id, spans, have, seen) for spans in ended]
+        partial = {i: keys for i, keys in enumerate(together) if going[i]}
+        every = union([self.union_of(site_id, days, have, seen), self.union_of(site_id, hours, have, seen)])
+        e = Ended([len(keys) for keys in together], pageviews, partial, every)
+        done = _done(made, at)
+        if done:
+            self.kept.put((site_id, made.spans[0][0], done, made.shape), e, seen, e.cost())
+        return e
 
     def fill(
         self, run: Run, d: Dialect, wanted: dict[Span, list[int]], seen: dict[int, Seen], now: int
@@ -197,6 +314,26 @@ class Ledger:
             threading.Thread(target=work, name="overview-days", daemon=True).start()
         else:
             work()
+
+
+def _done(made: Plan, at: int) -> int:
+    """The end of a period's last ended piece (0: none ended)."""
+    return max((span[1] for span in made.spans if span[1] <= at), default=0)
+
+
+def _counted(site_id: int, made: Plan, e: Ended, have: Have, at: int) -> Counted:
+    """A period's figures: its ended pieces' (``e``) with those of its pieces going on."""
+    points = list(zip(e.visitors, e.pageviews, strict=True))
+    going: dict[int, list[Span]] = {}
+    for span, i in zip(made.spans, made.bucket, strict=True):
+        if span[1] > at:
+            going.setdefault(i, []).append(span)
+    for i, spans in going.items():
+        keys = union(have[(site_id, span)].visitors for span in spans)
+        viewed = sum(have[(site_id, span)].pageviews for span in spans)
+        points[i] = (count_with(e.partial.get(i, EMPTY), keys), points[i][1] + viewed)
+    now = union(have[(site_id, span)].visitors for spans in going.values() for span in spans)
+    return Counted(points, count_with(e.whole, now), sum(pv for _, pv in points))
 
 
 _ledgers: Beside[Ledger] = Beside(Ledger)
