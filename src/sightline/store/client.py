@@ -17,7 +17,7 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -225,6 +225,13 @@ class StoreClient:
         if not self._settled.is_set():
             self._settled.wait(FIRST_WAIT)
         found: dict[str, Any] = self.ask(("changes", site_id, after))
+        return found
+
+    def changes_many(self, asked: Sequence[tuple[int, int]]) -> list[dict[str, Any]]:
+        """``changes`` of several (site, after) pairs in one request."""
+        if not self._settled.is_set():
+            self._settled.wait(FIRST_WAIT)
+        found: list[dict[str, Any]] = self.ask(("changes_many", [tuple(pair) for pair in asked]))
         return found
 
     # -- health ----------------------------------------------------------------------------

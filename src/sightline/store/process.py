@@ -8,7 +8,8 @@ socket with an authentication key): ``("query", sql, params)`` answers ``("ok", 
 ``("error", message)``; ``("keep", sql, params)`` answers the name of a table holding the
 query's rows while the site's data stays as it was (``store.kept_selections``; None on ClickHouse);
 ``("changes", site, after)`` answers what changed of the site after that change number
-(``store.changes``: every figure kept between requests is dropped by it);
+(``store.changes``: every figure kept between requests is dropped by it), ``("changes_many",
+[(site, after), ...])`` the same of several sites at once;
 ``("status",)`` answers the feed's figures; ``("export", directory)``
 copies the embedded store there for a backup (``store.snapshot``). Between feeding steps it
 applies maintenance (``maintenance``) and checks the store against the log (``check``), from its start on.
@@ -79,6 +80,8 @@ def _serve(conn: Connection, engine: Engine, status: Status) -> None:
                     conn.send(("ok", kept))
                 elif request[0] == "changes":  # what changed of a site after a change number
                     conn.send(("ok", engine.changes.since(int(request[1]), int(request[2]))))
+                elif request[0] == "changes_many":  # the same for several (site, after) pairs
+                    conn.send(("ok", [engine.changes.since(int(s), int(a)) for s, a in request[1]]))
                 elif request[0] == "status":
                     conn.send(("ok", status.as_dict()))
                 elif request[0] == "export" and isinstance(engine, Embedded):
