@@ -1,0 +1,87 @@
+"""Bringing a store of an older layout up to the current one in place, on either engine.
+
+A store is rebuilt from the log only when nothing else can be done: with
+``--event-log-retention-days`` the log no longer holds the oldest events, and a rebuild would
+lose them. So each layout change that can be made from what the store holds comes with its step
+here, run when the store opens, before anything is fed or read:
+
+- layout 5 to 6: every event and visit gets its visit's ``channel`` (``sightline.channels``),
+  worked out by the rules' SQL from the source and UTM tags the row already holds (an event's
+  row carries its visit's attributes, so both tables are filled from their own rows, with no
+  join). DuckDB writes each table again with the column, in the transaction that records the new
+  layout (a cut leaves the old layout whole, upgraded again at the next start); ClickHouse adds
+  the column and fills it with a mutation that waits until every part is written, then records
+  the layout in ``store_state`` (a cut is filled again at the next start: only rows without a
+  channel are touched).
+"""
+
+# ruff: noqa: S608  (SQL made of fixed names and the channel rules' fixed SQL)
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+
+import duckdb
+
+from sightline import channels
+from sightline.store import schema
+
+log = logging.getLogger("sightline.store")
+
+FILLED = ("events", "visits")  # the tables that gained ``channel`` in layout 6
+UPGRADABLE = (5,)  # the layouts an embedded store is brought up from, in place
+
+
+def upgrade_duckdb(con: duckdb.DuckDBPyConnection, made: int) -> None:
+    """Brings an embedded store of layout ``made`` (one of ``UPGRADABLE``) to ``schema.FORMAT``,
+    in one transaction."""
+    if made not in UPGRADABLE:
+        raise ValueError(f"no upgrade from layout {made}")
+    started = time.perf_counter()
+    con.execute("BEGIN TRANSACTION")
+    try:
+        for table in FILLED:
+            head = f"CREATE TABLE IF NOT EXISTS {table} ("
+            definition = next(s for s in schema.DUCKDB if s.startswith(head))
+            created = definition.replace(head, f"CREATE TABLE {table}_upgrading (", 1)
+            con.execute(created)
+            # The old columns in their order, then the channel: the new layout's order.
+            con.execute(f"INSERT INTO {table}_upgrading SELECT *, {channels.SQL} FROM {table}")
+            con.execute(f"DROP TABLE {table}")
+            con.execute(f"ALTER TABLE {table}_upgrading RENAME TO {table}")
+        con.execute("UPDATE store_meta SET format = ? WHERE id = 1", [schema.FORMAT])
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("CHECKPOINT")
+    log.warning(
+        "the analytics store was upgraded in place from layout %s to %s in %.1f s",
+        made,
+        schema.FORMAT,
+        time.perf_counter() - started,
+    )
+
+
+def clickhouse_steps() -> tuple[str, ...]:
+    """The statements that bring ClickHouse's tables from layout 5 to 6; each may run again."""
+    steps = []
+    for table in FILLED:
+        steps.append(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS channel LowCardinality(String)")
+        steps.append(f"ALTER TABLE {table} UPDATE channel = {channels.SQL} WHERE channel = ''")
+    return tuple(steps)
+
+
+def upgrade_clickhouse(command: Callable[[str, str], None], layout: int) -> bool:
+    """Runs ``clickhouse_steps`` through ``command(what, sql)`` (mutations waited for) unless the
+    tables are at ``schema.FORMAT`` already (``layout``, from ``store_state``); True when it ran."""
+    if layout >= schema.FORMAT:
+        return False
+    started = time.perf_counter()
+    for sql in clickhouse_steps():
+        command(f"upgrade the store's layout to {schema.FORMAT}", sql)
+    log.info(
+        "the analytics store's tables are at layout %s (%.1f s)", schema.FORMAT, time.perf_counter() - started
+    )
+    return True
