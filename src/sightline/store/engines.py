@@ -369,7 +369,7 @@ class ClickHouse:
         self._client = wire.call("connect", lambda: clickhouse_connect.get_client(dsn=dsn))
         for statement in schema.clickhouse(cluster):
             self._command("create the tables", statement)
-        if upgrade.upgrade_clickhouse(self._mutate, self._layout()):
+        if upgrade.upgrade_clickhouse(self._mutate, self._layout(), *self._events_table()):
             self._mark_layout()
         self.changes = Changes(self.watermark())
 
@@ -388,6 +388,17 @@ class ClickHouse:
             {"name": schema.LAYOUT},
         )
         return int(rows[0][0]) if rows else 0
+
+    def _events_table(self) -> tuple[bool, bool]:
+        """Whether ``events`` lacks the ``channel`` column, and whether it is a cluster's
+        ``Distributed`` table."""
+        rows = self.query(
+            "SELECT engine, (SELECT count() FROM system.columns WHERE database = currentDatabase() "
+            "AND table = 'events' AND name = 'channel') FROM system.tables "
+            "WHERE database = currentDatabase() AND name = 'events'",
+            {},
+        )
+        return (not rows[0][1], rows[0][0] == "Distributed") if rows else (True, False)
 
     def _mark_layout(self) -> None:
         self._command(

@@ -12,7 +12,8 @@ here, run when the store opens, before anything is fed or read:
   layout (a cut leaves the old layout whole, upgraded again at the next start); ClickHouse adds
   the column and fills it with a mutation that waits until every part is written, then records
   the layout in ``store_state`` (a cut is filled again at the next start: only rows without a
-  channel are touched).
+  channel are touched). A cluster's tables are its operator's (``schema.cluster_layout``): it
+  runs ``cluster_steps`` (docs/scaling.md), and Sightline refuses to start on them until then.
 """
 
 # ruff: noqa: S608  (SQL made of fixed names and the channel rules' fixed SQL)
@@ -31,6 +32,7 @@ log = logging.getLogger("sightline.store")
 
 FILLED = ("events", "visits")  # the tables that gained ``channel`` in layout 6
 UPGRADABLE = (5,)  # the layouts an embedded store is brought up from, in place
+_COLUMN = "channel LowCardinality(String)"
 
 
 def upgrade_duckdb(con: duckdb.DuckDBPyConnection, made: int) -> None:
@@ -68,16 +70,51 @@ def clickhouse_steps() -> tuple[str, ...]:
     """The statements that bring ClickHouse's tables from layout 5 to 6; each may run again."""
     steps = []
     for table in FILLED:
-        steps.append(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS channel LowCardinality(String)")
+        steps.append(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {_COLUMN}")
         steps.append(f"ALTER TABLE {table} UPDATE channel = {channels.SQL} WHERE channel = ''")
     return tuple(steps)
 
 
-def upgrade_clickhouse(command: Callable[[str, str], None], layout: int) -> bool:
+def cluster_steps(cluster: str, database: str = "sightline") -> tuple[str, ...]:
+    """The statements a cluster's operator runs to bring the cluster's layout
+    (``schema.cluster_layout``) from layout 5 to 6 (docs/scaling.md); each may run again."""
+    on = f" ON CLUSTER {cluster}"
+    steps = []
+    for table in FILLED:
+        for name in (f"{table}_local", table):  # the shards' tables, then the Distributed one
+            steps.append(f"ALTER TABLE {database}.{name}{on} ADD COLUMN IF NOT EXISTS {_COLUMN}")
+        steps.append(
+            f"ALTER TABLE {database}.{table}_local{on} UPDATE channel = {channels.SQL} "
+            "WHERE channel = '' SETTINGS mutations_sync = 2"
+        )
+    steps.append(
+        f"INSERT INTO {database}.store_state VALUES ('{schema.LAYOUT}', {schema.FORMAT}, 0, 0, now64(6))"
+    )
+    return tuple(steps)
+
+
+class ClusterLayoutError(RuntimeError):
+    """A cluster's tables are of an older layout: its operator upgrades them (``cluster_steps``)."""
+
+
+def upgrade_clickhouse(
+    command: Callable[[str, str], None], layout: int, missing: bool, distributed: bool
+) -> bool:
     """Runs ``clickhouse_steps`` through ``command(what, sql)`` (mutations waited for) unless the
-    tables are at ``schema.FORMAT`` already (``layout``, from ``store_state``); True when it ran."""
+    tables are at ``schema.FORMAT`` already (``layout``, from ``store_state``); True when the
+    layout is then to be recorded. ``missing``: the ``events`` table has no ``channel``;
+    ``distributed``: it is a cluster's ``Distributed`` table, whose shards' tables Sightline
+    does not change (a new cluster has the column: its layout is recorded)."""
     if layout >= schema.FORMAT:
         return False
+    if distributed:
+        if missing:
+            raise ClusterLayoutError(
+                f"the cluster's store tables are of layout 5 and this Sightline reads layout "
+                f'{schema.FORMAT}: run the upgrade statements of docs/scaling.md ("Upgrading a '
+                "cluster's layout\") on the cluster, then start Sightline again"
+            )
+        return True
     started = time.perf_counter()
     for sql in clickhouse_steps():
         command(f"upgrade the store's layout to {schema.FORMAT}", sql)
