@@ -15,7 +15,7 @@ from sqlalchemy import delete, func, select
 
 from sightline.database import Database
 from sightline.database.schema import events
-from sightline.store import schema
+from sightline.store import schema, upgrade
 from sightline.store.engines import ClickHouse, Embedded, Engine
 from sightline.store.feed import Feeder, key_of
 from tests.reports import helpers, oracle
@@ -129,5 +129,39 @@ def test_an_upgraded_store_opens_again_as_it_is(db: Database, opener: Opener, tm
         if isinstance(again, Embedded):
             assert not list((tmp_path / "data").glob("store.duckdb.layout-*")), "nothing moved aside"
             assert again.query("SELECT format FROM store_meta", {}) == [(schema.FORMAT,)]
+    finally:
+        again.close()
+
+
+def test_a_change_of_the_channel_rules_reaches_every_visit_the_store_holds_when_it_opens(
+    db: Database, opener: Opener
+) -> None:
+    _, site = helpers.create_site(db, "rules.example.com")
+    rows = sorted(generate(site, 60, seed=13), key=lambda e: e.time)
+    helpers.insert_events(db, rows)
+    engine = opener()
+    feeder = Feeder(db, engine, batch=100)
+    feeder.catch_up()
+    feeder.close()
+    # As the rules before the change had it: AI assistants were referrals.
+    if isinstance(engine, Embedded):
+        for table in ("events", "visits"):
+            engine.execute(f"UPDATE {table} SET channel = 'referral' WHERE channel = 'ai_assistants'")
+        engine.execute("UPDATE store_state SET value = 1 WHERE name = $name", {"name": upgrade.RULES})
+    else:
+        for table in ("events", "visits"):
+            engine.execute(
+                f"ALTER TABLE {table} UPDATE channel = 'referral' WHERE channel = 'ai_assistants' "
+                "SETTINGS mutations_sync = 2"
+            )
+        engine.execute(
+            "INSERT INTO store_state SELECT {name:String}, 1, 0, 0, now64(6)", {"name": upgrade.RULES}
+        )
+    assert _channels(engine, "visits") != _expected(site, rows)
+    engine.close()
+    again = opener()
+    try:
+        assert _channels(again, "visits") == _expected(site, rows)
+        assert _channels(again, "events") == _expected(site, rows)
     finally:
         again.close()

@@ -162,6 +162,7 @@ class Embedded:
                 con.execute(statement)
             if made is None:
                 con.execute("INSERT INTO store_meta VALUES (1, ?, ?)", [schema.FORMAT, duckdb.__version__])
+            upgrade.refresh_duckdb(con)
         except BaseException:
             con.close()
             raise
@@ -371,6 +372,7 @@ class ClickHouse:
             self._command("create the tables", statement)
         if upgrade.upgrade_clickhouse(self._mutate, self._layout(), *self._events_table()):
             self._mark_layout()
+        upgrade.refresh_clickhouse(self.query, self._mutate)
         self.changes = Changes(self.watermark())
 
     def _command(self, what: str, sql: str, **options: Any) -> None:

@@ -14,14 +14,21 @@ here, run when the store opens, before anything is fed or read:
   the layout in ``store_state`` (a cut is filled again at the next start: only rows without a
   channel are touched). A cluster's tables are its operator's (``schema.cluster_layout``): it
   runs ``cluster_steps`` (docs/scaling.md), and Sightline refuses to start on them until then.
+
+The channel rules can change with a new version (a new AI assistant, say): ``store_state``
+keeps a mark of the rules the stored channels were worked out by (``RULES``), and a store whose
+mark differs has its channels worked out again in place when it opens (only the rows whose
+channel changes are written), so that a change of the rules reaches every visit the store holds.
 """
 
 # ruff: noqa: S608  (SQL made of fixed names and the channel rules' fixed SQL)
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
 from collections.abc import Callable
+from typing import Any
 
 import duckdb
 
@@ -33,6 +40,57 @@ log = logging.getLogger("sightline.store")
 FILLED = ("events", "visits")  # the tables that gained ``channel`` in layout 6
 UPGRADABLE = (5,)  # the layouts an embedded store is brought up from, in place
 _COLUMN = "channel LowCardinality(String)"
+RULES = "channel_rules"  # store_state's row: the mark of the rules the stored channels follow
+_CHANGED = f"channel != {channels.SQL}"
+
+
+def rules_mark() -> int:
+    """The mark of the channel rules: their SQL's hash, as a signed 64-bit integer."""
+    return int.from_bytes(hashlib.sha256(channels.SQL.encode()).digest()[:8], "little", signed=True)
+
+
+def refresh_duckdb(con: duckdb.DuckDBPyConnection) -> None:
+    """Works the stored channels out again when the rules changed since they were (``RULES``)."""
+    found = con.execute("SELECT value FROM store_state WHERE name = ?", [RULES]).fetchone()
+    if found is not None and int(found[0]) == rules_mark():
+        return
+    started = time.perf_counter()
+    con.execute("BEGIN TRANSACTION")
+    try:
+        if found is not None:  # none: a new store, or one just upgraded, by these rules
+            for table in FILLED:
+                con.execute(f"UPDATE {table} SET channel = {channels.SQL} WHERE {_CHANGED}")
+        con.execute(
+            "INSERT INTO store_state VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+            [RULES, rules_mark()],
+        )
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    if found is not None:
+        log.warning("the stored channels follow the new rules (%.1f s)", time.perf_counter() - started)
+
+
+def refresh_clickhouse(
+    query: Callable[[str, dict[str, Any]], list[tuple[Any, ...]]], command: Callable[[str, str], None]
+) -> None:
+    """As ``refresh_duckdb``, by mutations waited for, then the mark (a cut: done again)."""
+    found = query(
+        "SELECT argMax(value, at) FROM store_state WHERE name = {name:String} GROUP BY name", {"name": RULES}
+    )
+    if found and int(found[0][0]) == rules_mark():
+        return
+    if found:
+        for table in FILLED:
+            command(
+                "work the stored channels out by the new rules",
+                f"ALTER TABLE {table} UPDATE channel = {channels.SQL} WHERE {_CHANGED}",
+            )
+    command(
+        "record the channel rules",
+        f"INSERT INTO store_state SELECT '{RULES}', {rules_mark()}, 0, 0, now64(6)",
+    )
 
 
 def upgrade_duckdb(con: duckdb.DuckDBPyConnection, made: int) -> None:
