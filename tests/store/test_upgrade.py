@@ -1,7 +1,7 @@
-"""A store of the previous layout (no ``channel`` column) is brought up to date in place when it
-opens, on DuckDB and on ClickHouse's SQL (chDB): every visit and event gets the channel the rules
-give it, nothing is rebuilt from the log (whose trim removed the oldest events), and the feed
-carries on after it."""
+"""The visits' channel as a stored column: the feed writes it once per visit; a store of the previous
+layout (no ``channel`` column) is brought up to date in place when it opens, on DuckDB and on
+ClickHouse's SQL (chDB): every visit and event gets the channel the rules give it, nothing is
+rebuilt from the log (whose trim removed the oldest events), and the feed carries on after it."""
 
 from __future__ import annotations
 
@@ -165,3 +165,20 @@ def test_a_change_of_the_channel_rules_reaches_every_visit_the_store_holds_when_
         assert _channels(again, "events") == _expected(site, rows)
     finally:
         again.close()
+
+
+def test_the_feed_writes_a_visits_channel_once_and_its_later_events_carry_it(
+    db: Database, opener: Opener
+) -> None:
+    _, site = helpers.create_site(db, "fed.example.com")
+    rows = sorted(generate(site, 80, seed=14), key=lambda e: e.time)
+    helpers.insert_events(db, rows)
+    engine = opener()
+    feeder = Feeder(db, engine, batch=7)  # most visits' events span batches
+    try:
+        feeder.catch_up()
+        assert _channels(engine, "visits") == _expected(site, rows)
+        assert _channels(engine, "events") == _expected(site, rows)
+    finally:
+        feeder.close()
+        engine.close()
