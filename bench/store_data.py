@@ -19,6 +19,7 @@ from pathlib import Path
 import duckdb
 
 from bench.reports_data import AGENTS, CAMPAIGNS, COUNTRIES, CUSTOM, SOURCES
+from sightline import channels
 from sightline.store.engines import FILE_NAME, ORDERED, Embedded
 from sightline.store.ordering import HOUR, Ordering
 
@@ -63,6 +64,11 @@ def generate(
         """,
         params,
     )
+    con.execute(  # each visit's channel, as the feed writes it (sightline.channels)
+        f"CREATE OR REPLACE TEMP TABLE gen_visits AS SELECT * EXCLUDE (utm_source, utm_medium), "
+        f"{channels.SQL} AS channel FROM (SELECT *, utm[1] AS utm_source, utm[2] AS utm_medium "
+        "FROM gen_visits)"
+    )
 
     first = end - days * DAY
     for day in range(days):
@@ -88,7 +94,7 @@ def generate(
                          || (CASE WHEN hash(v, i, 'plan') % 2 = 0 THEN 'free' ELSE 'pro' END)]
                    ELSE []::VARCHAR[] END AS props,
               start AS visit_start, source, utm[1], utm[2], utm[3], agent[1], agent[2], agent[3],
-              country, '', ''
+              country, '', '', channel
             FROM (SELECT *, unnest(range(n)) AS i FROM day_visits)
             ORDER BY site_id, time
             """,
@@ -105,7 +111,8 @@ def generate(
               arg_max(path, time) FILTER (WHERE name = 'pageview'),
               max(time) FILTER (WHERE name = 'pageview'),
               any_value(source), any_value(utm_source), any_value(utm_medium), any_value(utm_campaign),
-              any_value(browser), any_value(os), any_value(device), any_value(country), '', '', max(id)
+              any_value(browser), any_value(os), any_value(device), any_value(country), '', '', max(id),
+              any_value(channel)
             FROM events WHERE visit_start >= $low AND visit_start < $high
             GROUP BY site_id, visit
             ORDER BY site_id, min(time)

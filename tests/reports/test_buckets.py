@@ -37,14 +37,15 @@ def store() -> tuple[duckdb.DuckDBPyConnection, list[datetime]]:
     con.execute(
         "INSERT INTO events SELECT $site, t, row_number() OVER (), hash(t), row_number() OVER (), "
         "'pageview', '/', [], t, "
-        "'(none)', '', '', '', 'Chrome', 'Linux', 'desktop', '(none)', '', '' FROM (SELECT unnest($t) AS t)",
+        "'(none)', '', '', '', 'Chrome', 'Linux', 'desktop', '(none)', '', '', 'direct' "
+        "FROM (SELECT unnest($t) AS t)",
         {"site": SITE, "t": [micros(t) for t in times]},
     )
     con.execute(
         "INSERT INTO visits SELECT site_id, visit, visitor, visitor, time, time, time, 1, 0, '/', time, "
         "'/', time, "
-        "source, utm_source, utm_medium, utm_campaign, browser, os, device, country, region, city, id "
-        "FROM events"
+        "source, utm_source, utm_medium, utm_campaign, browser, os, device, country, region, city, id, "
+        "channel FROM events"
     )
     return con, times
 

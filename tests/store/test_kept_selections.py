@@ -21,8 +21,8 @@ def store(tmp_path: Path) -> Iterator[Embedded]:
     opened = Embedded(tmp_path / "data", 256)
     opened.execute(
         "INSERT INTO visits (site_id, visit, session, visitor, born, start, last, pageviews, events, source, "
-        "utm_source, utm_medium, utm_campaign, browser, os, device, country, region, city, version) "
-        "SELECT 1, i, i, 100 + i, 0, 0, 0, 1, 0, '', '', '', '', '', '', '', '', '', '', 0 "
+        "utm_source, utm_medium, utm_campaign, browser, os, device, country, region, city, version, "
+        "channel) SELECT 1, i, i, 100 + i, 0, 0, 0, 1, 0, '', '', '', '', '', '', '', '', '', '', 0, '' "
         "FROM range(1, 4) AS r(i)"
     )
     yield opened

@@ -2,8 +2,8 @@
 (``~value``), combined with AND; every report applies them to the visits it counts.
 
 Visit attributes (source, channel, UTM tags, browser, OS, device, country, region, city, entry
-and exit page) test the visit's row (a channel is worked out from its source and UTM tags by
-``sightline.channels``); ``page``, ``event``, ``goal`` and ``prop`` ask whether one of the
+and exit page) test the visit's row (its channel is a column the feed writes from its source and
+UTM tags by ``sightline.channels``); ``page``, ``event``, ``goal`` and ``prop`` ask whether one of the
 visit's events matches (``is not``: none of them does). Goals come with their rule (``Goal``),
 which ``conversions`` turns into a condition on events.
 """
@@ -12,14 +12,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sightline import channels
-
 IS, IS_NOT, CONTAINS = "is", "is_not", "contains"
 PREFIX = {IS: "", IS_NOT: "!", CONTAINS: "~"}
 # Filter name -> the visits table's column, for filters on a visit attribute.
 VISIT_FILTERS = {
     "source": "source",
-    "channel": channels.SQL,
+    "channel": "channel",  # the store's column, written by the feed (sightline.channels)
     "utm_source": "utm_source",
     "utm_medium": "utm_medium",
     "utm_campaign": "utm_campaign",

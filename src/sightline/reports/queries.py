@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sightline import channels
 from sightline.reports import counting, rules
 from sightline.reports.filters import CONTAINS, IS, IS_NOT, VISIT_FILTERS, Filter
 from sightline.reports.filters import Filters as Filters  # re-exported: callers import it from here
@@ -30,7 +29,7 @@ FIGURES = ("visitors", "visits", "pageviews", "bounces", "duration")
 # Dimensions read from the visit's row: the API's name -> the visits table's column.
 VISIT_COLUMNS = {
     "source": "source",
-    "channel": channels.SQL,  # worked out from the source and UTM tags when a report asks
+    "channel": "channel",  # the store's column, written by the feed (sightline.channels)
     "utm_source": "utm_source",
     "utm_medium": "utm_medium",
     "utm_campaign": "utm_campaign",
