@@ -187,12 +187,15 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
     ctx.health.register("store", store.probe)
     decoder = ChunkDecoder()
     recordings_feature.register_health(recordings, ctx.health, decoder)
+    recording_cleanup = retention.Cleanup(recordings, settings.recording_retention_days)
+    recording_cleanup.register_health(ctx.health)
     event_retention = data_retention.Retention(database, settings.event_retention_days)
     ctx.health.register("retention", event_retention.probe)
 
     assistants = McpEndpoint(lambda: database, lambda: app)
     mailer = MailJob(database, store, ctx.mailer, ctx.origin) if ctx.mailer is not None else None
     mails = mail_job.periodic(mailer, float(settings.mail_check_seconds)) if mailer is not None else None
+    mail_job.register_health(ctx.health, mailer, mails)
     importer = ctx.importer
 
     @asynccontextmanager
@@ -200,7 +203,7 @@ def create_app(settings: Settings, db: Database | None = None) -> FastAPI:
         async with (
             decoder.running(),  # spawned first: it starts while the writer does
             ingest.running(),
-            retention.periodic(recordings, settings.recording_retention_days).running(),
+            recording_cleanup.periodic.running(),
             event_retention.periodic.running(),
             store.running(),
             mails.running() if mails is not None else nullcontext(),

@@ -2,6 +2,7 @@
 sent through the operator's SMTP server (``--smtp-url``). Nothing is sent without one.
 
 May import: ``reports``, ``imports`` (imported figures for digests), ``teams``, ``sites``,
-``database``, ``settings``, ``errors``, ``text`` (one-line subjects). Used by
+``database``, ``settings``, ``errors``, ``text`` (one-line subjects), ``jobs`` and ``health``
+(its job and the job's health service). Used by
 ``app`` (the digest job) and ``console``.
 """

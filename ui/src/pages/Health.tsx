@@ -19,6 +19,9 @@ const SERVICE_NAMES: Record<string, string> = {
   ingest: "Event ingest",
   recordings: "Recordings",
   store: "Analytics store",
+  retention: "Data retention",
+  recording_retention: "Recordings retention",
+  mail: "E-mail reports",
 };
 
 /** Figures a service reports to explain itself: shown as sentences, not in the list. */
@@ -60,6 +63,8 @@ const FIGURE_LABELS: Record<string, string> = {
   total_bytes: "Disk size",
   round_trip_ms: "Round trip",
   error: "Problem",
+  last_error: "Last error",
+  enabled: "Set up",
 };
 
 const ENGINES: Record<string, string> = { sqlite: "SQLite", postgresql: "PostgreSQL" };
