@@ -87,6 +87,7 @@ function figure(key: string, value: unknown): string {
   }
   if (value === null || value === undefined) {
     if (key.endsWith("_at")) return "Never";
+    if (key.endsWith("error")) return "None so far";
     return isIdentifier(key) ? "Not running" : "Not set";
   }
   if (Array.isArray(value)) return value.length === 0 ? "None so far" : value.map((item) => figure(key, item)).join(", ");
