@@ -17,6 +17,8 @@ from sightline.health.registry import HealthRegistry
 from sightline.mail import job as mail_job
 from sightline.mail.job import MailJob
 from sightline.mail.sender import Mailer
+from sightline.recordings.retention import Cleanup
+from sightline.recordings.service import Recordings
 from sightline.reports.service import StoreReader
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, StartServer, sign_in
 from tests.reports.helpers import create_site
@@ -132,3 +134,26 @@ def test_a_failing_e_mail_job_says_since_when_what_it_means_and_what_to_do(
     mail = health.service("mail")
     assert mail is not None
     assert (mail["status"], mail["failing_since"], mail["problem"]) == ("ok", None, None)
+
+
+def test_a_failing_recordings_retention_is_degraded_saying_what_stays_stored(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    job = Cleanup(cast(Recordings, None), 30)
+    health = HealthRegistry()
+    job.register_health(health)
+
+    def unreachable() -> None:
+        raise OSError("the recordings' storage is unreachable")
+
+    monkeypatch.setattr(job.periodic, "run", unreachable)
+    assert not job.periodic.run_once()
+    service = health.service("recording_retention")
+    assert service is not None
+    assert service["status"] == "degraded"
+    assert service["retention_days"] == 30
+    assert service["problem"] == (
+        "The last run of the recordings' retention failed (OSError; 1 failed run since the server "
+        "started). Recordings past the retention period stay stored until a run succeeds."
+    )
+    assert "sightline.recordings" in service["fix"]
