@@ -12,7 +12,8 @@ import pytest
 
 from sightline import channels
 from sightline.ingest.batch import Utm
-from sightline.ingest.sources import place, place_with_utm, source_name
+from sightline.ingest.sources import place, place_with_utm
+from sightline.source_names import source_name
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "reports.md"
 

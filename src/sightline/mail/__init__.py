@@ -4,6 +4,7 @@ sent through the operator's SMTP server (``--smtp-url``). Nothing is sent withou
 ``feature`` plugs the job into the server (``sightline.features``).
 
 May import: ``reports``, ``imports`` (imported figures for digests), ``teams``, ``sites``,
-``database``, ``settings``, ``errors``, ``text`` (one-line subjects), ``jobs``, ``features``. Used by
-``wiring`` (the job), ``context`` (the sender), ``console`` and ``web``.
+``database``, ``settings``, ``errors``, ``text`` (one-line subjects), ``jobs``, ``health`` (the
+job's health service), ``features``. Used by ``wiring`` (the job), ``context`` (the sender),
+``console`` and ``web``.
 """

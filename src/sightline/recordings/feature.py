@@ -34,13 +34,18 @@ def open_service(settings: Settings) -> tuple[Recordings, Database]:
 
 def feature(settings: Settings, service: Recordings, decoder: ChunkDecoder) -> Feature:
     """The decoder process (started first, so it starts while ingest's writer does), retention,
-    the health service ``recordings`` and the recordings' and decoder's metrics."""
+    the health services ``recordings`` and ``recording_retention``, and the recordings' and
+    decoder's metrics."""
+    cleanup = retention.Cleanup(service, settings.recording_retention_days)
     return Feature(
         "recordings",
-        probes=[HealthProbe("recordings", probe(service, decoder))],
+        probes=[
+            HealthProbe("recordings", probe(service, decoder)),
+            HealthProbe("recording_retention", cleanup.probe),
+        ],
         jobs=[
             Job("recordings decoder", decoder.running, ready=decoder.ready),
-            Job.periodic(retention.periodic(service, settings.recording_retention_days)),
+            Job.periodic(cleanup.periodic),
         ],
         collectors=[
             FiguresCollector(lambda: metric_figures(service), RECORDINGS_SPEC),
