@@ -11,7 +11,8 @@ is asked for today, 7 days and 30 days:
   of the hours it touched; the first request of each range (the first since the server started:
   this part runs first), then the median and slowest of ``BENCH_FED_REPEAT`` more (default 10);
 - **at rest (a diagnostic)**, once the store caught up: the same requests ``BENCH_REPEAT`` times
-  (default 5). No owner meets these figures while the sites receive traffic.
+  (default 5), with the CPU each took of the server and the store process (a figure the
+  machine's load does not stretch). No owner meets these figures while the sites receive traffic.
 
 Target: 30 days under 1 s for the first request and under 200 ms for the next ones while fed.
 The generated store is kept between runs (``bench/workdir.py``: ``BENCH_DIR``, or for a million
@@ -30,6 +31,7 @@ from bench.bench_export import free_port, start_server
 from bench.bench_reports import EMAIL, PASSWORD, site_of, wait_for_store
 from bench.bench_scale import prepare
 from bench.feeder import Feeder
+from bench.proctree import Tree, spent
 from bench.store_data import settle
 from bench.workdir import remove, size_of, work_dir
 
@@ -47,17 +49,23 @@ def _ask(client: httpx.Client, name: str) -> tuple[float, int, int]:
     return ms, len(sites), sum(int(site["visitors"]) for site in sites)
 
 
-def _time(client: httpx.Client, repeat: int, headline: bool) -> int:
-    """Each range's first request and the median and slowest of ``repeat`` more; returns how many
-    missed the target (30 days while fed only)."""
+def _time(client: httpx.Client, repeat: int, headline: bool, tree: Tree | None = None) -> int:
+    """Each range's first request and the median and slowest of ``repeat`` more (with ``tree``, at
+    rest: the CPU each of them took of the server and the store process); returns how many missed
+    the target (30 days while fed only)."""
     missed = 0
     for name in RANGES:
         first, count, visitors = _ask(client, name)
+        before = tree.cpu() if tree is not None else {}
         times = [_ask(client, name)[0] for _ in range(repeat)]
+        cpu = ""
+        if tree is not None:
+            used = spent(before, tree.cpu())
+            cpu = f", CPU {1000 * (used['server'] + used['store']) / repeat:.0f} ms per request"
         p50, worst = statistics.median(times), max(times)
         print(
             f"overview {name:>6}: {count} sites, {visitors:,} visitors; "
-            f"first {first:.0f} ms, p50 {p50:.0f} ms, max {worst:.0f} ms",
+            f"first {first:.0f} ms, p50 {p50:.0f} ms, max {worst:.0f} ms{cpu}",
             flush=True,
         )
         if headline and name == "30d" and (first > FIRST_MS or p50 > NEXT_MS):
@@ -106,7 +114,7 @@ def main() -> int:
                 failures += 1
             caught_up = wait_for_store(client)
             print(f"-- at rest (a diagnostic), {caught_up:.1f} s after the feed")
-            _time(client, repeat, headline=False)
+            _time(client, repeat, headline=False, tree=Tree(process.pid))
     finally:
         if process is not None:
             process.terminate()

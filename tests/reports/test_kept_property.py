@@ -5,9 +5,10 @@ visits across the site's midnight and across an hour, late events of stored visi
 the newest and of the oldest visitor, a retention cut, the log's trim, a time-zone change, goal
 edits, a site's deletion and ``rebuild-store``. After every step the store process's loop runs
 until the store holds the log, and every report of every site (summary, time series, the
-breakdowns, goals, funnel, retention, journeys, realtime) is computed three ways: as served (one
-report service for the whole run, its figures kept between requests, the store's selections kept,
-and ``Dialect.exact_below`` set so low that every kept path is taken), cold (a report service that
+breakdowns, goals, funnel, retention, journeys, realtime; and every site at a glance, served
+against cold) is computed three ways: as served (one report service for the whole run, its
+figures kept between requests, the store's selections kept, and ``Dialect.exact_below`` set so
+low that every kept path is taken), cold (a report service that
 kept nothing, without kept selections), and by the independent oracle over the events the log
 acknowledged (``oracle``). All three must agree exactly: each site's visitor codes differ in the
 low bits every bitmap uses, so the bitmaps' estimates are exact counts. On both engines (DuckDB;
@@ -28,12 +29,13 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from sightline.database import open_database
-from sightline.reports import goal_days, params, realtime, service
+from sightline.reports import goal_days, overview_days, params, realtime, service
 from sightline.reports.conversions import funnel_report, journeys_report, retention_report
 from sightline.reports.filters import NAMES
 from sightline.reports.kept_figures import kept_of
+from sightline.reports.overview import overview
 from sightline.reports.steps import parse_step
-from sightline.sites.service import get_site
+from sightline.sites.service import get_site, list_sites
 from tests.conftest import database_url_for
 from tests.reports import helpers, oracle
 from tests.reports.helpers import Event, Visit
@@ -164,6 +166,23 @@ def check(w: World) -> None:
             expected = _expected(site, kind, query, served)
             assert _shown(kind, served) == expected, f"served != oracle: {where}"
         _check_realtime(w, site)
+    if w.keeps:  # on ClickHouse both are the one statement (this store records no changes)
+        _check_overview(w)
+
+
+def _check_overview(w: World) -> None:
+    """Every site at a glance as served (its days and hours kept) equals the cold one (the
+    statement), whose figures ``tests/reports/test_overview_kept.py`` counts from the events."""
+    ledger = overview_days.ledger_of(w.served)
+    assert ledger is not None
+    ledger.background = False  # the days read in the request: the next check finds them kept
+    with w.db.read() as conn:
+        rows = [dict(row) for row in list_sites(conn, w.owner)]
+    for query in PERIODS:
+        now = datetime.now(UTC)
+        served = overview(w.served, rows, query["range"], None, None, now, wanted=False)
+        cold = overview(w.cold(), rows, query["range"], None, None, now, wanted=False)
+        assert served == cold, f"overview {query['range']} kept != cold after:\n  " + "\n  ".join(w.history)
 
 
 def _kept_may_touch(kind: str, query: Mapping[str, str]) -> bool:

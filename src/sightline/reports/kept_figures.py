@@ -18,9 +18,10 @@ figure if that write touched its span, whether or not its read saw the write. A 
 that started again (a restart, a rebuild from the command line, a restored backup) answers another
 ``epoch``: everything kept goes.
 
-A store without change records (``changes``: ClickHouse keeps no figures; a report service that
-keeps nothing) gets no layer (``kept_of`` answers None). It lives in the server's memory, at most
-``MOST_BYTES`` for all sites of a store, the least recently used going first.
+A store without change records (``changes``: a report service that keeps nothing) gets no layer
+(``kept_of`` answers None); the store process records changes on both engines, and each report
+says which engine it keeps figures on. It lives in the server's memory, at most ``MOST_BYTES`` for
+all sites of a store, the least recently used going first.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Every site at a glance: each site's visitors, pageviews, change and series, in one store query.
+"""Every site at a glance: each site's visitors, pageviews, change and series, never a query per site.
 
 Each site's period is its own (its time zone; ``all`` from its own first day), and its figures are
 those the dashboard shows for it: the summary's unique visitors and pageviews of the period
@@ -7,9 +7,11 @@ those the dashboard shows for it: the summary's unique visitors and pageviews of
 series' visitors per hour or day (``timeseries``). Imported history is added as the summary and
 the day-by-day series add it.
 
-One statement answers every site: sites whose periods are the same (one time zone, the usual
-case: one part for all of them) share one part of it, and the parts are joined by ``UNION ALL``.
-A part reads the events of its sites in the period and in the previous period once for the
+With a layer of kept figures (``overview_days``), every site's ended days and hours are kept
+between requests and a request reads the hour going on. Otherwise, and while too few days are
+kept, one statement answers every site: sites whose periods are the same (one time zone, the
+usual case: one part for all of them) share one part of it, and the parts are joined by ``UNION
+ALL``. A part reads the events of its sites in the period and in the previous period once for the
 visitors and pageviews of each bucket and of the previous period, and once more for the unique
 visitors of the whole period. Visitors are counted exactly on both engines (the dashboard's
 summary estimates them for a span of 500,000 events or more on the embedded store, within
