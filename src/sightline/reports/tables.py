@@ -85,13 +85,13 @@ def _visit_breakdown(run: Run, q: Query, dim: str, order: str, page: Page) -> li
     column = VISIT_COLUMNS[dim]
     if order not in FIGURES:
         raise ValueError(f"unknown order {order!r}")
-    condition = q.selected()
+    condition = q.chosen()  # FROM and WHERE: the visits table, or the selection kept (``Query.keep``)
     if dim in OPTIONAL:
         condition += f" AND {column} != ''"
     elif dim in ("entry", "exit"):
         condition += f" AND {column} IS NOT NULL"
     condition += _search(q, column, page)
-    if q.d.bitmap is None or _selects_by_events(q):  # one query: ClickHouse, or a costly selection
+    if q.d.bitmap is None or (_selects_by_events(q) and q.kept is None):  # one query: a costly selection
         ranked = _visit_rows(run, q, column, condition, order, _window(page), visitors=True)
         counted = {value: row["visitors"] for value, row in ranked}
     elif order == "visitors" and (found := _by_visitors(run, q, column, condition, page)) is not None:
@@ -125,8 +125,8 @@ def _visit_rows(
     names = ", ".join(f"n_{n}" for n in FIGURES)  # not the columns' own names (ClickHouse)
     sums = ", ".join(f"{s} AS n_{n}" for s, n in zip(q.sums(visitors), FIGURES, strict=True))
     query = (
-        f"SELECT value, {names} FROM (SELECT {column} AS value, {sums} FROM {q.d.visits} "
-        f"WHERE {condition} GROUP BY {column}) AS t ORDER BY n_{order} DESC, value{window}"
+        f"SELECT value, {names} FROM (SELECT {column} AS value, {sums} FROM {condition} "
+        f"GROUP BY {column}) AS t ORDER BY n_{order} DESC, value{window}"
     )
     return [(value, figures_of(figures)) for value, *figures in run(query, q.p.values)]
 
@@ -142,8 +142,7 @@ def _visitors_of(
     bound = len(q.p.values)
     values = ", ".join(q.bind(value) for value, _ in rows)
     found = run(
-        f"SELECT {column}, {unique.sql} FROM {q.d.visits} WHERE {condition} AND {column} IN ({values}) "
-        f"GROUP BY {column}",
+        f"SELECT {column}, {unique.sql} FROM {condition} AND {column} IN ({values}) GROUP BY {column}",
         q.p.values,
     )
     for name in list(q.p.values)[bound:]:  # this query's values only: the next queries reuse ``q``
