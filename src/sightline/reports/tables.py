@@ -8,9 +8,11 @@ counted, only values with at least as many visits as the page's last visitors ca
 and those are counted next, until none is left (exact ranking, as a full count would give it).
 When more values than ``FETCH`` could still enter (many values with few visits each), every
 value's visitors are counted in one query instead. So is every table under a filter that selects
-visits by their events (page, event, goal, prop): that selection is a semi-join over the span's
-events, the costliest part, which a second query would repeat. ClickHouse counts distinct values
-fast and always ranks in one query.
+visits by their events (page, event, goal, prop) where the store keeps no selection: that
+selection is a semi-join over the span's events, the costliest part, which a second query would
+repeat. Where the store keeps it (``Query.keep``: the selected visits' whole rows), a visit table
+reads the kept rows and ranks as an unfiltered one does. ClickHouse counts distinct values fast
+and always ranks in one query.
 """
 
 # ruff: noqa: S608  (SQL made of fixed fragments; every value is a bound parameter)
