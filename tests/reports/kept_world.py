@@ -72,8 +72,14 @@ class InProcessStore:
     def query(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
         return self.engine.query(sql, params)
 
-    def _keep(self, sql: str, params: dict[str, Any], site_id: int | None = None) -> str | None:
-        return self.engine.keep(sql, params, site_id) if isinstance(self.engine, Embedded) else None
+    def _keep(
+        self,
+        sql: str,
+        params: dict[str, Any],
+        site_id: int | None = None,
+        span: tuple[int, int] | None = None,
+    ) -> str | None:
+        return self.engine.keep(sql, params, site_id, span) if isinstance(self.engine, Embedded) else None
 
     def _changes(self, site_id: int, after: int) -> dict[str, Any]:
         return self.engine.changes.since(site_id, after)

@@ -15,7 +15,7 @@ from sightline.store import schema
 from sightline.store.changes import Changes
 from sightline.store.dialects import DUCKDB
 from sightline.store.feed import key_of, micros
-from sightline.store.kept_selections import Kept
+from sightline.store.kept_selections import Kept, Span
 from tests.reports.logged import logged_run
 
 SITE = 1
@@ -98,9 +98,11 @@ def test_reports_under_an_event_filter_read_one_kept_selection_and_count_as_with
         def __call__(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
             return logged_run(con, seen)(sql, params)
 
-        def keep(self, sql: str, params: dict[str, Any], site_id: int | None = None) -> str | None:
+        def keep(
+            self, sql: str, params: dict[str, Any], site_id: int | None = None, span: Span | None = None
+        ) -> str | None:
             asked.append(sql)
-            return kept.keep(sql, params, site_id)
+            return kept.keep(sql, params, site_id, span)
 
     def every(run: queries.Run) -> list[Any]:
         return [

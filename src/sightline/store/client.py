@@ -212,12 +212,18 @@ class StoreClient:
         rows: list[tuple[Any, ...]] = self.ask(("query", sql, params))
         return rows
 
-    def keep(self, sql: str, params: dict[str, Any], site_id: int | None = None) -> str | None:
-        """The name of a table holding the rows of ``sql`` until ``site_id``'s data changes
+    def keep(
+        self,
+        sql: str,
+        params: dict[str, Any],
+        site_id: int | None = None,
+        span: tuple[int, int] | None = None,
+    ) -> str | None:
+        """The name of a table holding the rows of ``sql`` as the store holds them now
         (``store.kept_selections``), or None when the engine keeps none (ClickHouse)."""
         if not self._settled.is_set():
             self._settled.wait(FIRST_WAIT)
-        kept: str | None = self.ask(("keep", sql, params, site_id))
+        kept: str | None = self.ask(("keep", sql, params, site_id, span))
         return kept
 
     def changes(self, site_id: int, after: int) -> dict[str, Any]:

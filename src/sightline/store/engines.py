@@ -34,7 +34,7 @@ from sightline.settings import values
 from sightline.store import schema, upgrade, wire
 from sightline.store.changes import Changes, Spans
 from sightline.store.dialects import CLICKHOUSE, DUCKDB, Dialect
-from sightline.store.kept_selections import Kept
+from sightline.store.kept_selections import Kept, Span
 
 log = logging.getLogger("sightline.store")
 
@@ -185,10 +185,13 @@ class Embedded:
         finally:
             cursor.close()
 
-    def keep(self, sql: str, params: dict[str, Any], site_id: int | None = None) -> str | None:
-        """The name of a table holding the rows of ``sql`` until ``site_id``'s data changes
-        (``store.kept_selections``: the dashboard's requests under one filter select their visits once)."""
-        return self.kept.keep(sql, params, site_id)
+    def keep(
+        self, sql: str, params: dict[str, Any], site_id: int | None = None, span: Span | None = None
+    ) -> str | None:
+        """The name of a table holding the rows of ``sql`` as the store holds them now
+        (``store.kept_selections``: the dashboard's requests under one filter select their visits
+        once; with ``span``, brought up to date in place where the store's data changed)."""
+        return self.kept.keep(sql, params, site_id, span)
 
     def execute(self, sql: str, params: dict[str, Any] | None = None, changed: Spans | None = None) -> None:
         with self._write, self.kept.writing():

@@ -76,7 +76,12 @@ def _serve(conn: Connection, engine: Engine, status: Status) -> None:
                     conn.send(("ok", engine.query(request[1], request[2])))
                 elif request[0] == "keep":
                     site = request[3] if len(request) > 3 else None
-                    kept = engine.keep(request[1], request[2], site) if isinstance(engine, Embedded) else None
+                    span = tuple(request[4]) if len(request) > 4 and request[4] is not None else None
+                    kept = (
+                        engine.keep(request[1], request[2], site, span)
+                        if isinstance(engine, Embedded)
+                        else None
+                    )
                     conn.send(("ok", kept))
                 elif request[0] == "changes":  # what changed of a site after a change number
                     conn.send(("ok", engine.changes.since(int(request[1]), int(request[2]))))
