@@ -174,7 +174,7 @@ def test_the_feed_writes_a_visits_channel_once_and_its_later_events_carry_it(
     rows = sorted(generate(site, 80, seed=14), key=lambda e: e.time)
     helpers.insert_events(db, rows)
     engine = opener()
-    feeder = Feeder(db, engine, batch=7)  # most visits' events span batches
+    feeder = Feeder(db, engine, batch=7, backlog=7)  # most visits' events span batches
     try:
         feeder.catch_up()
         assert _channels(engine, "visits") == _expected(site, rows)
