@@ -15,8 +15,8 @@ from sqlalchemy import delete, func, select
 
 from sightline.database import Database
 from sightline.database.schema import events
-from sightline.store import schema, upgrade
-from sightline.store.engines import ClickHouse, Embedded, Engine
+from sightline.store import schema, snapshot, upgrade
+from sightline.store.engines import ClickHouse, Embedded, Engine, copy_tables
 from sightline.store.feed import Feeder, key_of
 from tests.reports import helpers, oracle
 from tests.reports.test_channels import generate
@@ -174,7 +174,7 @@ def test_the_feed_writes_a_visits_channel_once_and_its_later_events_carry_it(
     rows = sorted(generate(site, 80, seed=14), key=lambda e: e.time)
     helpers.insert_events(db, rows)
     engine = opener()
-    feeder = Feeder(db, engine, batch=7)  # most visits' events span batches
+    feeder = Feeder(db, engine, batch=7, backlog=7)  # most visits' events span batches
     try:
         feeder.catch_up()
         assert _channels(engine, "visits") == _expected(site, rows)
@@ -182,3 +182,26 @@ def test_the_feed_writes_a_visits_channel_once_and_its_later_events_carry_it(
     finally:
         feeder.close()
         engine.close()
+
+
+def test_a_backup_of_the_previous_layout_restores_with_its_channels(db: Database, tmp_path: Path) -> None:
+    _, site = helpers.create_site(db, "restored.example.com")
+    rows = sorted(generate(site, 60, seed=15), key=lambda e: e.time)
+    helpers.insert_events(db, rows)
+    engine = Embedded(tmp_path / "data", 256)
+    feeder = Feeder(db, engine, batch=100)
+    feeder.catch_up()
+    feeder.close()
+    _as_previous_layout(engine, tmp_path)
+    con = duckdb.connect(str(tmp_path / "data" / "store.duckdb"))
+    copy_tables(con, tmp_path / "backup")  # as a backup of the previous version wrote it
+    con.close()
+    snapshot.check(tmp_path / "backup")
+    snapshot.restore(tmp_path / "restored", tmp_path / "backup")
+    restored = Embedded(tmp_path / "restored", 256)
+    try:
+        assert restored.query("SELECT format FROM store_meta", {}) == [(schema.FORMAT,)]
+        assert _channels(restored, "visits") == _expected(site, rows)
+        assert _channels(restored, "events") == _expected(site, rows)
+    finally:
+        restored.close()

@@ -104,9 +104,19 @@ class StoreClient:
         sender.close()
         self._process = process
         self._generation += 1
-        if not receiver.poll(START_TIMEOUT):
-            self._fail("the store process did not start in time")
-            return
+        started, reported = time.monotonic(), False
+        while not receiver.poll(1.0):  # opening may take minutes: an older layout is upgraded first
+            if self._stopping or not process.is_alive():
+                receiver.close()
+                self._fail("the store process stopped while starting")
+                return
+            if not reported and time.monotonic() - started > START_TIMEOUT:
+                reported = True
+                self._fail(
+                    f"the store process has not started in {START_TIMEOUT:.0f} s: it is still opening "
+                    "the store (a store of an older layout is upgraded in place first, which takes "
+                    "minutes at tens of millions of events); reports answer once it is ready"
+                )
         try:
             kind, detail = receiver.recv()
         except EOFError:

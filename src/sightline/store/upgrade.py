@@ -124,6 +124,12 @@ def upgrade_duckdb(con: duckdb.DuckDBPyConnection, made: int) -> None:
     )
 
 
+def restored_columns(made: int | None, table: str) -> str:
+    """What a restore selects from a copy of ``table`` made in layout ``made``: its columns, and
+    the ones a later layout added (``store.snapshot``)."""
+    return f"*, {channels.SQL}" if made in UPGRADABLE and table in FILLED else "*"
+
+
 def clickhouse_steps() -> tuple[str, ...]:
     """The statements that bring ClickHouse's tables from layout 5 to 6; each may run again."""
     steps = []
