@@ -153,8 +153,8 @@ def add_visit(store: Embedded, visit: int, start: int) -> None:
     """A visit of site 1 starting at ``start`` (µs), recorded as a feed records it: its start's hour."""
     store.execute(
         "INSERT INTO visits (site_id, visit, session, visitor, born, start, last, pageviews, events, source, "
-        "utm_source, utm_medium, utm_campaign, browser, os, device, country, region, city, version) "
-        "VALUES (1, $v, $v, 100 + $v, $t, $t, $t, 1, 0, '', '', '', '', '', '', '', '', '', '', 0)",
+        "utm_source, utm_medium, utm_campaign, browser, os, device, country, region, city, version, channel) "
+        "VALUES (1, $v, $v, 100 + $v, $t, $t, $t, 1, 0, '', '', '', '', '', '', '', '', '', '', 0, '')",
         {"v": visit, "t": start},
         {1: [(start // HOUR * HOUR, start // HOUR * HOUR + HOUR)]},
     )
