@@ -76,7 +76,7 @@ def test_an_unreachable_recordings_bucket_is_named_on_health_with_what_to_do(
         expect(problems).to_contain_text("Recordings: down.", timeout=30_000)
         expect(problems).to_contain_text("could not be reached")
         expect(problems).to_contain_text("What to do: Check that the object store runs")
-        service = page.get_by_role("region", name="Recordings")
+        service = page.get_by_role("region", name="Recordings", exact=True)
         expect(service).to_contain_text("s3://recordings/prod/")
         console.shoot(page, "health-recordings-down")
 
