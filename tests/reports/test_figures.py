@@ -12,6 +12,7 @@ from zoneinfo import ZoneInfo
 import httpx
 import pytest
 
+from sightline import dimensions
 from sightline.database import open_database
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, database_url_for, sign_in
 from tests.reports import helpers
@@ -397,3 +398,34 @@ def test_realtime_as_a_range_is_the_last_30_minutes_minute_by_minute_and_compare
     got = {row.pop("value"): row for row in pages["rows"]}
     assert got == helpers.expected_breakdown(rows, pages["span"], "pages")
     assert set(got) == {"/", "/docs", "/pricing"}
+
+
+@pytest.mark.parametrize(
+    "dimension",
+    [d for d in dimensions.supporting(dimensions.BREAKDOWN) if d.name not in ("prop", "goal")],
+    ids=lambda d: d.name,
+)
+def test_each_old_spelling_of_a_breakdown_answers_as_its_one_name(
+    seeded: Seeded, dimension: dimensions.Dimension
+) -> None:
+    named = seeded.get("UTC", "breakdown", dimension=dimension.name, limit="100", range="30d")
+    assert named["dimension"] == dimension.name
+    for alias in dimension.aliases:
+        old = seeded.get("UTC", "breakdown", dimension=alias, limit="100", range="30d")
+        assert old["dimension"] == alias
+        assert old["rows"] == named["rows"], alias
+
+
+def test_each_old_spelling_of_a_funnel_split_answers_as_its_one_name(seeded: Seeded) -> None:
+    steps = [("step", "page:/"), ("step", "page:/pricing")]
+    for d in dimensions.supporting(dimensions.FUNNEL):
+        named = seeded.owner.get(
+            f"/api/sites/{seeded.sites['UTC']}/reports/funnel", params=[*steps, ("dimension", d.name)]
+        )
+        assert named.status_code == 200, named.text
+        for alias in d.aliases:
+            old = seeded.owner.get(
+                f"/api/sites/{seeded.sites['UTC']}/reports/funnel", params=[*steps, ("dimension", alias)]
+            )
+            assert old.status_code == 200, old.text
+            assert old.json()["breakdown"] == named.json()["breakdown"], alias

@@ -6,6 +6,7 @@ caller's API key, so its answer is the figures the console shows, limited to the
 ``stats`` is that call. ``endpoint`` serves the tools over HTTP at ``/mcp`` inside the server
 (the calls go to the application itself, in process); ``sightline mcp`` serves them over stdio
 for a local assistant, calling a running server's stats API over HTTP. May import
-``sightline.teams`` (key checks), ``sightline.database`` and ``sightline.errors``; never
+``sightline.teams`` (key checks), ``sightline.database``, ``sightline.errors`` and the
+registry of dimensions (``sightline.dimensions``, ``sightline.channels``); never
 ``console``, ``ingest``, ``reports`` or ``store``: it reads figures only through the API.
 """

@@ -6,6 +6,7 @@ day in the SQL database (``imported_figures``) and shown by the reports beside t
 ``rows`` (reading CSV), ``umami`` and ``matomo`` (those tools' exports);
 ``service`` accepts an upload (checksum, overlap), lists and deletes imports; ``jobs`` runs an
 import in the background with its progress; ``figures`` is what reports read.
-May import: ``sightline.database``, ``sightline.errors``, ``sightline.channels`` (a source's channel).
+May import: ``sightline.database``, ``sightline.errors``, ``sightline.channels`` (a source's channel),
+``sightline.dimensions`` (which dimensions an import holds).
 Used by ``console``, ``reports`` and ``app``.
 """

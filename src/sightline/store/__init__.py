@@ -7,6 +7,7 @@ data directory by default, or a ClickHouse server or cluster (``--events-url``);
 same queries, written once against ``dialects``. ``client`` is the server's side: it starts and
 supervises the process, asks it queries and reports its health.
 May import: ``sightline.database``, ``sightline.health``, ``sightline.settings``,
-``sightline.autocapture`` (which events are passive). Never imports
+``sightline.autocapture`` (which events are passive), ``sightline.dimensions`` (the visit
+attributes it keeps). Never imports
 ``sightline.console``, ``sightline.ingest`` or ``sightline.reports``.
 """

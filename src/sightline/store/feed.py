@@ -55,7 +55,7 @@ LOOK_BACK = 2 * 86400 * 1_000_000  # how far back a visit is looked for in the s
 # 25 -> 16.5 µs of CPU per event (docs/performance.md, session 11).
 BACKLOG_BATCH = 122_880
 BACKLOG_BYTES = 64 * 2**20  # ... or fewer, when the log's rows are big (props up to 64 KiB)
-_ATTRIBUTES = {  # a visit attribute from its first event, as the reports show it
+ATTRIBUTES = {  # a visit attribute from its first event, as the reports show it
     "source": f"coalesce(nullif(left(source, {VALUE_MAX}), ''), '{NONE}')",
     "utm_source": f"coalesce(left(utm_source, {VALUE_MAX}), '')",
     "utm_medium": f"coalesce(left(utm_medium, {VALUE_MAX}), '')",
@@ -87,7 +87,7 @@ _CONTRIBUTION = (  # what the batch adds to each visit
     f"count(*) FILTER (WHERE {_PV}) AS pageviews, count(*) FILTER (WHERE {_ENGAGING}) AS events, "
     f"arg_min(page, [time, id]) FILTER (WHERE {_PV}) AS entry, min(time) FILTER (WHERE {_PV}) AS entry_at, "
     f"arg_max(page, [time, id]) FILTER (WHERE {_PV}) AS exit, max(time) FILTER (WHERE {_PV}) AS exit_at, "
-    + ", ".join(f"arg_min({sql}, id) AS {name}" for name, sql in _ATTRIBUTES.items())
+    + ", ".join(f"arg_min({sql}, id) AS {name}" for name, sql in ATTRIBUTES.items())
     + ", max(id) AS version FROM b GROUP BY site_id, session"
 )
 _NUMBERED = (  # the next numbers of their sites for the visits the store does not hold yet

@@ -24,12 +24,14 @@ Times are Int64 microseconds since the Unix epoch, UTC.
 
 from __future__ import annotations
 
+from sightline.dimensions import STORED_ATTRIBUTES
+
 PAGEVIEW = "pageview"  # the event name of a page view
 FORMAT = 5  # bump when a table below changes: the embedded store is then rebuilt from the log
 
-ATTRIBUTES = ("source", "utm_source", "utm_medium", "utm_campaign", "browser", "os", "device")
-PLACES = ("country", "region", "city")
-VISIT_ATTRIBUTES = (*ATTRIBUTES, *PLACES)
+# The visit's attributes, each a column of ``visits`` and of every event's row: the registry's
+# stored visit dimensions (``sightline.dimensions``), in its order; the feed fills each one.
+VISIT_ATTRIBUTES = STORED_ATTRIBUTES
 
 EVENT_COLUMNS = (
     "site_id",
