@@ -23,6 +23,12 @@ TABLES: list[tuple[str, str, Callable[[], str]]] = [
     ("reports.md", "dimensions", dimensions.markdown_table),
 ]
 
+# (file, its content): files generated whole
+FILES: list[tuple[Path, Callable[[], str]]] = [
+    (ROOT / "ui" / "src" / "reports" / "dimensions.gen.ts", dimensions.typescript),
+]
+
+
 def main() -> int:
     for page, name, table in TABLES:
         doc = DOCS / page
@@ -30,6 +36,9 @@ def main() -> int:
         text, markdown = doc.read_text("utf-8"), table()
         doc.write_text(block.sub(lambda m: m.group(1) + markdown + m.group(2), text), "utf-8")  # noqa: B023
         print(f"updated the {name} table of {doc}", file=sys.stderr)
+    for path, content in FILES:
+        path.write_text(content(), "utf-8")
+        print(f"wrote {path}", file=sys.stderr)
     return 0
 
 

@@ -79,3 +79,9 @@ def test_the_store_keeps_a_column_for_each_stored_visit_dimension_and_the_feed_f
     assert set(stored) <= set(schema.VISIT_COLUMNS)
     assert tuple(feed.ATTRIBUTES) == stored, "the feed fills every stored attribute, in the registry's order"
 
+
+def test_the_consoles_lists_are_generated_from_the_registry_as_it_is() -> None:
+    generated = ROOT / "ui" / "src" / "reports" / "dimensions.gen.ts"
+    fix = "run: .venv/bin/python scripts/docs_tables.py"
+    assert generated.read_text("utf-8") == dimensions.typescript(), fix
+
