@@ -154,7 +154,7 @@ class Embedded:
                 )
                 con = duckdb.connect(str(self.path), config=config)
                 made = None
-            for statement in schema.DUCKDB:
+            for statement in (*schema.DUCKDB, *schema.added_attributes("duckdb")):
                 con.execute(statement)
             if made is None:
                 con.execute("INSERT INTO store_meta VALUES (1, ?, ?)", [schema.FORMAT, duckdb.__version__])
@@ -263,14 +263,14 @@ class Embedded:
             ).fetchone()
             if moved is None or int(moved[0]) != after:
                 raise RuntimeError("the watermark moved under this batch; it is rolled back")
-            cursor.execute("INSERT INTO events SELECT * FROM event_rows")
+            cursor.execute("INSERT INTO events BY NAME SELECT * FROM event_rows")
             if visits.num_rows:
                 born = pc.min(visits["born"]).as_py()
                 cursor.execute(
                     "DELETE FROM visits WHERE born >= $born AND session IN (SELECT session FROM visit_rows)",
                     {"born": born},
                 )
-                cursor.execute("INSERT INTO visits SELECT * FROM visit_rows")
+                cursor.execute("INSERT INTO visits BY NAME SELECT * FROM visit_rows")
                 cursor.execute(
                     "INSERT INTO visit_counts SELECT site_id, max(visit) FROM visit_rows GROUP BY site_id "
                     "ON CONFLICT (site_id) DO UPDATE SET visits = greatest(visits, excluded.visits)"
@@ -297,12 +297,12 @@ class Embedded:
                     "AND session IN (SELECT session FROM visit_rows)",
                     {"site": site_id},
                 )
-                cursor.execute("INSERT INTO visits SELECT * FROM visit_rows")
+                cursor.execute("INSERT INTO visits BY NAME SELECT * FROM visit_rows")
                 cursor.execute(
                     "INSERT INTO visit_counts SELECT site_id, max(visit) FROM visit_rows GROUP BY site_id "
                     "ON CONFLICT (site_id) DO UPDATE SET visits = greatest(visits, excluded.visits)"
                 )
-            cursor.execute("INSERT INTO events SELECT * FROM event_rows")
+            cursor.execute("INSERT INTO events BY NAME SELECT * FROM event_rows")
 
     @contextmanager
     def _transaction(
@@ -363,7 +363,7 @@ class ClickHouse:
             values.events_url(url)  # refused unless Sightline's own tests allow it
         dsn = url if self.embedded else url.replace("clickhouse://", "http://", 1)
         self._client = wire.call("connect", lambda: clickhouse_connect.get_client(dsn=dsn))
-        for statement in schema.clickhouse(cluster):
+        for statement in (*schema.clickhouse(cluster), *schema.added_attributes("clickhouse", cluster)):
             self._command("create the tables", statement)
         self.changes = Changes(self.watermark())
 

@@ -79,6 +79,20 @@ DUCKDB = (
     "CREATE TABLE IF NOT EXISTS visit_counts (site_id INTEGER PRIMARY KEY, visits UINTEGER NOT NULL)",
 )
 
+
+def added_attributes(engine: str, cluster: str | None = None) -> tuple[str, ...]:
+    """Each visit attribute added in place to a store made before it had the column (empty for the
+    events and visits it already holds), so a new attribute never asks for a rebuild from the log:
+    a no-op where the column exists. ``engine``: "duckdb" or "clickhouse"."""
+    kind = "VARCHAR DEFAULT ''" if engine == "duckdb" else "LowCardinality(String)"
+    on = f" ON CLUSTER {cluster}" if cluster else ""
+    return tuple(
+        f"ALTER TABLE {table}{on} ADD COLUMN IF NOT EXISTS {name} {kind}"
+        for table in ("events", "visits")
+        for name in VISIT_ATTRIBUTES
+    )
+
+
 _CH_ATTRS = ", ".join(f"{name} LowCardinality(String)" for name in VISIT_ATTRIBUTES)
 _MONTH = 2592000000000  # 30 days in microseconds: a partition
 _GRANULES = "SETTINGS index_granularity = 8192"
