@@ -10,6 +10,7 @@ import pytest
 
 from sightline import dimensions
 from sightline.imports import figures
+from sightline.ingest import sources
 from sightline.reports import conversions, filters, params, queries
 from sightline.store import feed, schema
 
@@ -85,3 +86,28 @@ def test_the_consoles_lists_are_generated_from_the_registry_as_it_is() -> None:
     fix = "run: .venv/bin/python scripts/docs_tables.py"
     assert generated.read_text("utf-8") == dimensions.typescript(), fix
 
+
+@pytest.mark.parametrize(
+    ("tag", "kept"),
+    [
+        ("en", "en"),
+        ("pt-BR", "pt"),
+        ("zh-Hant-TW", "zh"),
+        ("EN_us", "en"),
+        ("gsw", "gsw"),
+        ("", None),
+        ("*", None),
+        ("x", None),
+        ("english", None),
+        ("é", None),
+        ("12-34", None),
+    ],
+)
+def test_a_language_is_kept_as_its_primary_subtag_and_nothing_finer(tag: str, kept: str | None) -> None:
+    assert sources.language(tag) == kept
+
+
+def test_the_accept_language_headers_first_tag_is_the_fallback() -> None:
+    assert sources.first_language("fr-CH, fr;q=0.9, en;q=0.8") == "fr"
+    assert sources.first_language("en-GB;q=0.8") == "en"
+    assert sources.first_language(None) is None

@@ -35,6 +35,7 @@ VISIT_FIGURES = ("visitors", "visits", "pageviews", "bounce_rate", "visit_durati
 _ATTRIBUTE = frozenset({FILTER, BREAKDOWN, FUNNEL, IMPORT, EXPORT})
 _IN_LOG = frozenset({FILTER, BREAKDOWN, IMPORT, EXPORT})
 _OWN = frozenset({FILTER, BREAKDOWN})
+_LOCAL = frozenset({FILTER, BREAKDOWN, FUNNEL})  # neither imported nor in the raw events export
 
 
 @dataclass(frozen=True)
@@ -111,6 +112,7 @@ DIMENSIONS: tuple[Dimension, ...] = (
     ),
     _visit("region", "Region", "regions", "places", "Regions", optional=True),
     _visit("city", "City", "cities", "places", "Cities", supports=_ATTRIBUTE - {IMPORT}, optional=True),
+    _visit("language", "Language", "languages", "devices", "Languages", supports=_LOCAL, optional=True),
     _event("event", "Event", "name", _IN_LOG, values=EVENT, panel="events", **_EVENTS),
     _event("goal", "Goal", None, _OWN, values=GOAL, hint="a goal's id", **_GOALS),
     _event("prop", "Prop", "props", _OWN, values=PROP, hint="key:value", **_EVENTS),

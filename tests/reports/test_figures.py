@@ -198,7 +198,7 @@ def test_a_two_day_range_is_shown_hour_by_hour_and_a_week_day_by_day(seeded: See
 
 
 @pytest.mark.parametrize("zone", ["UTC", "America/New_York"])
-@pytest.mark.parametrize("dimension", ["pages", "entry_pages", "exit_pages", "sources", "events"])
+@pytest.mark.parametrize("dimension", ["pages", "entry_pages", "exit_pages", "sources", "events", "language"])
 def test_breakdowns_match_the_raw_events(seeded: Seeded, zone: str, dimension: str) -> None:
     day_from, day_to = _days_ago(seeded, zone, 20, 2)
     body = seeded.get(
@@ -253,6 +253,8 @@ def test_a_short_limit_returns_the_top_rows_and_says_there_are_more(seeded: Seed
         {"event": "signup"},
         {"page": "/docs", "source": "google.com"},
         {"page": "/pricing", "event": "download", "source": "twitter.com"},
+        {"language": "de"},
+        {"language": "pt", "page": "/docs"},
     ],
 )
 def test_filters_select_visits_and_combine(seeded: Seeded, zone: str, filters: dict[str, str]) -> None:
@@ -269,7 +271,9 @@ def test_filters_select_visits_and_combine(seeded: Seeded, zone: str, filters: d
     series = seeded.get(zone, "timeseries", range="custom", **dates, **filters)
     assert sum(p["visits"] for p in series["points"]) == expected["visits"]
     assert sum(p["pageviews"] for p in series["points"]) == expected["pageviews"]
-    chosen = helpers.selected(rows, span, filters.get("page"), filters.get("source"), filters.get("event"))
+    chosen = helpers.selected(
+        rows, span, filters.get("page"), filters.get("source"), filters.get("event"), filters.get("language")
+    )
     sources = seeded.get(
         zone, "breakdown", dimension="sources", limit="100", range="custom", **dates, **filters
     )

@@ -66,6 +66,7 @@ ATTRIBUTES = {  # a visit attribute from its first event, as the reports show it
     "country": f"coalesce(nullif(country, ''), '{NONE}')",  # "(none)" when unknown
     "region": "coalesce(region, '')",  # "" when the database has none
     "city": "coalesce(city, '')",
+    "language": "coalesce(language, '')",  # "" when the visitor's browser did not say
 }
 _PV = f"name = '{PAGEVIEW}'"
 # Events that make a visit engaged (not a bounce): every event but pageviews and passive ones.
@@ -78,7 +79,8 @@ _KEYED = (  # the batch, typed, with its visit keys and cut paths
     "referrer_source::VARCHAR AS source, utm_source::VARCHAR AS utm_source, "
     "utm_medium::VARCHAR AS utm_medium, utm_campaign::VARCHAR AS utm_campaign, "
     "browser::VARCHAR AS browser, os::VARCHAR AS os, device_type::VARCHAR AS device, "
-    "country::VARCHAR AS country, region::VARCHAR AS region, city::VARCHAR AS city FROM raw"
+    "country::VARCHAR AS country, region::VARCHAR AS region, city::VARCHAR AS city, "
+    "language::VARCHAR AS language FROM raw"
 )
 _CONTRIBUTION = (  # what the batch adds to each visit
     "CREATE OR REPLACE TEMP TABLE n AS SELECT site_id, session, min(id) AS first_id, "

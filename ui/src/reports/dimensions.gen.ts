@@ -2,7 +2,7 @@
 // scripts/docs_tables.py: change the registry and run it; a test fails when this file drifts.
 
 /** Every filter, by its one name. */
-export const FILTER_NAMES = ["page", "entry_page", "exit_page", "source", "channel", "utm_source", "utm_medium", "utm_campaign", "browser", "os", "device", "country", "region", "city", "event", "goal", "prop"] as const;
+export const FILTER_NAMES = ["page", "entry_page", "exit_page", "source", "channel", "utm_source", "utm_medium", "utm_campaign", "browser", "os", "device", "country", "region", "city", "language", "event", "goal", "prop"] as const;
 export type FilterName = (typeof FILTER_NAMES)[number];
 
 /** Each filter's name as the console shows it. */
@@ -21,6 +21,7 @@ export const FILTER_LABELS: Record<FilterName, string> = {
   country: "Country",
   region: "Region",
   city: "City",
+  language: "Language",
   event: "Event",
   goal: "Goal",
   prop: "Prop (key:value)",
@@ -41,6 +42,7 @@ export const FILTER_TABLES: Partial<Record<FilterName, string>> = {
   country: "country",
   region: "region",
   city: "city",
+  language: "language",
   event: "event",
 };
 
@@ -55,7 +57,7 @@ export interface DimensionTab {
 export const PANELS: Record<string, DimensionTab[]> = {
   pages: [{ dimension: "page", label: "Top pages", filter: "page" }, { dimension: "entry_page", label: "Entry pages", filter: "page" }, { dimension: "exit_page", label: "Exit pages", filter: "page" }],
   sources: [{ dimension: "source", label: "Sources", filter: "source" }, { dimension: "channel", label: "Channels", filter: "channel" }, { dimension: "utm_source", label: "UTM source", filter: "utm_source" }, { dimension: "utm_medium", label: "UTM medium", filter: "utm_medium" }, { dimension: "utm_campaign", label: "UTM campaign", filter: "utm_campaign" }],
-  devices: [{ dimension: "browser", label: "Browsers", filter: "browser" }, { dimension: "os", label: "Systems", filter: "os" }, { dimension: "device", label: "Devices", filter: "device" }],
+  devices: [{ dimension: "browser", label: "Browsers", filter: "browser" }, { dimension: "os", label: "Systems", filter: "os" }, { dimension: "device", label: "Devices", filter: "device" }, { dimension: "language", label: "Languages", filter: "language" }],
   places: [{ dimension: "country", label: "Countries", filter: "country" }, { dimension: "region", label: "Regions", filter: "region" }, { dimension: "city", label: "Cities", filter: "city" }],
   events: [{ dimension: "event", label: "Event", filter: "event" }],
 };
@@ -72,4 +74,5 @@ export const FUNNEL_SPLITS: { value: string; label: string }[] = [
   { value: "country", label: "Country" },
   { value: "region", label: "Region" },
   { value: "city", label: "City" },
+  { value: "language", label: "Language" },
 ];
