@@ -88,7 +88,7 @@ def generate(
                          || (CASE WHEN hash(v, i, 'plan') % 2 = 0 THEN 'free' ELSE 'pro' END)]
                    ELSE []::VARCHAR[] END AS props,
               start AS visit_start, source, utm[1], utm[2], utm[3], agent[1], agent[2], agent[3],
-              country, '', ''
+              country, '', '', ''
             FROM (SELECT *, unnest(range(n)) AS i FROM day_visits)
             ORDER BY site_id, time
             """,
@@ -105,7 +105,7 @@ def generate(
               arg_max(path, time) FILTER (WHERE name = 'pageview'),
               max(time) FILTER (WHERE name = 'pageview'),
               any_value(source), any_value(utm_source), any_value(utm_medium), any_value(utm_campaign),
-              any_value(browser), any_value(os), any_value(device), any_value(country), '', '', max(id)
+              any_value(browser), any_value(os), any_value(device), any_value(country), '', '', '', max(id)
             FROM events WHERE visit_start >= $low AND visit_start < $high
             GROUP BY site_id, visit
             ORDER BY site_id, min(time)

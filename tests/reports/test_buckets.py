@@ -37,13 +37,15 @@ def store() -> tuple[duckdb.DuckDBPyConnection, list[datetime]]:
     con.execute(
         "INSERT INTO events SELECT $site, t, row_number() OVER (), hash(t), row_number() OVER (), "
         "'pageview', '/', [], t, "
-        "'(none)', '', '', '', 'Chrome', 'Linux', 'desktop', '(none)', '', '' FROM (SELECT unnest($t) AS t)",
+        "'(none)', '', '', '', 'Chrome', 'Linux', 'desktop', '(none)', '', '', '' "
+        "FROM (SELECT unnest($t) AS t)",
         {"site": SITE, "t": [micros(t) for t in times]},
     )
     con.execute(
         "INSERT INTO visits SELECT site_id, visit, visitor, visitor, time, time, time, 1, 0, '/', time, "
         "'/', time, "
-        "source, utm_source, utm_medium, utm_campaign, browser, os, device, country, region, city, id "
+        "source, utm_source, utm_medium, utm_campaign, browser, os, device, country, region, city, "
+        "language, id "
         "FROM events"
     )
     return con, times

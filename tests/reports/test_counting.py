@@ -56,7 +56,7 @@ def store() -> Iterator[duckdb.DuckDBPyConnection]:
         "min(time), min(time), max(time), "
         "count(*), 0, '/', min(time), '/', max(time), '(none)', '', '', '', "
         "['Chrome', 'Firefox', 'Safari'][(min(visitor) % 3)::INTEGER + 1], 'Linux', 'desktop', "
-        "'(none)', '', '', max(id) FROM events GROUP BY site_id, visit"
+        "'(none)', '', '', '', max(id) FROM events GROUP BY site_id, visit"
     )
     # Each event carries its visit's start and attributes, as the feed writes them.
     con.execute(
@@ -243,13 +243,13 @@ def test_the_estimate_counts_visitors_whose_visit_began_before_the_span(
         visits.append((who + 1, visitor, began, times[-1], len(times)))
     con.execute(
         "INSERT INTO events SELECT $site, t, row_number() OVER (), v, n, 'pageview', '/', [], began, "
-        "'(none)', '', '', '', 'Chrome', 'Linux', 'desktop', '(none)', '', '' "
+        "'(none)', '', '', '', 'Chrome', 'Linux', 'desktop', '(none)', '', '', '' "
         "FROM (SELECT unnest($v) AS v, unnest($t) AS t, unnest($b) AS began, unnest($n) AS n)",
         {"site": SITE, **{k: [e[i] for e in events] for i, k in enumerate(("v", "t", "b", "n"))}},
     )
     con.execute(
         "INSERT INTO visits SELECT $site, u, v, v, b, b, last, n, 0, '/', b, '/', last, "
-        "'(none)', '', '', '', 'Chrome', 'Linux', 'desktop', '(none)', '', '', 0 "
+        "'(none)', '', '', '', 'Chrome', 'Linux', 'desktop', '(none)', '', '', '', 0 "
         "FROM (SELECT unnest($u) AS u, unnest($v) AS v, unnest($b) AS b, unnest($last) AS last, "
         "unnest($n) AS n)",
         {"site": SITE, **{k: [v[i] for v in visits] for i, k in enumerate(("u", "v", "b", "last", "n"))}},

@@ -88,7 +88,7 @@ def store() -> Iterator[tuple[duckdb.DuckDBPyConnection, list[Event]]]:
     con.execute(
         "INSERT INTO events SELECT 1, unnest($time), row_number() OVER (), unnest($visitor), unnest($visit), "
         "unnest($name), unnest($path), unnest($props), unnest($start), unnest($source), '', '', '', "
-        "unnest($browser), 'Linux', 'desktop', '(none)', '', ''",
+        "unnest($browser), 'Linux', 'desktop', '(none)', '', '', ''",
         columns,
     )
     con.execute(
@@ -96,7 +96,7 @@ def store() -> Iterator[tuple[duckdb.DuckDBPyConnection, list[Event]]]:
         "sum(CASE WHEN name = 'pageview' THEN 1 ELSE 0 END), "
         "sum(CASE WHEN name = 'pageview' THEN 0 ELSE 1 END), "
         "NULL, NULL, NULL, NULL, arg_min(source, time), '', '', '', min(browser), min(os), min(device), "
-        "'(none)', '', '', max(id) FROM events GROUP BY site_id, visit"
+        "'(none)', '', '', '', max(id) FROM events GROUP BY site_id, visit"
     )
     yield con, rows
     con.close()

@@ -73,7 +73,7 @@ def _load(con: duckdb.DuckDBPyConnection, rows: list[Event], first_id: int) -> N
     con.execute(
         f"INSERT INTO events SELECT {SITE}, unnest($time), {first_id - 1} + row_number() OVER (), "
         "unnest($visitor), unnest($visit), unnest($name), unnest($path), unnest($props), unnest($start), "
-        "'(none)', '', '', '', 'Chrome', 'Linux', 'desktop', '(none)', '', ''",
+        "'(none)', '', '', '', 'Chrome', 'Linux', 'desktop', '(none)', '', '', ''",
         columns,
     )
     con.execute("DELETE FROM store_state")

@@ -34,7 +34,7 @@ def _store(far: int, later: timedelta) -> duckdb.DuckDBPyConnection:
     for at, id_, name, path in events:
         con.execute(
             "INSERT INTO events VALUES ($site, $t, $id, 7, 8, $name, $path, [], $start, '(none)', '', '', "
-            "'', 'Chrome', 'Linux', 'desktop', '(none)', '', '')",
+            "'', 'Chrome', 'Linux', 'desktop', '(none)', '', '', '')",
             {"site": SITE, "t": micros(at), "id": id_, "name": name, "path": path, "start": micros(START)},
         )
     return con

@@ -51,7 +51,7 @@ class Store:
         for site, moment, visitor, name, path in rows:
             self.con.execute(
                 "INSERT INTO events VALUES ($site, $time, $id, $visitor, 1, $name, $path, [], 0, "
-                "'', '', '', '', '', '', '', '', '', '')",
+                "'', '', '', '', '', '', '', '', '', '', '')",
                 {"site": site, "time": micros(moment), "id": self.next_id, "visitor": visitor, "name": name}
                 | {"path": path},
             )

@@ -54,7 +54,7 @@ def _store() -> duckdb.DuckDBPyConnection:
             n += 1
             con.execute(
                 "INSERT INTO events VALUES ($site, $t, $n, $k, $v, 'pageview', $path, [], $s, $src, "
-                "'', '', '', 'Chrome', 'Linux', 'desktop', '(none)', '', '')",
+                "'', '', '', 'Chrome', 'Linux', 'desktop', '(none)', '', '', '')",
                 {
                     "site": SITE,
                     "t": at,
@@ -70,7 +70,7 @@ def _store() -> duckdb.DuckDBPyConnection:
         con.execute(
             "INSERT INTO visits VALUES ($site, $v, $k, $k, $born, $s, $last, $pv, 0, $entry, $s, $exit, "
             "$last, "
-            "$src, '', '', '', 'Chrome', 'Linux', 'desktop', '(none)', '', '', $n)",
+            "$src, '', '', '', 'Chrome', 'Linux', 'desktop', '(none)', '', '', '', $n)",
             {
                 "site": SITE,
                 "v": number,

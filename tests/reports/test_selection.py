@@ -49,14 +49,14 @@ def _store() -> duckdb.DuckDBPyConnection:
             n += 1
             con.execute(
                 "INSERT INTO events VALUES ($site, $t, $n, $k, $v, 'pageview', $path, [], $s, '(none)', "
-                "'', '', '', 'Chrome', 'Linux', 'desktop', '(none)', '', '')",
+                "'', '', '', 'Chrome', 'Linux', 'desktop', '(none)', '', '', '')",
                 {"site": SITE, "t": at, "n": n, "k": key, "v": number, "path": path, "s": views[0][0]},
             )
         start, last = views[0][0], views[-1][0]
         con.execute(
             "INSERT INTO visits VALUES ($site, $v, $k, $k, $s, $s, $last, $pv, 0, '/', $s, '/pricing', "
             "$last, "
-            "'(none)', '', '', '', 'Chrome', 'Linux', 'desktop', '(none)', '', '', $n)",
+            "'(none)', '', '', '', 'Chrome', 'Linux', 'desktop', '(none)', '', '', '', $n)",
             {"site": SITE, "v": number, "k": key, "s": start, "last": last, "pv": len(views), "n": n},
         )
     return con
@@ -130,7 +130,7 @@ def test_a_big_filtered_props_table_ranks_by_exact_counts_and_estimates_the_show
         con.execute(
             "INSERT INTO events SELECT site_id, $t, 100 + $n, visitor, visit, 'signup', path, $props, "
             "visit_start, source, utm_source, utm_medium, utm_campaign, browser, os, device, country, "
-            "region, city FROM events WHERE visit = $v LIMIT 1",
+            "region, city, language FROM events WHERE visit = $v LIMIT 1",
             {"t": end - 300 * MINUTE + n, "n": n, "props": kv, "v": visit},
         )
     span = (DAY, DAY + timedelta(days=1))

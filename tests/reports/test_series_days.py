@@ -54,7 +54,7 @@ def _visits(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(
         "INSERT INTO visits SELECT site_id, visit, min(visitor), min(visitor), min(time), min(time), "
         "max(time), count(*), 0, '/', min(time), '/', max(time), '(none)', '', '', '', 'Chrome', 'Linux', "
-        "'desktop', '(none)', '', '', max(id) FROM events GROUP BY site_id, visit"
+        "'desktop', '(none)', '', '', '', max(id) FROM events GROUP BY site_id, visit"
     )
     con.execute("UPDATE events SET visit_start = v.start FROM visits AS v WHERE events.visit = v.visit")
     con.execute(
@@ -109,7 +109,7 @@ def test_an_event_fed_into_a_kept_span_makes_that_span_alone_read_again(
     con.execute(
         "INSERT INTO events SELECT site_id, time + 2 * $minute, (SELECT max(id) + 1 FROM events), visitor, "
         "visit, name, path, props, visit_start, source, utm_source, utm_medium, utm_campaign, browser, os, "
-        "device, country, region, city FROM events WHERE id = 1",
+        "device, country, region, city, language FROM events WHERE id = 1",
         {"minute": MINUTE},
     )
     _visits(con)
@@ -227,7 +227,7 @@ def test_the_pages_table_ranks_by_kept_day_counts_as_by_reading_them(con: duckdb
     con.execute(
         "INSERT INTO events SELECT site_id, time + 1, (SELECT max(id) + 1 FROM events), visitor, visit, "
         "name, '/p/6', props, visit_start, source, utm_source, utm_medium, utm_campaign, browser, os, "
-        "device, country, region, city FROM events WHERE visit = 4 LIMIT 1"
+        "device, country, region, city, language FROM events WHERE visit = 4 LIMIT 1"
     )
     _visits(con)
     _wrote(con, changes, "id = (SELECT max(id) FROM events)")
@@ -288,12 +288,12 @@ def test_a_filtered_pages_table_ranks_by_day_counts_of_the_visits_started_each_d
     con.execute(
         "INSERT INTO events SELECT site_id, time + 1, (SELECT max(id) + 1 FROM events), visitor, visit, "
         "'pageview', '/pricing', props, visit_start, source, utm_source, utm_medium, utm_campaign, browser, "
-        "os, device, country, region, city FROM events WHERE visit = 7 LIMIT 1"
+        "os, device, country, region, city, language FROM events WHERE visit = 7 LIMIT 1"
     )
     con.execute(
         "INSERT INTO events SELECT site_id, time + 2, (SELECT max(id) + 1 FROM events), visitor, visit, "
         "'signup', path, props, visit_start, source, utm_source, utm_medium, utm_campaign, browser, "
-        "os, device, country, region, city FROM events WHERE visit = 7 LIMIT 1"
+        "os, device, country, region, city, language FROM events WHERE visit = 7 LIMIT 1"
     )
     _visits(con)
     _wrote(con, changes, "visit = 7")  # as the store records its writes

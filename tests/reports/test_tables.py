@@ -38,7 +38,7 @@ def store() -> Iterator[duckdb.DuckDBPyConnection]:
             sources.append(f"s{s:03}")
     con.execute(
         "INSERT INTO visits SELECT $site, i, i, visitor, t, t, t, 1, 0, '/', t, '/', t, source, '', '', '', "
-        "'Chrome', 'Linux', 'desktop', '(none)', '', '', i FROM (SELECT unnest($visitors) AS visitor, "
+        "'Chrome', 'Linux', 'desktop', '(none)', '', '', '', i FROM (SELECT unnest($visitors) AS visitor, "
         "unnest($sources) AS source, unnest(range(1, $n + 1)) AS i, $start + i * 1000000 AS t)",
         {"site": SITE, "visitors": visitors, "sources": sources, "n": len(visitors), "start": micros(START)},
     )

@@ -54,7 +54,7 @@ def store() -> Iterator[duckdb.DuckDBPyConnection]:
     con.execute(
         "INSERT INTO events SELECT $site, unnest($t), unnest($id), unnest($v), unnest($visit), "
         "unnest($name), '/', [], unnest($fed), '(none)', '', '', '', 'Chrome', 'Linux', 'desktop', "
-        "'(none)', '', ''",
+        "'(none)', '', '', ''",
         {
             "site": SITE,
             **{k: [e[i] for e in events] for i, k in enumerate(("t", "id", "v", "visit", "name", "fed"))},
@@ -64,7 +64,7 @@ def store() -> Iterator[duckdb.DuckDBPyConnection]:
         "INSERT INTO visits SELECT $site, unnest($n), unnest($n), unnest($v), unnest($s), unnest($s), "
         "unnest($last), "
         "unnest($pv), unnest($e), '/', unnest($s), '/', unnest($last), '(none)', '', '', '', 'Chrome', "
-        "'Linux', 'desktop', '(none)', '', '', 0",
+        "'Linux', 'desktop', '(none)', '', '', '', 0",
         {
             "site": SITE,
             **{k: [v[i] for v in visits] for i, k in enumerate(("n", "v", "s", "last", "pv", "e"))},

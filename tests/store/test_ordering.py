@@ -27,13 +27,14 @@ def _fill(store: Embedded, first: int, hours: int, per_hour: int) -> None:
     store.execute(
         "INSERT INTO events SELECT (n % 3) + 1, $first + n * ($hour // $per), n, hash(n), n // 3 + 1, "
         "'pageview', '/', [], $first + n * ($hour // $per), '(none)', '', '', '', 'Chrome', 'Linux', "
-        "'desktop', '(none)', '', '' FROM range($count) t(n)",
+        "'desktop', '(none)', '', '', '' FROM range($count) t(n)",
         {"first": first, "hour": HOUR, "per": per_hour, "count": hours * per_hour},
     )
     store.execute(
         "INSERT INTO visits SELECT site_id, visit, hash(id), visitor, time, time, time, 1, 0, '/', time, "
         "'/', time, "
-        "source, utm_source, utm_medium, utm_campaign, browser, os, device, country, region, city, id "
+        "source, utm_source, utm_medium, utm_campaign, browser, os, device, country, region, city, "
+        "language, id "
         "FROM events WHERE time >= $first",
         {"first": first},
     )

@@ -63,7 +63,7 @@ VISIT_COLUMNS = (
     "version",
 )
 
-_DUCK_ATTRS = ", ".join(f"{name} VARCHAR NOT NULL" for name in VISIT_ATTRIBUTES)
+_DUCK_ATTRS = ", ".join(f"{name} VARCHAR NOT NULL DEFAULT ''" for name in VISIT_ATTRIBUTES)
 DUCKDB = (
     "CREATE TABLE IF NOT EXISTS store_meta (id INTEGER PRIMARY KEY, format INTEGER NOT NULL, "
     "engine VARCHAR NOT NULL)",
