@@ -59,6 +59,7 @@ run: install
 lint: install-dev
 	$(BIN)/ruff check src tests bench scripts
 	$(BIN)/ruff format --check src tests bench scripts
+	$(BIN)/lint-imports
 
 typecheck: install-dev
 	$(BIN)/mypy

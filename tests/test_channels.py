@@ -1,5 +1,6 @@
-"""The channel rules (``sightline.channels``): the docs' table, the SQL the reports run against
-the rules as written, and ad clicks' ids at ingest."""
+"""The channel rules (``sightline.channels``): the docs' table, the SQL by which the store's feed
+writes each visit's channel (and an upgrade fills it in) against the rules as written, and ad
+clicks' ids at ingest."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import pytest
 
 from sightline import channels
 from sightline.ingest.batch import Utm
-from sightline.ingest.sources import place, place_with_utm, source_name
+from sightline.ingest.sources import place, place_with_utm
+from sightline.source_names import source_name
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "reports.md"
 
@@ -56,7 +58,7 @@ def test_a_visit_gets_the_channel_of_the_first_rule_that_holds(
     assert channels.classify(source, utm_source, utm_medium) == expected
 
 
-def test_the_reports_sql_names_the_same_channel_as_the_rules_for_every_kind_of_visit() -> None:
+def test_the_stores_sql_names_the_same_channel_as_the_rules_for_every_kind_of_visit() -> None:
     sources = [
         "(none)",
         "Google",

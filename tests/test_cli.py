@@ -103,3 +103,15 @@ def test_an_unreachable_database_is_reported_without_a_traceback(tmp_path: Path)
     assert done.returncode == 1
     assert "cannot open the database" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_every_command_prints_its_help_with_every_setting_it_takes() -> None:
+    from sightline.settings import REGISTRY
+
+    commands = sorted({command for setting in REGISTRY for command in setting.commands})
+    assert "serve" in commands
+    for command in commands:
+        result = _run(command, "--help")
+        assert result.returncode == 0, (command, result.stderr[-500:])
+        taken = [setting.flag for setting in REGISTRY if command in setting.commands]
+        assert all(flag in result.stdout for flag in taken), command

@@ -107,8 +107,22 @@ def test_health_figures_tell_the_last_run_and_since_when_it_has_been_failing() -
         if broken.is_set():
             raise OSError("disk gone")
 
-    job = Periodic("watched", work, 60.0, clock=lambda: now[0])
-    assert job.figures() == {"last_run_at": None, "last_error": None, "failing_since": None}
+    job = Periodic(
+        "the watched job",
+        work,
+        60.0,
+        clock=lambda: now[0],
+        logger=logging.getLogger("sightline.watched"),
+        effect="Nothing is watched meanwhile.",
+    )
+    assert job.figures() == {
+        "last_run_at": None,
+        "next_run_at": None,
+        "last_error": None,
+        "failing_since": None,
+        "problem": None,
+        "fix": None,
+    }
     assert job.run_once()
     assert job.figures()["last_run_at"] == "2026-03-01T12:00:00+00:00"
     assert job.figures()["failing_since"] is None
@@ -119,9 +133,24 @@ def test_health_figures_tell_the_last_run_and_since_when_it_has_been_failing() -
     assert not job.run_once()
     assert job.figures() == {
         "last_run_at": "2026-03-01T14:00:00+00:00",
+        "next_run_at": None,  # set by the loop, which this test does not run
         "last_error": "OSError",
         "failing_since": "2026-03-01T13:00:00+00:00",  # the first failure of the run of failures
+        "problem": "The last run of the watched job failed (OSError; 2 failed runs since the server "
+        "started). Nothing is watched meanwhile.",
+        "fix": "The server's log has the cause under the logger sightline.watched; the job tries "
+        "again by itself at its next run.",
     }
     broken.clear()
     assert job.run_once()
-    assert job.figures()["failing_since"] is None
+    assert (job.figures()["failing_since"], job.figures()["problem"]) == (None, None)
+
+
+def test_health_figures_tell_when_the_job_runs_next() -> None:
+    job = Periodic("the next run", lambda: None, 30.0)
+    _run_for(job, 0.3)
+    figures = job.figures()
+    assert figures["last_run_at"] is not None
+    assert figures["next_run_at"] is not None
+    wait = datetime.fromisoformat(figures["next_run_at"]) - datetime.fromisoformat(figures["last_run_at"])
+    assert 29.5 <= wait.total_seconds() <= 30.5

@@ -125,3 +125,15 @@ def test_the_recorded_costs_the_scheduler_reads_name_modules_with_tests_and_seco
     runs = scheduling.recorded()
     assert runs, "tests/support/suite-costs.tsv is missing: copy test-artifacts/suite-costs.tsv of a run"
     assert all(tests > 0 and wall >= 0 for tests, wall in runs.values())
+
+
+def test_the_console_has_one_period_menu_that_the_dashboard_and_all_sites_both_use() -> None:
+    ui = ROOT / "ui" / "src"
+    menus = sorted(
+        str(path.relative_to(ui)) for path in ui.rglob("*.tsx") if "More periods" in path.read_text()
+    )
+    assert menus == ["reports/PeriodControls.tsx"], f"period menus written more than once: {menus}"
+    for page in ("reports/ReportsPage.tsx", "pages/Overview.tsx"):
+        assert 'from "../reports/PeriodControls"' in (ui / page).read_text().replace(
+            '"./PeriodControls"', '"../reports/PeriodControls"'
+        ), f"{page} does not use the one period menu"

@@ -6,11 +6,13 @@ name or host, else its ``utm_source``; ``(none)`` without either), its ``utm_sou
 after Google Analytics 4's default channel group and Plausible's (AI assistants first, and the
 eight channels of PRODUCT.md instead of their longer list). Every test is on lower-cased values.
 
-The reports turn the rules into one SQL expression (``sql``, the same on DuckDB and ClickHouse),
-computed when a report asks, so old visits have channels too; imports (Plausible's sources)
-use ``classify``; ingest reads ``CLICK_IDS`` (an ad click's id on the landing page counts as its
-network's paid tags); ``docs/reports.md`` carries ``markdown_table`` (a test fails when it
-drifts: ``scripts/docs_tables.py`` writes it). Imports nothing else from Sightline.
+The store's feed turns the rules into one SQL expression (``SQL``, the same on DuckDB and
+ClickHouse) and writes each visit's channel once, as a column of its visit and of its events that
+reports read; the same SQL fills the column of a store made before it (``store.upgrade``).
+Imports (Plausible's sources) use ``classify``; ingest reads ``CLICK_IDS`` (an ad click's id on
+the landing page counts as its network's paid tags); ``docs/reports.md`` carries
+``markdown_table`` (a test fails when it drifts: ``scripts/docs_tables.py`` writes it). Imports
+nothing else from Sightline.
 """
 
 from __future__ import annotations

@@ -73,7 +73,8 @@ def _parser() -> argparse.ArgumentParser:
                     nargs="?" if boolean else None,
                     const="true" if boolean else None,
                     metavar=setting.type_name.upper(),
-                    help=f"{setting.help} [env {setting.env}; default {setting.default}]",
+                    # argparse formats help with %: a literal one (``0.3 %``) is written twice
+                    help=f"{setting.help} [env {setting.env}; default {setting.default}]".replace("%", "%%"),
                 )
         if name == OWNER:
             sub.add_argument("--email", required=True, help="The owner's e-mail address (sign-in name).")

@@ -1,6 +1,7 @@
 """What one running Sightline holds: settings, database, and the long-lived helpers.
 
-Built whole, once, in ``app.create_app`` and handed to every surface through ``request.app.state.ctx``.
+Built whole, once, in ``app.create_app`` (no field is filled in later) and handed to every surface
+through ``request.app.state.ctx``.
 """
 
 from __future__ import annotations

@@ -10,15 +10,13 @@ lists (``ui/src/reports/dimensions.gen.ts``, written by ``scripts/docs_tables.py
 from it; the store's visit attributes are its ``visits`` entries with a stored column.
 
 Adding a visit attribute: one ``Dimension`` below, the store's feed filling its column, and tests.
-Imports ``sightline.channels`` only (the channel's SQL expression).
+Imports nothing of Sightline's.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
-
-from sightline import channels
 
 # What a dimension supports.
 FILTER = "filter"  # a report filter (``name=value``, ``!value``, ``~value``)
@@ -94,7 +92,8 @@ DIMENSIONS: tuple[Dimension, ...] = (
     _page("entry_page", "Entry page", "entry", ("visits", "bounce_rate", "visit_duration"), "Entry pages"),
     _page("exit_page", "Exit page", "exit", ("visits",), "Exit pages"),
     _visit("source", "Source", "sources", "sources", "Sources"),
-    _visit("channel", "Channel", "channels", "sources", "Channels", column=channels.SQL, values=CHANNEL),
+    # Stored: the feed works it out once per visit from its source and UTM tags (``sightline.channels``).
+    _visit("channel", "Channel", "channels", "sources", "Channels", values=CHANNEL, supports=_OWN | {IMPORT}),
     _visit("utm_source", "UTM source", "utm_sources", "sources", optional=True),
     _visit("utm_medium", "UTM medium", "utm_mediums", "sources", optional=True),
     _visit("utm_campaign", "UTM campaign", "utm_campaigns", "sources", optional=True),

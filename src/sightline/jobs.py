@@ -4,7 +4,8 @@
 it) at start and then after every wait of ``interval`` seconds, each wait drawn at random within
 ``jitter`` (a share of the interval) either side, so that several nodes do not run a job in step.
 A run that raises is logged with its traceback and the loop goes on; ``figures`` says when the job
-last ran, how that ended and since when it has been failing, for a health probe. Leaving
+last ran, when it runs next, how the last run ended and since when it has been failing (in plain
+words: what a failure means, given as ``effect``, and what to do), for a health probe. Leaving
 ``running()`` stops the loop at once, and does not wait for a run under way: that run goes on in
 its thread (which cannot be stopped from outside) with ``stopping`` set, which a long job checks
 between its steps to end early.
@@ -21,7 +22,7 @@ import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from anyio import to_thread
@@ -50,6 +51,7 @@ class Periodic:
         jitter: float = 0.0,
         logger: logging.Logger = log,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        effect: str = "",
     ) -> None:
         if interval <= 0:
             raise ValueError("a periodic job needs an interval above 0 seconds")
@@ -61,7 +63,9 @@ class Periodic:
         self.jitter = jitter
         self.logger = logger
         self.clock = clock
+        self.effect = effect  # what a failing run means for the owner, one sentence
         self.last: LastRun | None = None
+        self.next_run_at: datetime | None = None
         self.failing_since: datetime | None = None
         self.runs = 0
         self.failures = 0
@@ -92,18 +96,40 @@ class Periodic:
         return last.error is None
 
     def figures(self) -> dict[str, Any]:
-        """The latest run and failure, for a health probe."""
+        """The latest run, the next and any failure (``problem`` and ``fix`` in plain words, None
+        while runs succeed), for a health probe."""
         last = self.last
-        return {
+        figures: dict[str, Any] = {
             "last_run_at": last.started_at.isoformat() if last else None,
+            "next_run_at": self.next_run_at.isoformat() if self.next_run_at else None,
             "last_error": last.error if last else None,
             "failing_since": self.failing_since.isoformat() if self.failing_since else None,
+            "problem": None,
+            "fix": None,
         }
+        if last is not None and last.error is not None:
+            runs = "run" if self.failures == 1 else "runs"
+            figures["problem"] = " ".join(
+                part
+                for part in (
+                    f"The last run of {self.name} failed ({last.error}; {self.failures} failed {runs} "
+                    "since the server started).",
+                    self.effect,
+                )
+                if part
+            )
+            figures["fix"] = (
+                f"The server's log has the cause under the logger {self.logger.name}; the job tries "
+                "again by itself at its next run."
+            )
+        return figures
 
     async def loop(self) -> None:
         while True:
             await to_thread.run_sync(self.run_once)
-            await asyncio.sleep(self.next_wait())
+            wait = self.next_wait()
+            self.next_run_at = self.clock() + timedelta(seconds=wait)
+            await asyncio.sleep(wait)
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:

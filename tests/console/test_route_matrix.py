@@ -398,6 +398,15 @@ def test_a_key_passes_the_guard_on_the_routes_of_its_scope_only(
     assert mine >= 1
 
 
+def test_an_events_write_key_for_every_site_is_refused_at_creation_naming_the_site_id(
+    members: dict[str, Any],
+) -> None:
+    """Such a key could send events to no site (every call would be 403), so it is never made."""
+    refused = members["owner"].post("/api/keys", json={"name": "no site", "scopes": ["events:write"]})
+    assert refused.status_code == 422, refused.text
+    assert refused.json()["error"]["field"] == "site_id"
+
+
 def test_a_key_is_not_checked_for_origin_but_a_session_is_even_with_a_key(
     members: dict[str, Any], console_server: LiveServer
 ) -> None:

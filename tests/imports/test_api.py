@@ -269,7 +269,7 @@ def test_plausibles_export_shows_beside_the_collected_figures_marked_as_imported
     assert rows_of(owner, site_id, "pages", limit=1, offset=1) == [pages[1]]
     assert [r["value"] for r in rows_of(owner, site_id, "pages", search="PRI")] == ["/pricing"]
     sources = rows_of(owner, site_id, "sources")
-    assert [(r["value"], r["visits"]) for r in sources] == [("duckduckgo.com", 11), ("(none)", 2 + 7)]
+    assert [(r["value"], r["visits"]) for r in sources] == [("DuckDuckGo", 11), ("(none)", 2 + 7)]
     assert [(r["value"], r["visits"]) for r in rows_of(owner, site_id, "utm_sources")] == [("ddg", 5)]
     channels = [(r["value"], r["visits"]) for r in rows_of(owner, site_id, "channels")]
     assert channels == [("organic_search", 11), ("direct", 2 + 7)]
@@ -307,6 +307,40 @@ def test_plausibles_export_shows_beside_the_collected_figures_marked_as_imported
     assert [(r["value"], r["pageviews"]) for r in left_out["rows"]] == [("/pricing", 2), ("/", 1)]
     exported = owner.get(f"/api/sites/{site_id}/reports/export/summary.csv", params=WEEK)
     assert "visits,20\r\n" in exported.text
+
+
+def test_imported_sources_are_named_as_live_ones_so_one_source_is_one_row(
+    console_server: LiveServer, owner: httpx.Client
+) -> None:
+    site_id = new_site(owner, "Named sources")
+    noon = datetime.combine(D1, datetime.min.time(), UTC) + timedelta(hours=12)
+    live = [  # as ingest names them: Google for any of its hosts, a host without www. otherwise
+        pageview(site_id, noon, f"g1-{site_id}", "/", "Google"),
+        pageview(site_id, noon + timedelta(minutes=1), f"g2-{site_id}", "/", "Google"),
+        pageview(site_id, noon + timedelta(minutes=2), f"b1-{site_id}", "/", "blog.example.org"),
+    ]
+    store(console_server, owner, live)
+    files = plausible_files(D1, D2)
+    header = files[next(name for name in files if name.startswith("imported_sources"))].splitlines()[0]
+    d1, d2 = D1.isoformat(), D2.isoformat()
+    files = {name: text for name, text in files.items() if not name.startswith("imported_sources")}
+    files[f"imported_sources_{D1:%Y%m%d}_{D2:%Y%m%d}.csv"] = csv_text(
+        header.split(","),
+        [
+            [d1, "google.com", "", "", "", "", "", "", 10, 6, 7, 600, 2],
+            [d2, "www.google.de", "", "", "", "", "", "", 4, 3, 3, 100, 1],
+            [d2, "Google", "", "", "", "", "", "", 2, 1, 1, 10, 0],
+            [d1, "www.blog.example.org", "", "", "", "", "", "", 3, 2, 2, 60, 1],
+            [d1, "t.co", "", "", "", "", "", "", 5, 4, 4, 60, 1],
+        ],
+    )
+    imported(owner, site_id, "plausible-export.zip", plausible_zip(files))
+    sources = [(r["value"], r["visits"]) for r in rows_of(owner, site_id, "sources")]
+    assert sources == [("Google", 2 + 7 + 3 + 1), ("Twitter", 4), ("blog.example.org", 1 + 2)]
+    assert [r["value"] for r in rows_of(owner, site_id, "sources", search="goo")] == ["Google"]
+    assert rows_of(owner, site_id, "sources", limit=1, offset=1) == [
+        next(r for r in rows_of(owner, site_id, "sources") if r["value"] == "Twitter")
+    ]
 
 
 def test_the_same_file_twice_counts_once_and_an_overlapping_file_is_refused(

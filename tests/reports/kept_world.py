@@ -1,12 +1,12 @@
 """The world the kept-figures property test drives: a log database, an analytics store and the
-store process's own parts run in the test's process (the feeder, the upkeep's tasks, deleted
+store process's own parts run in the test's process (the feeder, the maintenance's tasks, deleted
 sites and trim, a rebuild), the reports service over that store as the server runs it (``served``:
 its figures kept between requests, ``Dialect.exact_below`` set low so that every kept path is
 taken), and a model of what the log acknowledged (``SiteModel.rows``) for the oracle.
 
 Every write goes through the code the server and the store process run: events into the log's
 ``events`` table (as ingest's writer commits them), ``visitors.rights.erase``, ``visitors.retention``,
-``sites.service`` and ``goals.service``, then the store process's ``Feeder.step`` and ``Upkeep``.
+``sites.service`` and ``goals.service``, then the store process's ``Feeder.step`` and ``Maintenance``.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from sightline.sites import service as sites_service
 from sightline.store.dialects import Dialect
 from sightline.store.engines import ClickHouse, Embedded, Engine
 from sightline.store.feed import Feeder, key_of
-from sightline.store.maintenance import Upkeep
+from sightline.store.maintenance import Maintenance
 from sightline.store.ordering import Ordering
 from sightline.visitors import rights
 from sightline.visitors.retention import Retention
@@ -72,8 +72,14 @@ class InProcessStore:
     def query(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
         return self.engine.query(sql, params)
 
-    def _keep(self, sql: str, params: dict[str, Any], site_id: int | None = None) -> str | None:
-        return self.engine.keep(sql, params, site_id) if isinstance(self.engine, Embedded) else None
+    def _keep(
+        self,
+        sql: str,
+        params: dict[str, Any],
+        site_id: int | None = None,
+        span: tuple[int, int] | None = None,
+    ) -> str | None:
+        return self.engine.keep(sql, params, site_id, span) if isinstance(self.engine, Embedded) else None
 
     def _changes(self, site_id: int, after: int) -> dict[str, Any]:
         return self.engine.changes.since(site_id, after)
@@ -116,7 +122,7 @@ class World:
         self.dialect = replace(engine.dialect, exact_below=exact_below)
         self.served = InProcessStore(engine, self.dialect, self.keeps)
         self.feeder = Feeder(db, engine, FEED_BATCH)
-        self.upkeep = Upkeep(db, engine, self.feeder, log_days)
+        self.maintenance = Maintenance(db, engine, self.feeder, log_days)
         self.ordering = Ordering(engine) if isinstance(engine, Embedded) else None
         self.sessions = 0
         self.sites: list[SiteModel] = []
@@ -315,7 +321,7 @@ class World:
 
     def trim(self) -> int:
         """The log's retention (``--event-log-retention-days``): the store keeps what it trims."""
-        removed = self.upkeep.trim()
+        removed = self.maintenance.trim()
         with self.db.read() as conn:
             left = {int(i) for i in conn.execute(select(events.c.id)).scalars()}
         for site in self.sites:
@@ -338,12 +344,12 @@ class World:
 
     def settle(self) -> None:
         """The store process's loop until the store holds the log: feeding steps, then the
-        upkeep's tasks and deleted sites, and the rewrite in site order."""
+        maintenance's tasks and deleted sites, and the rewrite in site order."""
         while True:
             fed = 0
             while step := self.feeder.step():
                 fed += step
-            done = self.upkeep.apply_tasks() + self.upkeep.purge_deleted_sites()
+            done = self.maintenance.apply_tasks() + self.maintenance.purge_deleted_sites()
             if self.ordering is not None:
                 self.ordering.run()
             if not fed and not done:

@@ -34,6 +34,7 @@ from tests.reports.helpers import Event
 from tests.reports.logged import logged_run
 from tests.reports.test_conversions import GOALS, with_purchases
 from tests.reports.test_goal_bitmaps import _goal
+from tests.support.store_rows import EVENTS
 
 SITE = 1
 NOW = datetime(2026, 11, 20, 12, tzinfo=UTC)  # New York left summer time on 1 November
@@ -49,7 +50,7 @@ def Ledger(background: bool = True) -> GoalLedger:
 
 def _erased(con: duckdb.DuckDBPyConnection, where: str, params: dict[str, Any]) -> None:
     """Deletes the events and visits ``where`` picks, recording the hours of the events as the
-    store's upkeep does."""
+    store's maintenance does."""
     found = con.execute(f"SELECT time FROM events WHERE {where}", params).fetchall()
     for table in ("events", "visits"):
         con.execute(f"DELETE FROM {table} WHERE {where}", params)
@@ -71,9 +72,9 @@ def _load(con: duckdb.DuckDBPyConnection, rows: list[Event], first_id: int) -> N
         "start": [micros(starts[e.session_id]) for e in rows],
     }
     con.execute(
-        f"INSERT INTO events SELECT {SITE}, unnest($time), {first_id - 1} + row_number() OVER (), "
+        f"INSERT INTO {EVENTS} SELECT {SITE}, unnest($time), {first_id - 1} + row_number() OVER (), "
         "unnest($visitor), unnest($visit), unnest($name), unnest($path), unnest($props), unnest($start), "
-        "'(none)', '', '', '', 'Chrome', 'Linux', 'desktop', '(none)', '', '', ''",
+        "'(none)', '', '', '', 'Chrome', 'Linux', 'desktop', '(none)', '', '', 'direct'",
         columns,
     )
     con.execute("DELETE FROM store_state")
@@ -270,7 +271,7 @@ def test_an_event_fed_while_a_day_is_read_and_then_erased_is_not_kept_in_it(
     days = Days(ledger, ZONE, NOW)
     goals.breakdown(run, DUCKDB, SITE, _span(), Filters(), chosen, queries.Page(limit=100), days)
     assert fed
-    # the erasure, as the store's upkeep applies it
+    # the erasure, as the store's maintenance applies it
     _erased(
         con,
         "site_id = $s AND list_contains($v, visitor)",
@@ -293,7 +294,7 @@ def test_a_deleted_site_whose_id_comes_back_counts_the_new_sites_events(
 ) -> None:
     con, rows = store
     ledger = _warm(con, rows)
-    con.execute("DELETE FROM events WHERE site_id = $s", {"s": SITE})  # the upkeep's purge
+    con.execute("DELETE FROM events WHERE site_id = $s", {"s": SITE})  # the maintenance's purge
     CHANGES[0].record({SITE: [EVERYTHING]})
     other = with_purchases(helpers.generate(SITE, NOW, 5_000, 24, seed=12), 4)
     _load(con, other, 10_000_000)

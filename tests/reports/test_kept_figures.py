@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gc
 import weakref
+from collections.abc import Sequence
 from typing import Any
 
 from sightline.reports.kept_figures import Kept, kept_of
@@ -75,3 +76,32 @@ def test_a_figure_goes_when_a_later_change_touches_its_span_and_stays_otherwise(
     store.records = Changes()  # the store process started again
     kept.sync(2)
     assert len(kept) == 0
+
+
+def test_syncing_many_sites_in_one_request_drops_what_syncing_each_drops() -> None:
+    store = _Store()
+    asked: list[list[tuple[int, int]]] = []
+
+    def many(pairs: Sequence[tuple[int, int]]) -> list[dict[str, Any]]:
+        asked.append(list(pairs))
+        return [store.changes(site_id, after) for site_id, after in pairs]
+
+    each, together = Kept(store.changes), Kept(store.changes, many=many)
+    for kept in (each, together):
+        seen = kept.sync_many([1, 2, 3])
+        for site_id in (1, 2, 3):
+            kept.put((site_id, 0, HOUR, "x"), site_id, seen[site_id], 10)
+            kept.put((site_id, HOUR, 2 * HOUR, "x"), site_id, seen[site_id], 10)
+    store.records.record({1: [(0, 1)], 3: [(HOUR, HOUR + 1)]})
+    answers = [each.sync_many([1, 2, 3]), together.sync_many([1, 2, 3])]
+    left = [
+        sorted(
+            (s, low)
+            for s in (1, 2, 3)
+            for low in (0, HOUR)
+            if k.get((s, low, low + HOUR, "x"), a[s]) is not None
+        )
+        for k, a in zip((each, together), answers, strict=True)
+    ]
+    assert left[0] == left[1] == [(1, HOUR), (2, 0), (2, HOUR), (3, 0)]
+    assert len(asked) == 2  # one request to the store per sync of every site

@@ -83,6 +83,32 @@ def test_the_owner_sees_every_site_sorts_them_and_opens_one_over_the_same_period
     expect(row.get_by_role("img", name=re.compile(r"30 days$"))).to_be_visible()
     tab.get_by_role("button", name="Today").click()
     expect(row.get_by_role("img", name=re.compile(r"hours$"))).to_be_visible()
+    # The dashboard's own menu: its other periods and custom dates, without realtime or a comparison.
+    periods = tab.get_by_label("More periods")
+    options = periods.locator("option").all_inner_texts()
+    assert options == [
+        "More periods…",
+        "Yesterday (E)",
+        "This month (M)",
+        "Last month (L)",
+        "12 months (Y)",
+        "All time (A)",
+    ]
+    expect(tab.get_by_label("Compare with")).to_have_count(0)
+    periods.select_option("last_month")
+    expect(tab).to_have_url(re.compile(r"/overview\?range=last_month$"))
+    tab.locator("main h1").click()  # keys go to the page
+    tab.keyboard.press("r")  # realtime is the dashboard's alone
+    tab.keyboard.press("c")
+    dates = tab.locator("form.report-dates")
+    start = (datetime.now(UTC).date() - timedelta(days=3)).isoformat()
+    dates.get_by_label("From").fill(start)
+    dates.get_by_role("button", name="Apply").click()
+    expect(tab).to_have_url(re.compile(rf"/overview\?range=custom&from={start}&to=\d{{4}}-\d\d-\d\d$"))
+    expect(tab.get_by_role("button", name="Custom")).to_have_attribute("aria-pressed", "true")
+    expect(row.locator("td").nth(0)).to_have_text("5")
+    tab.get_by_role("button", name="Today").click()
+    expect(row.get_by_role("img", name=re.compile(r"hours$"))).to_be_visible()
     assert_accessible(tab, "all sites at a glance")
     for scheme in ("light", "dark"):
         show(tab, scheme, PHONE_390)

@@ -4,6 +4,7 @@ API refuses is explained in the owner's words, not the API's."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
@@ -84,3 +85,47 @@ def test_goal_and_filter_fields_suggest_the_sites_values_and_refusals_say_what_t
     form.get_by_label("Filter").select_option("page")
     value.fill("/do")
     _suggests(tab, "filter-suggestions", ["/docs"])
+
+
+def test_a_prop_filter_suggests_the_sites_prop_keys_then_the_chosen_keys_values(
+    console: Console, console_server: LiveServer
+) -> None:
+    tab = console.signed_in()
+    site = console.api(
+        tab, "POST", "/api/sites", {"name": "Props", "domain": f"{unique('props')}.example.com"}
+    )
+    assert isinstance(site, dict)
+    site_id = int(site["id"])
+    at = datetime.now(UTC) - timedelta(minutes=5)
+    seen = helpers.pageview(site_id, at, "cy", "/pricing")
+    rows = [
+        seen,
+        replace(seen, time=at + timedelta(seconds=1), name="signup", props={"plan": "pro"}),
+        replace(seen, time=at + timedelta(seconds=2), name="signup", props={"plan": "free"}),
+        replace(
+            seen, time=at + timedelta(seconds=3), name="purchase", props={"plan": "pro", "coupon": "spring"}
+        ),
+    ]
+    assert console_server.database_url is not None
+    db = open_database(console_server.database_url, migrate=False)
+    helpers.insert_events(db, rows)
+    db.dispose()
+    with console_server.client() as client:
+        signed = client.post("/api/login", json={"email": OWNER_EMAIL, "password": OWNER_PASSWORD})
+        assert signed.status_code == 200
+        wait_caught_up(client)
+
+    tab.goto(f"/sites/{site_id}/reports?range=today")
+    tab.get_by_role("button", name="Add a filter").click()
+    form = tab.get_by_role("form", name="Add a filter")
+    form.get_by_label("Filter").select_option("prop")
+    value = form.get_by_role("combobox", name="Value", exact=True)
+    expect(value).to_have_attribute("list", "filter-suggestions")
+    _suggests(tab, "filter-suggestions", ["coupon:", "plan:"])  # the keys of every event's props
+    value.fill("plan:")
+    _suggests(tab, "filter-suggestions", ["plan:free", "plan:pro"])
+    value.fill("coupon:")
+    _suggests(tab, "filter-suggestions", ["coupon:spring"])
+    value.fill("plan:pro")
+    form.get_by_role("button", name="Apply").click()
+    expect(tab).to_have_url(re.compile(r"prop=plan(%3A|:)pro"))

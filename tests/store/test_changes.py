@@ -25,7 +25,7 @@ from sightline.store.changes import EVERYTHING, HOUR, Changes
 from sightline.store.dialects import DUCKDB
 from sightline.store.engines import Embedded
 from sightline.store.feed import Feeder, micros
-from sightline.store.maintenance import Upkeep
+from sightline.store.maintenance import Maintenance
 from tests.reports import helpers
 
 NOW = datetime.now(UTC).replace(minute=30, second=0, microsecond=0) - timedelta(hours=1)
@@ -80,7 +80,7 @@ def test_an_erasure_records_the_visitors_hours_and_a_cut_and_a_deleted_site_ever
     helpers.insert_events(db, [_event(site, start, "a", "s1"), _event(site, NOW, "b", "s2")])
     feeder = Feeder(db, engine)
     feeder.catch_up()
-    upkeep = Upkeep(db, engine, feeder, None)
+    maintenance = Maintenance(db, engine, feeder, None)
     mark = engine.changes.number
     with db.begin() as conn:
         conn.execute(
@@ -88,7 +88,7 @@ def test_an_erasure_records_the_visitors_hours_and_a_cut_and_a_deleted_site_ever
                 site_id=site, kind="erase_visitor", visitor_id="a", created_at=utcnow()
             )
         )
-    upkeep.apply_tasks()
+    maintenance.apply_tasks()
     assert _hours(engine, site, mark) == {micros(start) // HOUR}
     assert engine.changes.since(site, mark)["removed"] > mark
     mark = engine.changes.number
@@ -96,17 +96,17 @@ def test_an_erasure_records_the_visitors_hours_and_a_cut_and_a_deleted_site_ever
         conn.execute(
             insert(store_tasks).values(site_id=site, kind="prune_before", before=NOW, created_at=utcnow())
         )
-    upkeep.apply_tasks()
+    maintenance.apply_tasks()
     spans = engine.changes.since(site, mark)["spans"]
     assert {(low, high) for _, low, high in spans} == {(EVERYTHING[0], micros(NOW))}
     mark = engine.changes.number
     with db.begin() as conn:
         conn.execute(insert(deleted_sites).values(id=site, deleted_at=utcnow()))
-    upkeep.purge_deleted_sites()
+    maintenance.purge_deleted_sites()
     assert {(low, high) for _, low, high in engine.changes.since(site, mark)["spans"]} == {EVERYTHING}
     mark = engine.changes.number
-    upkeep.days = 0  # the log's trim deletes from the log only
-    upkeep.trim()
+    maintenance.days = 0  # the log's trim deletes from the log only
+    maintenance.trim()
     assert engine.changes.number == mark
     engine.reset()
     assert engine.changes.since(site, mark)["everything"]

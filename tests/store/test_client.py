@@ -57,3 +57,18 @@ def test_health_does_not_wait_for_a_starting_store_and_a_failed_start_answers_at
     with pytest.raises(StoreUnavailableError, match="did not start in time"):
         store.query("SELECT 1", {})
     assert time.monotonic() - started < 1
+
+
+def test_a_store_slower_to_open_than_the_start_timeout_is_waited_for_and_then_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An older store's in-place upgrade can take minutes: the start is said to be slow, not failed.
+    monkeypatch.setattr(client, "START_TIMEOUT", 0.0)
+    store = _store(tmp_path)
+    try:
+        store.start()
+        assert store.alive
+        assert store.problem is None
+        assert store.query("SELECT 42", {}) == [(42,)]
+    finally:
+        store.stop()

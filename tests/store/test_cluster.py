@@ -13,11 +13,12 @@ from typing import Any
 
 import pytest
 
-from sightline.store import schema
+from sightline.store import schema, upgrade
 from sightline.store.engines import ClickHouse
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "scaling.md"
 MARK = '<!-- generated from sightline.store.schema.cluster_layout("analytics");'
+UPGRADE_MARK = '<!-- generated from sightline.store.upgrade.cluster_steps("analytics");'
 
 
 @pytest.fixture
@@ -33,10 +34,29 @@ def test_the_cluster_layout_in_the_docs_is_the_one_the_code_generates() -> None:
     assert shown == ";\n\n".join(schema.cluster_layout("analytics")) + ";\n"
 
 
+def test_the_cluster_upgrade_in_the_docs_is_the_one_the_code_generates() -> None:
+    text = DOCS.read_text()
+    shown = text[text.index(UPGRADE_MARK) :].split("```sql\n", 1)[1].split("```", 1)[0]
+    assert shown == ";\n\n".join(upgrade.cluster_steps("analytics")) + ";\n"
+
+
 def test_every_cluster_statement_parses_in_clickhouse(store: ClickHouse) -> None:
     for statement in (*schema.cluster_layout("analytics"), *schema.clickhouse("analytics")):
         formatted = store.query("SELECT formatQuery({q:String})", {"q": statement})[0][0]
         assert "ON CLUSTER analytics" in formatted
+    for statement in upgrade.cluster_steps("analytics"):
+        formatted = store.query("SELECT formatQuery({q:String})", {"q": statement})[0][0]
+        assert "ON CLUSTER analytics" in formatted or formatted.startswith(
+            "INSERT INTO sightline.store_state"
+        )
+
+
+def test_a_cluster_of_the_previous_layout_is_left_to_its_operator_and_named() -> None:
+    ran: list[str] = []
+    with pytest.raises(upgrade.ClusterLayoutError, match=r"docs/scaling\.md"):
+        upgrade.upgrade_clickhouse(lambda _what, sql: ran.append(sql), 0, missing=True, distributed=True)
+    assert upgrade.upgrade_clickhouse(lambda _what, sql: ran.append(sql), 0, missing=False, distributed=True)
+    assert ran == [], "Sightline never alters a cluster's tables itself"
 
 
 def test_each_nodes_tables_of_the_layout_are_created_without_their_replication(store: ClickHouse) -> None:

@@ -21,7 +21,7 @@ from sightline.database.types import utcnow
 from sightline.store import feed
 from sightline.store.engines import ClickHouse, Embedded, Engine, visit_counts
 from sightline.store.feed import Feeder, key_of, micros
-from sightline.store.maintenance import Upkeep
+from sightline.store.maintenance import Maintenance
 from tests.reports import helpers
 
 NOW = datetime.now(UTC).replace(microsecond=0)
@@ -280,7 +280,7 @@ def test_an_erasure_removes_the_visitor_from_the_store_and_forgets_the_code(
     feeder.catch_up()
     gone = rows[0].visitor_id
     _task(db, site, "erase_visitor", visitor_id=gone)
-    assert Upkeep(db, engine, feeder, None).apply_tasks() == 1
+    assert Maintenance(db, engine, feeder, None).apply_tasks() == 1
     key = key_of(site, gone)
     for table in ("events", "visits"):
         left = engine.query(
@@ -300,12 +300,12 @@ def test_a_retention_cut_and_a_deleted_site_leave_the_store(db: Database, engine
     feeder.catch_up()
     cut = NOW - timedelta(days=1)
     _task(db, site, "prune_before", before=cut)
-    upkeep = Upkeep(db, engine, feeder, None)
-    upkeep.apply_tasks()
+    maintenance = Maintenance(db, engine, feeder, None)
+    maintenance.apply_tasks()
     assert _count(engine, "events") == len([e for e in rows if e.time >= cut])
     with db.begin() as conn:
         conn.execute(insert(deleted_sites).values(id=site, deleted_at=utcnow()))
-    assert upkeep.purge_deleted_sites() == 1
+    assert maintenance.purge_deleted_sites() == 1
     assert _count(engine, "events") == 0
     assert _count(engine, "visits") == 0
 
@@ -316,7 +316,7 @@ def test_the_log_keeps_events_for_the_retention_after_they_reached_the_store(
     _, rows = _seed(db)
     feeder = Feeder(db, engine, batch=100)
     feeder.step()  # only the first 100 events reached the store
-    trimmed = Upkeep(db, engine, feeder, 1).trim()
+    trimmed = Maintenance(db, engine, feeder, 1).trim()
     old = [e for e in sorted(rows, key=lambda e: e.time)[:100] if e.time < utcnow() - timedelta(days=1)]
     assert trimmed == len(old)
     with db.read() as conn:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from sightline.store import kept_selections as kept_module
+from sightline.store.changes import EVERYTHING, HOUR
 from sightline.store.engines import Embedded
 
 SELECTION = "SELECT visit, visitor FROM visits WHERE site_id = $site ORDER BY visit"
@@ -21,8 +22,8 @@ def store(tmp_path: Path) -> Iterator[Embedded]:
     opened = Embedded(tmp_path / "data", 256)
     opened.execute(
         "INSERT INTO visits (site_id, visit, session, visitor, born, start, last, pageviews, events, source, "
-        "utm_source, utm_medium, utm_campaign, browser, os, device, country, region, city, version) "
-        "SELECT 1, i, i, 100 + i, 0, 0, 0, 1, 0, '', '', '', '', '', '', '', '', '', '', 0 "
+        "utm_source, utm_medium, utm_campaign, browser, os, device, country, region, city, version, "
+        "channel) SELECT 1, i, i, 100 + i, 0, 0, 0, 1, 0, '', '', '', '', '', '', '', '', '', '', 0, '' "
         "FROM range(1, 4) AS r(i)"
     )
     yield opened
@@ -31,7 +32,7 @@ def store(tmp_path: Path) -> Iterator[Embedded]:
 
 def rows_of(store: Embedded, name: str | None) -> list[tuple[int, int]]:
     assert name is not None
-    return [(int(a), int(b)) for a, b in store.query(f"SELECT * FROM {name} ORDER BY 1", {})]
+    return [(int(a), int(b)) for a, b in store.query(f"SELECT visit, visitor FROM {name} ORDER BY 1", {})]
 
 
 def test_a_selection_asked_again_before_any_write_is_the_same_table_with_the_same_rows(
@@ -119,7 +120,7 @@ def test_concurrent_asks_for_one_selection_read_it_once(store: Embedded) -> None
 def test_a_selection_too_big_to_keep_serves_its_request_and_is_read_again_next_time(
     store: Embedded, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(kept_module, "MOST_ROWS", 2)
+    monkeypatch.setattr(kept_module, "MOST_BYTES", 2 * 2 * kept_module.COLUMN_BYTES)  # 2 rows of 2 columns
     small = store.keep(SELECTION + " LIMIT 2", {"site": 1})
     big = store.keep(SELECTION, {"site": 1})
     assert rows_of(store, big) == [(1, 101), (2, 102), (3, 103)]
@@ -140,3 +141,68 @@ def test_an_ask_while_a_write_is_under_way_waits_for_it_and_reads_the_store_agai
     asking.join()
     assert names != [first]
     assert names[0] is not None
+
+
+SPANNED = (
+    "SELECT visit, visitor, start FROM visits WHERE site_id = $site "
+    "AND start >= $kept_low AND start < $kept_high ORDER BY visit"
+)
+
+
+def add_visit(store: Embedded, visit: int, start: int) -> None:
+    """A visit of site 1 starting at ``start`` (µs), recorded as a feed records it: its start's hour."""
+    store.execute(
+        "INSERT INTO visits (site_id, visit, session, visitor, born, start, last, pageviews, events, source, "
+        "utm_source, utm_medium, utm_campaign, browser, os, device, country, region, city, version, channel) "
+        "VALUES (1, $v, $v, 100 + $v, $t, $t, $t, 1, 0, '', '', '', '', '', '', '', '', '', '', 0, '')",
+        {"v": visit, "t": start},
+        {1: [(start // HOUR * HOUR, start // HOUR * HOUR + HOUR)]},
+    )
+
+
+def test_a_selection_with_its_span_is_brought_up_to_date_in_place_for_the_hours_a_write_changed(
+    store: Embedded,
+) -> None:
+    span = (0, 10 * HOUR)
+    first = store.keep(SPANNED, {"site": 1}, 1, span)
+    assert rows_of(store, first) == [(1, 101), (2, 102), (3, 103)]
+    add_visit(store, 7, 5 * HOUR + 10)
+    store.execute("DELETE FROM visits WHERE visit = 2", {}, {1: [(0, HOUR)]})
+    assert store.keep(SPANNED, {"site": 1}, 1, span) == first  # the same table, up to date
+    assert rows_of(store, first) == [(1, 101), (3, 103), (7, 107)]
+
+
+def test_a_selection_with_its_span_reads_only_the_hours_a_write_changed_again(store: Embedded) -> None:
+    """A row outside the changed hours stays as it was read (here, deliberately, a row the store
+    no longer holds, written without its change record): only the recorded hours are read again."""
+    span = (0, 10 * HOUR)
+    first = store.keep(SPANNED, {"site": 1}, 1, span)
+    store.execute("UPDATE visits SET visitor = 999 WHERE visit = 1", {}, {})
+    add_visit(store, 8, 3 * HOUR)
+    assert store.keep(SPANNED, {"site": 1}, 1, span) == first
+    assert rows_of(store, first) == [(1, 101), (2, 102), (3, 103), (8, 108)]
+
+
+def test_a_write_outside_a_selections_span_leaves_it_as_it_is(store: Embedded) -> None:
+    span = (0, HOUR)
+    first = store.keep(SPANNED, {"site": 1}, 1, span)
+    add_visit(store, 9, 30 * HOUR)
+    assert store.keep(SPANNED, {"site": 1}, 1, span) == first
+    assert rows_of(store, first) == [(1, 101), (2, 102), (3, 103)]
+
+
+def test_a_rebuild_reads_a_selection_with_its_span_again_as_a_new_table(store: Embedded) -> None:
+    span = (0, 10 * HOUR)
+    first = store.keep(SPANNED, {"site": 1}, 1, span)
+    store.execute("DELETE FROM visits WHERE visit = 3", {}, None)  # every site changed, all of it
+    again = store.keep(SPANNED, {"site": 1}, 1, span)
+    assert again != first
+    assert rows_of(store, again) == [(1, 101), (2, 102)]
+
+
+def test_a_deleted_sites_change_selects_every_row_of_the_span_again_in_place(store: Embedded) -> None:
+    span = (0, 10 * HOUR)
+    first = store.keep(SPANNED, {"site": 1}, 1, span)
+    store.execute("DELETE FROM visits WHERE visit = 3", {}, {1: [EVERYTHING]})
+    assert store.keep(SPANNED, {"site": 1}, 1, span) == first
+    assert rows_of(store, first) == [(1, 101), (2, 102)]

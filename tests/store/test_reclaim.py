@@ -20,10 +20,10 @@ from sightline.database.reclaim import Reclaimer, advice, free_pages
 from sightline.database.schema import events
 from sightline.database.types import utcnow
 from sightline.health.registry import database_probe
-from sightline.store import maintenance as upkeep_module
+from sightline.store import maintenance as maintenance_module
 from sightline.store.engines import Embedded
 from sightline.store.feed import Feeder
-from sightline.store.maintenance import Upkeep
+from sightline.store.maintenance import Maintenance
 from tests.reports import helpers
 
 NOW = datetime.now(UTC).replace(microsecond=0)
@@ -56,7 +56,7 @@ def test_a_new_database_is_made_with_incremental_auto_vacuum(log_db: Database) -
 def test_after_the_trim_the_file_shrinks_without_a_vacuum_and_no_unfed_event_is_lost(
     log_db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(upkeep_module, "BUDGET_SECONDS", 60.0)  # one round does it all, however loaded
+    monkeypatch.setattr(maintenance_module, "BUDGET_SECONDS", 60.0)  # one round does it all, however loaded
     rows = _fill(log_db)
     engine = Embedded(tmp_path / "store", 256)
     try:
@@ -67,14 +67,14 @@ def test_after_the_trim_the_file_shrinks_without_a_vacuum_and_no_unfed_event_is_
             times = {int(r[0]): r[1] for r in conn.execute(select(events.c.id, events.c.time))}
         before = free_pages(log_db)
         assert before is not None
-        upkeep = Upkeep(log_db, engine, feeder, 1)
-        upkeep.run()  # one round: trim, give the pages back, checkpoint
+        maintenance = Maintenance(log_db, engine, feeder, 1)
+        maintenance.run()  # one round: trim, give the pages back, checkpoint
         after = free_pages(log_db)
         assert after is not None
         cut = utcnow() - timedelta(days=1)
         with log_db.read() as conn:
             left = {int(r[0]) for r in conn.execute(select(events.c.id))}
-        assert upkeep.trimmed > 0
+        assert maintenance.trimmed > 0
         assert after.page_count < before.page_count * 0.8
         assert after.free_count == 0
         assert Path(tmp_path / "sightline.db").stat().st_size == after.file_bytes  # the WAL went back
@@ -88,8 +88,8 @@ def test_after_the_trim_the_file_shrinks_without_a_vacuum_and_no_unfed_event_is_
 def test_a_trim_longer_than_its_budget_goes_on_after_each_feeding_step_and_is_logged_once(
     log_db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    monkeypatch.setattr(upkeep_module, "BUDGET_SECONDS", 0.0)  # one transaction per feeding step
-    monkeypatch.setattr(upkeep_module, "CHUNK", 200)
+    monkeypatch.setattr(maintenance_module, "BUDGET_SECONDS", 0.0)  # one transaction per feeding step
+    monkeypatch.setattr(maintenance_module, "CHUNK", 200)
     rows = _fill(log_db)
     old = [e for e in rows if e.time < utcnow() - timedelta(days=1)]
     assert len(old) > 3 * 200
@@ -97,18 +97,18 @@ def test_a_trim_longer_than_its_budget_goes_on_after_each_feeding_step_and_is_lo
     try:
         feeder = Feeder(log_db, engine)
         feeder.catch_up()
-        upkeep = Upkeep(log_db, engine, feeder, 1)
+        maintenance = Maintenance(log_db, engine, feeder, 1)
         caplog.set_level(logging.INFO, logger="sightline.store")
-        upkeep.run()  # the round: one transaction, then back to feeding
-        assert upkeep.trimming
-        assert 0 < upkeep.trimmed <= 200
+        maintenance.run()  # the round: one transaction, then back to feeding
+        assert maintenance.trimming
+        assert 0 < maintenance.trimmed <= 200
         calls = 1
-        while upkeep.trimming and calls < 100:
-            upkeep.run()  # the next steps' upkeep goes on with the trim, though no round is due
+        while maintenance.trimming and calls < 100:
+            maintenance.run()  # the next steps' maintenance goes on with the trim, though no round is due
             calls += 1
-        assert not upkeep.trimming
+        assert not maintenance.trimming
         assert calls >= len(old) // 200
-        assert upkeep.trimmed == len(old)
+        assert maintenance.trimmed == len(old)
         with log_db.read() as conn:
             assert conn.execute(select(func.count()).select_from(events)).scalar_one() == len(rows) - len(old)
         said = [r.getMessage() for r in caplog.records if r.getMessage().startswith("trimmed ")]

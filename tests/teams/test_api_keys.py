@@ -138,7 +138,12 @@ def test_keys_list_their_scopes_and_refuse_unknown_or_no_scopes_naming_the_field
     owner: httpx.Client,
 ) -> None:
     made = owner.post(
-        "/api/keys", json={"name": "writer", "scopes": ["events:write", "sites:read", "sites:read"]}
+        "/api/keys",
+        json={
+            "name": "writer",
+            "site_id": _site(owner),
+            "scopes": ["events:write", "sites:read", "sites:read"],
+        },
     )
     assert made.status_code == 201, made.text
     assert made.json()["scopes"] == ["sites:read", "events:write"]
@@ -148,6 +153,20 @@ def test_keys_list_their_scopes_and_refuse_unknown_or_no_scopes_naming_the_field
         refused = owner.post("/api/keys", json={"name": "bad", "scopes": scopes})
         assert refused.status_code == 422, scopes
         assert refused.json()["error"]["field"] == "scopes", refused.text
+
+
+def test_an_events_write_key_without_a_site_is_refused_at_creation_naming_the_site_id(
+    owner: httpx.Client,
+) -> None:
+    before = owner.get("/api/keys").json()["keys"]
+    for scopes in (["events:write"], ["stats:read", "events:write"]):
+        refused = owner.post("/api/keys", json={"name": "backend", "scopes": scopes})
+        assert refused.status_code == 422, refused.text
+        error = refused.json()["error"]
+        assert error["code"] == "site_required"
+        assert error["field"] == "site_id"
+        assert "one site" in error["message"]
+    assert owner.get("/api/keys").json()["keys"] == before
 
 
 def test_a_sites_write_key_provisions_sites_and_goals_without_a_browsers_origin(

@@ -47,6 +47,21 @@ def test_health_figures_read_as_words_process_ids_as_digits_and_no_row_is_empty(
         assert re.fullmatch(r"\d+|Not running", value), f"a process id reads {value!r}"
 
 
+def test_health_shows_the_e_mail_job_and_the_recordings_retention_with_their_next_run(
+    console: Console,
+) -> None:
+    page = console.signed_in()
+    page.goto("/health")
+    retention = page.get_by_role("region", name="Recordings retention")
+    expect(retention.locator(".badge")).to_have_text("OK")
+    expect(retention.locator("div").filter(has_text="Next run")).to_contain_text(
+        re.compile(r"in \d+ (minute|hour)")
+    )
+    expect(retention.locator("div").filter(has_text="Last run")).to_contain_text(re.compile(r"ago|just now"))
+    mail = page.get_by_role("region", name="E-mail reports")
+    expect(mail.locator("div").filter(has_text="Set up")).to_contain_text("No")
+
+
 def no_horizontal_scroll(page: Page) -> None:
     width, viewport = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
     assert width <= viewport, f"the page is {width}px wide in a {viewport}px window"

@@ -3,7 +3,7 @@
 // for programs calling it ("The field 'name' is text of 1 to 100 characters."), is the fallback.
 import { ApiError, messageOf } from "./api";
 
-type Form = "goal" | "funnel" | "segment" | "journey" | "site";
+type Form = "goal" | "funnel" | "segment" | "journey" | "site" | "invitation" | "member" | "key" | "annotation" | "share";
 
 const MESSAGES: Record<Form, Record<string, string>> = {
   goal: {
@@ -34,6 +34,27 @@ const MESSAGES: Record<Form, Record<string, string>> = {
     name: "Give the site a name (up to 100 characters, on one line).",
     timezone: "Choose a time zone from the list.",
     week_start: "Choose Monday, Sunday or Saturday.",
+  },
+  invitation: {
+    email: "That is not an address an invitation can go to: type an e-mail address such as name@example.com.",
+    role: "That role cannot be given: choose viewer or admin.",
+    site_ids: "One of the chosen sites is no longer there: reload the page and choose from the sites listed, or give every site.",
+  },
+  member: {
+    role: "That role cannot be given: choose viewer or admin.",
+    site_ids: "One of the chosen sites is no longer there: reload the page and choose from the sites listed, or give every site.",
+  },
+  key: {
+    name: "The name was refused: give the key a name of 1 to 100 characters that says where it is used, such as “Monthly report script”.",
+    scopes: "Tick at least one thing the key may do.",
+    site_id: "Choose one of the sites listed (reload the page if the site was just deleted): a key that sends events works on one site.",
+  },
+  annotation: {
+    date: "That day cannot take a note: pick a day between 2000-01-01 and 2099-12-31.",
+    text: "The note was refused: write what happened on one line of up to 500 characters, without line breaks, such as “Launched the new pricing page”.",
+  },
+  share: {
+    password: "That password is too short: give the link a password of at least 8 characters, or leave it empty for a link anyone can open.",
   },
 };
 

@@ -5,7 +5,7 @@ not shrink by itself. A database created with ``auto_vacuum=INCREMENTAL`` (every
 ``database._sqlite_pragmas``; an older one after ``sightline compact``) keeps pointer maps, so
 ``PRAGMA incremental_vacuum(N)`` can move the last pages of the file into free ones and cut the
 file's end. The store process runs it after each transaction of the log's trim and once per
-upkeep round (``store.maintenance``), never on ingest's path.
+maintenance round (``store.maintenance``), never on ingest's path.
 
 Each step is a write transaction of its own, which ingest's commits wait for (``busy_timeout``),
 so ``Reclaimer`` sizes its steps by time (``StepSize``, which the trim uses too): it halves the

@@ -21,6 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy.engine import make_url
+
+from sightline.database import Database
 from sightline.health.registry import DEGRADED, DOWN, OK, ServiceReport
 
 log = logging.getLogger("sightline.disk")
@@ -212,3 +215,11 @@ def _device(path: Path) -> int | None:
         return path.stat().st_dev
     except OSError:
         return None
+
+
+def sqlite_file(database: Database) -> Path | None:
+    """The SQLite database's file, whose file system the disk guard watches too."""
+    if database.dialect != "sqlite":
+        return None
+    name = make_url(database.url).database
+    return Path(name).resolve() if name and name != ":memory:" else None

@@ -6,7 +6,9 @@ day in the SQL database (``imported_figures``) and shown by the reports beside t
 ``rows`` (reading CSV), ``umami`` and ``matomo`` (those tools' exports);
 ``service`` accepts an upload (checksum, overlap), lists and deletes imports; ``jobs`` runs an
 import in the background with its progress; ``figures`` is what reports read.
+``feature`` plugs the jobs into the server (``sightline.features``).
 May import: ``sightline.database``, ``sightline.errors``, ``sightline.channels`` (a source's channel),
-``sightline.dimensions`` (which dimensions an import holds).
-Used by ``console``, ``reports`` and ``app``.
+``sightline.dimensions`` (which dimensions an import holds), ``sightline.source_names`` (imported
+sources named as live ones), ``sightline.features``. Used by ``console``, ``reports``, ``mail``,
+``context`` and ``wiring``.
 """

@@ -4,6 +4,10 @@ Days are the site's calendar days; a report adds an imported day when the day's 
 lies in its period. Visitors are summed over days (and over rows of a table), as Plausible
 counts imported visitors: the import carries no visitor codes to count once.
 
+Imported sources are named as live visits' sources are (``sightline.source_names``: a host such
+as ``google.com`` reads ``Google``), when read, so one source is one row beside live visits and
+imports stored before any naming change are named alike; the rows one name gathers are summed.
+
 Sums never overflow: on PostgreSQL ``SUM`` of a bigint is a numeric; on SQLite ``SUM`` of
 integers fails beyond 2**63, so SQLite's ``TOTAL`` (a float) sums instead. Imports bound every
 number (``formats.MAX_COUNT``), so the sums stay exact; a database holding larger numbers from
@@ -22,8 +26,11 @@ from sqlalchemy import ColumnElement, Engine, func, select
 from sightline import dimensions
 from sightline.database.schema import imported_figures as f
 from sightline.database.schema import imports
+from sightline.source_names import named
 
 SUMS = ("visitors", "visits", "pageviews", "bounces", "duration", "events")
+# Dimensions whose imported values are named when read, as live ones are named by ingest.
+NAMED = frozenset({"source"})
 # The reports' dimensions an import can hold, by the queries' name (``sightline.dimensions``); a
 # channel is Plausible's sources, each row's source and UTM tags mapped by ``sightline.channels``.
 DIMENSIONS = frozenset(d.key for d in dimensions.supporting(dimensions.IMPORT))
@@ -99,6 +106,8 @@ class ImportedFigures:
     ) -> list[dict[str, Any]]:
         """Rows ``{"value", visitors, visits, ...}`` of one dimension, the largest ``order`` first;
         with ``values``, those values only."""
+        if dimension in NAMED:
+            return self._named_top(site_id, days, dimension, order, limit, search, values)
         where = self._where(site_id, days, dimension)
         if search:
             where.append(func.lower(f.c.value).contains(search.lower(), autoescape=True))
@@ -116,3 +125,37 @@ class ImportedFigures:
         with self.engine.connect() as conn:
             rows = conn.execute(query).all()
         return [{"value": value, **dict(zip(SUMS, map(int, sums), strict=True))} for value, *sums in rows]
+
+    def _named_top(
+        self,
+        site_id: int,
+        days: Days,
+        dimension: str,
+        order: str,
+        limit: int,
+        search: str | None,
+        values: Sequence[str],
+    ) -> list[dict[str, Any]]:
+        """``top`` of a dimension whose stored values are named when read: every stored value's
+        sums, gathered by name, then searched, chosen and ranked by name."""
+        query = (
+            select(f.c.value, *self._sums()).where(*self._where(site_id, days, dimension)).group_by(f.c.value)
+        )
+        by_name: dict[str, dict[str, int]] = {}
+        with self.engine.connect() as conn:
+            for value, *sums in conn.execute(query):
+                row = by_name.setdefault(named(str(value)), dict.fromkeys(SUMS, 0))
+                for name, amount in zip(SUMS, sums, strict=True):
+                    row[name] += int(amount)
+        wanted = set(values)
+        needle = search.lower() if search else None
+        key = order if order in SUMS else SUMS[1]
+        chosen = sorted(
+            (
+                (name, sums)
+                for name, sums in by_name.items()
+                if (not wanted or name in wanted) and (needle is None or needle in name.lower())
+            ),
+            key=lambda item: (-item[1][key], item[0]),
+        )
+        return [{"value": name, **sums} for name, sums in chosen[:limit]]

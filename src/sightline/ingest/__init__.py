@@ -8,9 +8,12 @@ The group commit's storing half runs in a writer process of its own (``writer_pr
 which the server starts and supervises (``writer.py``) and talks to over pipes (``protocol.py``).
 The widget's survey and response endpoints (``feedback.py``) and recording chunks
 (``recordings.py``) share one way of checking a site's key, Origin and body (``beside.py``) with
-the same origin, CORS and body rules. No sessions, no console.
-May import: ``sightline.sites`` (key lookup, origin matching, marking traffic), the feature
-modules ``sightline.surveys`` and ``sightline.recordings``, ``sightline.database``,
+the same origin, CORS and body rules. No sessions, no console. ``feature`` plugs ingest into the
+server (``sightline.features``); ``sightline.wiring`` adds the feedback and recordings paths to
+the surveys and recordings features.
+May import: ``sightline.features``, ``sightline.metrics``, ``sightline.logs``, ``sightline.numbers``,
+``sightline.sites`` (key lookup, origin matching, marking traffic), the feature modules
+``sightline.surveys`` and ``sightline.recordings``, ``sightline.database``,
 ``sightline.health``, ``sightline.settings``, ``sightline.errors``, ``sightline.geo`` (the
 country of a client address, looked up in the writer process), ``sightline.clientaddr``,
 ``sightline.visitors`` (cookieless visitor codes), ``sightline.autocapture`` (reserved events'

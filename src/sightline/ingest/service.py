@@ -1,4 +1,4 @@
-"""Ingest as one object for ``app.create_app``: its routes, its writer's lifetime, its health probe."""
+"""Ingest as one object (``feature.py`` plugs it in): its routes, its writer's lifetime, its health probes."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from sightline.database import Database
 from sightline.errors import UNAVAILABLE_CODE, UNAVAILABLE_MESSAGE, UNAVAILABLE_RETRY_AFTER
 from sightline.geo import Locator
 from sightline.health.disk import DiskGuard
-from sightline.health.registry import DEGRADED, DOWN, OK, HealthRegistry, ServiceReport
+from sightline.health.registry import DEGRADED, DOWN, OK, ServiceReport
 from sightline.ingest import agents
 from sightline.ingest.checkpoint import WalCheckpointer
 from sightline.ingest.floods import FloodWatch
@@ -57,9 +57,7 @@ def is_sdk_path(path: str) -> bool:
 
 
 class Ingest:
-    def __init__(
-        self, settings: Settings, db: Database, health: HealthRegistry, disk: DiskGuard | None = None
-    ) -> None:
+    def __init__(self, settings: Settings, db: Database, disk: DiskGuard | None = None) -> None:
         self.directory = SiteDirectory(db)
         geoip_database = settings.values.get("geoip_database")
         # Opened here once so that a bad file stops the start with a clear message (the writer
@@ -86,8 +84,6 @@ class Ingest:
         )
         sdk_dir = settings.values.get("sdk_dir")
         self.scripts = ScriptFiles(Path(sdk_dir).resolve() if sdk_dir else BUILT_SDK)
-        health.register("ingest", self.probe)
-        health.register("geography", self.geo_probe)
         trusted = settings.values.get("trusted_proxies")
         header = str(settings.client_address_header)
 

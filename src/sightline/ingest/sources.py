@@ -2,12 +2,12 @@
 
 The stored referrer keeps scheme, host and path only (no query: search terms and tokens stay
 private). The referrer source is a friendly name for well-known referrers (``Google``,
-``Facebook``, ...) or the referrer's host without ``www.``. A referrer on the page's own host or
-the site's domain is navigation within the site and no source. Without an outside referrer, the
-``utm_source`` tag names the source. An ad click's id on the page's address (``gclid``,
-``msclkid``, ...: ``channels.CLICK_IDS``) stands for its network's paid tags (``google`` /
-``cpc``) where the event has none, as the ad networks' own auto-tagging reports it; the id itself
-is never kept.
+``Facebook``, ...: ``sightline.source_names``) or the referrer's host without ``www.``. A
+referrer on the page's own host or the site's domain is navigation within the site and no source.
+Without an outside referrer, the ``utm_source`` tag names the source. An ad click's id on the
+page's address (``gclid``, ``msclkid``, ...: ``channels.CLICK_IDS``) stands for its network's paid
+tags (``google`` / ``cpc``) where the event has none, as the ad networks' own auto-tagging
+reports it; the id itself is never kept.
 """
 
 from __future__ import annotations
@@ -19,40 +19,8 @@ from urllib.parse import parse_qsl, urlsplit
 
 from sightline.channels import CLICK_IDS
 from sightline.ingest.batch import Utm
+from sightline.source_names import source_name
 
-KNOWN_SOURCES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(pattern), name)
-    for pattern, name in (
-        (r"(^|\.)mail\.google\.com$", "Gmail"),
-        (r"^(gemini|bard)\.google\.com$", "Gemini"),
-        (r"(^|\.)google(\.com?)?\.[a-z]{2,3}$|^google\.com$", "Google"),
-        (r"(^|\.)bing\.com$", "Bing"),
-        (r"(^|\.)duckduckgo\.com$", "DuckDuckGo"),
-        (r"(^|\.)search\.yahoo\.|(^|\.)yahoo\.com$", "Yahoo!"),
-        (r"(^|\.)yandex\.[a-z.]+$|(^|\.)ya\.ru$", "Yandex"),
-        (r"(^|\.)baidu\.com$", "Baidu"),
-        (r"(^|\.)ecosia\.org$", "Ecosia"),
-        (r"(^|\.)search\.brave\.com$", "Brave Search"),
-        (r"(^|\.)startpage\.com$", "Startpage"),
-        (r"(^|\.)qwant\.com$", "Qwant"),
-        (r"(^|\.)(facebook\.com|fb\.me|fb\.com)$", "Facebook"),
-        (r"(^|\.)instagram\.com$", "Instagram"),
-        (r"^t\.co$|(^|\.)twitter\.com$|(^|\.)x\.com$", "Twitter"),
-        (r"(^|\.)linkedin\.com$|^lnkd\.in$", "LinkedIn"),
-        (r"(^|\.)reddit\.com$", "Reddit"),
-        (r"(^|\.)youtube\.com$|^youtu\.be$", "YouTube"),
-        (r"^news\.ycombinator\.com$", "Hacker News"),
-        (r"(^|\.)github\.com$", "GitHub"),
-        (r"(^|\.)pinterest\.[a-z.]+$", "Pinterest"),
-        (r"(^|\.)tiktok\.com$", "TikTok"),
-        (r"(^|\.)mastodon\.social$", "Mastodon"),
-        (r"(^|\.)bsky\.app$", "Bluesky"),
-        (r"(^|\.)wikipedia\.org$", "Wikipedia"),
-        (r"(^|\.)chatgpt\.com$|(^|\.)openai\.com$", "ChatGPT"),
-        (r"(^|\.)perplexity\.ai$", "Perplexity"),
-        (r"(^|\.)outlook\.(live|office)\.com$", "Outlook"),
-    )
-)
 UTM_FIELDS = ("source", "medium", "campaign", "term", "content")
 UTM_MAX = 200
 NO_UTM: tuple[str | None, ...] = (None,) * 5
@@ -65,15 +33,6 @@ def host_of_url(url: str) -> str | None:
     except ValueError:
         return None
     return host.lower().rstrip(".") if host else None
-
-
-@lru_cache(maxsize=8192)
-def source_name(host: str) -> str:
-    bare = host[4:] if host.startswith("www.") else host
-    for pattern, name in KNOWN_SOURCES:
-        if pattern.search(bare):
-            return name
-    return bare[:255]
 
 
 @lru_cache(maxsize=8192)

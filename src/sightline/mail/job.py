@@ -3,7 +3,8 @@ time zone, and traffic-spike notices, to every member who may read the site.
 
 Each (site, period, recipient) is written to ``mail_log`` before sending (a unique key), so a
 message goes out once however often the job runs; a failed send removes its row to try again.
-Every message carries its recipient's one-click unsubscribe link (``subscriptions``).
+Every message carries its recipient's one-click unsubscribe link (``subscriptions``). Health's
+service ``mail`` shows the job's last and next run and the sends that failed (``health_probe``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from sqlalchemy.exc import IntegrityError
 from sightline.database import Database
 from sightline.database.schema import mail_log, sites
 from sightline.database.types import utcnow
+from sightline.health.registry import DEGRADED, OK, Probe, ServiceReport
 from sightline.jobs import Periodic
 from sightline.mail import digest
 from sightline.mail.sender import Mailer
@@ -70,6 +72,9 @@ class MailJob:
         self.store = store
         self.mailer = mailer
         self.console_url = console_url
+        self.failed = 0  # messages (or sites' reports) that failed in the run under way
+        self.last_sent: int | None = None  # of the last run that finished
+        self.last_failed: int | None = None
 
     def _claim(self, site_id: int, period: str, recipient: str) -> bool:
         try:
@@ -99,6 +104,7 @@ class MailJob:
             self.mailer.send(to, subject, text, html, unsubscribe=unsubscribe)
         except Exception:
             log.exception("sending %s of site %s failed; trying again later", period, site_id)
+            self.failed += 1
             with self.db.begin() as conn:
                 conn.execute(
                     delete(mail_log).where(
@@ -164,6 +170,7 @@ class MailJob:
             found = [row._mapping for row in conn.execute(select(sites))]
             rows = [(site, recipients(conn, site)) for site in found]
         sent = 0
+        self.failed = 0
         for site, to in rows:
             local = now.astimezone(ZoneInfo(str(site["timezone"])))
             try:
@@ -172,9 +179,50 @@ class MailJob:
                 sent += self.send_spike(site, to, now)
             except Exception:
                 log.exception("e-mail reports of site %s failed; trying again later", site["id"])
+                self.failed += 1
+        self.last_sent, self.last_failed = sent, self.failed
         return sent
 
 
 def periodic(job: MailJob, interval: float = INTERVAL_SECONDS) -> Periodic:
     """The job, run every ``interval`` seconds while the server runs (``--mail-check-seconds``)."""
-    return Periodic("the e-mail job", job.run_once, interval, logger=log)
+    return Periodic(
+        "the e-mail job",
+        job.run_once,
+        interval,
+        logger=log,
+        effect="Digests and traffic-spike notices due meanwhile go out at the first run that succeeds.",
+    )
+
+
+def health_probe(job: MailJob | None, runner: Periodic | None) -> Probe:
+    """Health service ``mail``: whether e-mail is set up, the job's last and next run, the messages
+    the last run sent and those that failed, and a failure in plain words (``degraded`` while runs
+    fail or the last one could not send every message)."""
+
+    def probe() -> ServiceReport:
+        if job is None or runner is None:
+            return ServiceReport(
+                OK, {"enabled": False, "last_run_at": None, "next_run_at": None, "problem": None, "fix": None}
+            )
+        figures = {
+            "enabled": True,
+            **runner.figures(),
+            "last_messages_sent": job.last_sent,
+            "last_messages_failed": job.last_failed,
+        }
+        if runner.failing_since is not None:
+            return ServiceReport(DEGRADED, figures)
+        if job.last_failed:
+            figures["problem"] = (
+                f"{job.last_failed} e-mail{'s' if job.last_failed != 1 else ''} could not be sent on the "
+                "last run; each is tried again at the next run."
+            )
+            figures["fix"] = (
+                "Check --smtp-url and that the SMTP server answers from this server; the server's log "
+                "has each cause under the logger sightline.mail."
+            )
+            return ServiceReport(DEGRADED, figures)
+        return ServiceReport(OK, figures)
+
+    return probe

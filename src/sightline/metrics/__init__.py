@@ -6,6 +6,6 @@ id, ``collectors.py`` turns what each part already counts into metrics at scrape
 ``endpoint.py`` answers ``/metrics`` to a token holder or a loopback client.
 
 May import: ``sightline.logs``, ``sightline.errors``, ``sightline.clientaddr``. Reads the other
-parts through small protocols wired in ``app.py``; never imports them (ingest imports ``buckets``
-from here).
+parts through small protocols; never imports them. Each feature builds its collectors (its
+``feature.py``, ``sightline.features``) and ingest imports ``buckets`` from here.
 """

@@ -1,12 +1,16 @@
-"""The recordings feature for one running server: its store, service and health probe."""
+"""The recordings feature for one running server: its store, service, health probe, jobs and metrics."""
 
 from __future__ import annotations
 
 import time
 from datetime import UTC, datetime
+from typing import Any
 
 from sightline.database import Database, open_database
-from sightline.health.registry import DEGRADED, DOWN, OK, HealthRegistry, ServiceReport
+from sightline.features import Feature, HealthProbe, Job
+from sightline.health.registry import DEGRADED, DOWN, OK, Probe, ServiceReport
+from sightline.metrics.collectors import DECODER_SPEC, RECORDINGS_SPEC, FiguresCollector
+from sightline.recordings import retention
 from sightline.recordings.decoder import ChunkDecoder
 from sightline.recordings.service import Recordings
 from sightline.recordings.store import StorageUnavailableError, open_store
@@ -28,11 +32,46 @@ def open_service(settings: Settings) -> tuple[Recordings, Database]:
     return build(settings, db), db
 
 
-def register_health(service: Recordings, health: HealthRegistry, decoder: ChunkDecoder) -> None:
+def feature(settings: Settings, service: Recordings, decoder: ChunkDecoder) -> Feature:
+    """The decoder process (started first, so it starts while ingest's writer does), retention,
+    the health services ``recordings`` and ``recording_retention``, and the recordings' and
+    decoder's metrics."""
+    cleanup = retention.Cleanup(service, settings.recording_retention_days)
+    return Feature(
+        "recordings",
+        probes=[
+            HealthProbe("recordings", probe(service, decoder)),
+            HealthProbe("recording_retention", cleanup.probe),
+        ],
+        jobs=[
+            Job("recordings decoder", decoder.running, ready=decoder.ready),
+            Job.periodic(cleanup.periodic),
+        ],
+        collectors=[
+            FiguresCollector(lambda: metric_figures(service), RECORDINGS_SPEC),
+            FiguresCollector(decoder.figures, DECODER_SPEC),
+        ],
+        settings=["recordings_url", "recording_max_mb", "recording_retention_days"],
+    )
+
+
+def metric_figures(service: Recordings) -> dict[str, Any]:
+    """What the recordings' metrics read at each scrape."""
+    count, size = service.totals()
+    return {
+        "stored_chunks": service.stored_counts["chunks"],
+        "stored_bytes": service.stored_counts["bytes"],
+        "refused": dict(service.drop_counts),
+        "recordings": count,
+        "used_bytes": size,
+    }
+
+
+def probe(service: Recordings, decoder: ChunkDecoder) -> Probe:
     """Health service ``recordings``: how many there are, the bytes they use, where they are stored
     and whether that storage answers (down, with the problem and what to do, when it does not)."""
 
-    def probe() -> ServiceReport:
+    def check() -> ServiceReport:
         store = service.store
         count, size = service.totals()
         figures: dict[str, object] = {
@@ -75,4 +114,4 @@ def register_health(service: Recordings, health: HealthRegistry, decoder: ChunkD
             return ServiceReport(DEGRADED, figures)
         return ServiceReport(OK, figures)
 
-    health.register("recordings", probe)
+    return check

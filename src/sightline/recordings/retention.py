@@ -2,7 +2,8 @@
 
 ``cleanup`` deletes them (index rows, then files) in batches and also removes chunk folders that
 no index row names (left by a crash between writing a file and committing its row). The server
-runs it at start and every hour (``periodic``); operators can run it by hand:
+runs it at start and every hour (``Cleanup``, shown in health as ``recording_retention``);
+operators can run it by hand:
 
     python -m sightline.recordings.retention --data-dir DIR [--database-url URL]
         [--recordings-url URL] [--recording-retention-days N]
@@ -21,6 +22,7 @@ from sqlalchemy import select
 
 from sightline.database.tables.recordings import recordings
 from sightline.database.types import utcnow
+from sightline.health.registry import DEGRADED, OK, ServiceReport
 from sightline.jobs import Periodic
 from sightline.recordings.service import Recordings
 from sightline.settings import BY_NAME, Settings, SettingsError, load
@@ -78,9 +80,34 @@ def sweep_orphans(service: Recordings) -> int:
     return removed
 
 
-def periodic(service: Recordings, days: int, interval: float = INTERVAL_SECONDS) -> Periodic:
-    """``cleanup`` at start and then every ``interval`` seconds while the server runs."""
-    return Periodic("recording retention cleanup", lambda: cleanup(service, days), interval, logger=log)
+class Cleanup:
+    """``cleanup`` at start and then every ``interval`` seconds while the server runs (``periodic``),
+    shown in health as the service ``recording_retention`` (``probe``)."""
+
+    def __init__(self, service: Recordings, days: int, interval: float = INTERVAL_SECONDS) -> None:
+        self.service = service
+        self.days = days
+        self.last_deleted: int | None = None
+        self.periodic = Periodic(
+            "the recordings' retention",
+            self.run,
+            interval,
+            logger=log,
+            effect="Recordings past the retention period stay stored until a run succeeds.",
+        )
+
+    def run(self) -> None:
+        self.last_deleted = cleanup(self.service, self.days)
+
+    def probe(self) -> ServiceReport:
+        """Last and next run, recordings deleted by the last run, and a failure in plain words
+        (``degraded`` while runs fail)."""
+        figures = {
+            "retention_days": self.days,
+            **self.periodic.figures(),
+            "last_recordings_deleted": self.last_deleted,
+        }
+        return ServiceReport(DEGRADED if self.periodic.failing_since else OK, figures)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

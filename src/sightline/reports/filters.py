@@ -2,9 +2,10 @@
 (``~value``), combined with AND; every report applies them to the visits it counts.
 
 Visit attributes (source, channel, UTM tags, browser, OS, device, country, region, city, entry
-and exit page) test the visit's row (``sightline.dimensions`` says which, by what column or
-expression); ``page``, ``event``, ``goal`` and ``prop`` ask whether one of the visit's events
-matches (``is not``: none of them does). Goals come with their rule (``Goal``),
+and exit page) test the visit's row (``sightline.dimensions`` says which, by what column; the
+channel is a column the feed writes from the source and UTM tags by ``sightline.channels``);
+``page``, ``event``, ``goal`` and ``prop`` ask whether one of the visit's events matches (``is
+not``: none of them does). Goals come with their rule (``Goal``),
 which ``conversions`` turns into a condition on events.
 """
 

@@ -18,9 +18,10 @@ figure if that write touched its span, whether or not its read saw the write. A 
 that started again (a restart, a rebuild from the command line, a restored backup) answers another
 ``epoch``: everything kept goes.
 
-A store without change records (``changes``: ClickHouse keeps no figures; a report service that
-keeps nothing) gets no layer (``kept_of`` answers None). It lives in the server's memory, at most
-``MOST_BYTES`` for all sites of a store, the least recently used going first.
+A store without change records (``changes``: a report service that keeps nothing) gets no layer
+(``kept_of`` answers None); the store process records changes on both engines, and each report
+says which engine it keeps figures on. It lives in the server's memory, at most ``MOST_BYTES`` for
+all sites of a store, the least recently used going first.
 """
 
 from __future__ import annotations
@@ -28,13 +29,14 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 MOST_BYTES = 320 << 20  # every kept figure of one store together (an estimate of their size)
 Key = tuple[int, int, int, Hashable]  # site, span start, span end (µs), shape
 Changes = Callable[[int, int], dict[str, Any]]  # a store's ``changes(site, after)``
+ManyChanges = Callable[[Sequence[tuple[int, int]]], list[dict[str, Any]]]  # ``changes_many``
 NOTHING_BEFORE = 2**62  # ``after`` when nothing is kept: only the latest number is wanted
 
 
@@ -59,11 +61,15 @@ class _Entry:
 class Kept:
     """The kept figures of one store's sites."""
 
-    def __init__(self, changes: Changes, most_bytes: int = MOST_BYTES) -> None:
+    def __init__(
+        self, changes: Changes, most_bytes: int = MOST_BYTES, many: ManyChanges | None = None
+    ) -> None:
         self._changes = changes
+        self._many = many
         self.most_bytes = most_bytes
         self._lock = threading.Lock()
         self._kept: OrderedDict[Key, _Entry] = OrderedDict()
+        self._of_site: dict[int, set[Key]] = {}  # each site's keys (a sync reads its site's only)
         self._bytes = 0
         self._epoch: str | None = None
 
@@ -72,22 +78,42 @@ class Kept:
 
     def sync(self, site_id: int) -> Seen:
         """Drops the site's figures a write touched since they were read; the site as seen now."""
+        after = self._after(site_id)
+        return self._apply(site_id, after, self._changes(site_id, after))
+
+    def sync_many(self, site_ids: Sequence[int]) -> dict[int, Seen]:
+        """``sync`` of each site, in one request to the store when it answers several at once."""
+        if self._many is None:
+            return {site_id: self.sync(site_id) for site_id in site_ids}
+        asked = [(site_id, self._after(site_id)) for site_id in dict.fromkeys(site_ids)]
+        found = self._many(asked)
+        return {
+            site_id: self._apply(site_id, after, got)
+            for (site_id, after), got in zip(asked, found, strict=True)
+        }
+
+    def _after(self, site_id: int) -> int:
         with self._lock:
-            bases = [e.basis for key, e in self._kept.items() if key[0] == site_id]
-        after = min(bases, default=NOTHING_BEFORE)
-        found = self._changes(site_id, after)
+            bases = [self._kept[key].basis for key in self._of_site.get(site_id, ())]
+        return min(bases, default=NOTHING_BEFORE)
+
+    def _apply(self, site_id: int, after: int, found: dict[str, Any]) -> Seen:
         seen = Seen(str(found["epoch"]), int(found["number"]), int(found["watermark"]), int(found["removed"]))
         spans = [(int(n), int(low), int(high)) for n, low, high in found["spans"]]
         with self._lock:
             if seen.epoch != self._epoch:
                 self._epoch = seen.epoch
                 self._kept.clear()
+                self._of_site.clear()
                 self._bytes = 0
                 return seen
-            for key, entry in [(k, e) for k, e in self._kept.items() if k[0] == site_id]:
+            for key in list(self._of_site.get(site_id, ())):
+                entry = self._kept[key]
                 if entry.basis < after:  # kept meanwhile, read before the number asked after:
                     continue  # the answer does not cover it; the next sync asks from its number
-                touched = any(n > entry.basis and low < key[2] and high > key[1] for n, low, high in spans)
+                touched = spans and any(
+                    n > entry.basis and low < key[2] and high > key[1] for n, low, high in spans
+                )
                 if found["everything"] or touched:
                     self._forget(key)
                 else:
@@ -117,12 +143,18 @@ class Kept:
                     return
                 self._forget(key)
             self._kept[key] = _Entry(seen.number, value, cost)
+            self._of_site.setdefault(key[0], set()).add(key)
             self._bytes += cost
             while self._bytes > self.most_bytes and self._kept:
                 self._forget(next(iter(self._kept)))
 
     def _forget(self, key: Key) -> None:
         self._bytes -= self._kept.pop(key).cost
+        keys = self._of_site.get(key[0])
+        if keys is not None:
+            keys.discard(key)
+            if not keys:
+                del self._of_site[key[0]]
 
 
 _layers: weakref.WeakKeyDictionary[object, Kept] = weakref.WeakKeyDictionary()
@@ -142,10 +174,18 @@ def kept_of(store: object) -> Kept | None:
         answer: dict[str, Any] = found.changes(site_id, after)  # type: ignore[attr-defined]
         return answer
 
+    def many(asked: Sequence[tuple[int, int]]) -> list[dict[str, Any]]:
+        found = owner()
+        if found is None:
+            raise RuntimeError("the store of these kept figures is gone")
+        answer: list[dict[str, Any]] = found.changes_many(asked)  # type: ignore[attr-defined]
+        return answer
+
     with _layers_lock:
         kept = _layers.get(store)
         if kept is None:
-            kept = _layers[store] = Kept(changes)
+            several = many if getattr(store, "changes_many", None) is not None else None
+            kept = _layers[store] = Kept(changes, many=several)
         return kept
 
 

@@ -1,4 +1,4 @@
-"""Every site at a glance: each site's visitors, pageviews, change and series, in one store query.
+"""Every site at a glance: each site's visitors, pageviews, change and series, never a query per site.
 
 Each site's period is its own (its time zone; ``all`` from its own first day), and its figures are
 those the dashboard shows for it: the summary's unique visitors and pageviews of the period
@@ -7,9 +7,11 @@ those the dashboard shows for it: the summary's unique visitors and pageviews of
 series' visitors per hour or day (``timeseries``). Imported history is added as the summary and
 the day-by-day series add it.
 
-One statement answers every site: sites whose periods are the same (one time zone, the usual
-case: one part for all of them) share one part of it, and the parts are joined by ``UNION ALL``.
-A part reads the events of its sites in the period and in the previous period once for the
+With a layer of kept figures (``overview_days``), every site's ended days and hours are kept
+between requests and a request reads the hour going on. Otherwise, and while too few days are
+kept, one statement answers every site: sites whose periods are the same (one time zone, the
+usual case: one part for all of them) share one part of it, and the parts are joined by ``UNION
+ALL``. A part reads the events of its sites in the period and in the previous period once for the
 visitors and pageviews of each bucket and of the previous period, and once more for the unique
 visitors of the whole period. Visitors are counted exactly on both engines (the dashboard's
 summary estimates them for a span of 500,000 events or more on the embedded store, within
@@ -19,6 +21,7 @@ summary estimates them for a span of 500,000 events or more on the embedded stor
 # ruff: noqa: S608  (SQL made of fixed fragments; every value is a bound parameter or a site id)
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -29,8 +32,10 @@ from sqlalchemy import Connection, select
 
 from sightline.database.tables.imports import imports
 from sightline.imports.figures import ImportedFigures
+from sightline.reports import overview_days
 from sightline.reports.filters import Filters
 from sightline.reports.imported import History
+from sightline.reports.overview_days import Ledger
 from sightline.reports.period import Period, first_day_of, period_of
 from sightline.reports.queries import VIEWED, Query, bucket
 from sightline.store.dialects import Dialect, Params
@@ -60,6 +65,17 @@ class Site:
     @property
     def id(self) -> int:
         return int(self.row["id"])
+
+
+@functools.lru_cache(maxsize=512)
+def _buckets(period: Period) -> list[tuple[datetime, datetime]]:
+    """A period's buckets (sites sharing a time zone share their periods: made once)."""
+    return period.buckets()
+
+
+@functools.lru_cache(maxsize=512)
+def _labels(period: Period) -> list[str]:
+    return [period.label(a) for a, _ in _buckets(period)]
 
 
 def imported_sites(conn: Connection) -> set[int]:
@@ -93,9 +109,10 @@ def overview(
         period = period_of(range_name, raw_from, raw_to, zone, now, "previous", since)
         history = History(figures, site_id, zone, wanted, Filters())
         asked.append(
-            Site(row, period, history, points=[{"visitors": 0, "pageviews": 0} for _ in period.buckets()])
+            Site(row, period, history, points=[{"visitors": 0, "pageviews": 0} for _ in _buckets(period)])
         )
-    if asked:
+    ledger = overview_days.ledger_of(store) if asked else None
+    if asked and (ledger is None or not _read_kept(store, ledger, asked, now)):
         _read(store, asked)
     for site in asked:
         _add_imported(site)
@@ -129,6 +146,22 @@ def _read(store: StoreReader, asked: Sequence[Site]) -> None:
         site.pageviews = sum(point["pageviews"] for point in site.points)
 
 
+def _read_kept(store: StoreReader, ledger: Ledger, asked: Sequence[Site], now: datetime) -> bool:
+    """Fills every site's figures from its kept figures and the pieces read now
+    (``overview_days``); False when too many whole days are not kept (they are read in the
+    background: the caller answers with the statement)."""
+    periods = {site.id: (site.period, site.period.previous()) for site in asked}
+    found = ledger.answer(store.query, store.dialect, periods, micros(now))
+    if found is None:
+        return False
+    for site in asked:
+        current, previous = found[site.id]
+        site.points = [{"visitors": n, "pageviews": pv} for n, pv in current.points]
+        site.visitors, site.pageviews = current.visitors, current.pageviews
+        site.previous = {"visitors": previous.visitors, "pageviews": previous.pageviews}
+    return True
+
+
 def _part(d: Dialect, p: Params, period: Period, previous: Period, site_ids: list[int]) -> str:
     """The rows (site, bucket, visitors, pageviews) of the sites sharing one period: each bucket
     of the period (1, 2, ...), the previous period (``PREVIOUS``) and the whole period's visitors
@@ -138,7 +171,7 @@ def _part(d: Dialect, p: Params, period: Period, previous: Period, site_ids: lis
     listed = ", ".join(str(int(site_id)) for site_id in sorted(site_ids))
     a, b = q.bind(micros(period.start)), q.bind(micros(period.end))
     pa, pb = q.bind(micros(previous.start)), q.bind(micros(previous.end))
-    i = bucket(q, period.buckets(), "time")
+    i = bucket(q, _buckets(period), "time")
     current = f"time >= {a} AND time < {b}"
     return (
         f"SELECT site_id, i, count(DISTINCT visitor), sum(pv) FROM (SELECT site_id, visitor, "
@@ -162,7 +195,7 @@ def _add_imported(site: Site) -> None:
     hourly = site.history.left_out(hourly=site.period.interval == "hour")
     if hourly is None:
         points = [_figures(**point) for point in site.points]
-        site.history.add_points(site.period.buckets(), points, site.period, hourly)
+        site.history.add_points(_buckets(site.period), points, site.period, hourly)
         site.points = [{"visitors": f["visitors"], "pageviews": f["pageviews"]} for f in points]
 
 
@@ -173,7 +206,6 @@ def _figures(visitors: int, pageviews: int) -> dict[str, int]:
 def _shown(site: Site) -> dict[str, Any]:
     before = site.previous["visitors"]
     change = round((site.visitors - before) / before, 4) if before else None
-    spans = site.period.buckets()
     return {
         "site_id": site.id,
         "name": site.row["name"],
@@ -187,7 +219,7 @@ def _shown(site: Site) -> dict[str, Any]:
         "previous_visitors": before,
         "change": change,
         "series": [
-            {"date": site.period.label(a), "visitors": point["visitors"]}
-            for (a, _), point in zip(spans, site.points, strict=True)
+            {"date": label, "visitors": point["visitors"]}
+            for label, point in zip(_labels(site.period), site.points, strict=True)
         ],
     }

@@ -8,9 +8,11 @@ counted, only values with at least as many visits as the page's last visitors ca
 and those are counted next, until none is left (exact ranking, as a full count would give it).
 When more values than ``FETCH`` could still enter (many values with few visits each), every
 value's visitors are counted in one query instead. So is every table under a filter that selects
-visits by their events (page, event, goal, prop): that selection is a semi-join over the span's
-events, the costliest part, which a second query would repeat. ClickHouse counts distinct values
-fast and always ranks in one query.
+visits by their events (page, event, goal, prop) where the store keeps no selection: that
+selection is a semi-join over the span's events, the costliest part, which a second query would
+repeat. Where the store keeps it (``Query.keep``: the selected visits' whole rows), a visit table
+reads the kept rows and ranks as an unfiltered one does. ClickHouse counts distinct values fast
+and always ranks in one query.
 """
 
 # ruff: noqa: S608  (SQL made of fixed fragments; every value is a bound parameter)
@@ -86,13 +88,13 @@ def _visit_breakdown(run: Run, q: Query, dim: str, order: str, page: Page) -> li
     column = VISIT_COLUMNS[dim]
     if order not in FIGURES:
         raise ValueError(f"unknown order {order!r}")
-    condition = q.selected()
+    condition = q.chosen()  # FROM and WHERE: the visits table, or the selection kept (``Query.keep``)
     if dim in OPTIONAL:
         condition += f" AND {column} != ''"
     elif dimensions.BY_KEY[dim].values == dimensions.PATH:  # a visit's entry or exit page: NULL unknown
         condition += f" AND {column} IS NOT NULL"
     condition += _search(q, column, page)
-    if q.d.bitmap is None or _selects_by_events(q):  # one query: ClickHouse, or a costly selection
+    if q.d.bitmap is None or (_selects_by_events(q) and q.kept is None):  # one query: a costly selection
         ranked = _visit_rows(run, q, column, condition, order, _window(page), visitors=True)
         counted = {value: row["visitors"] for value, row in ranked}
     elif order == "visitors" and (found := _by_visitors(run, q, column, condition, page)) is not None:
@@ -126,8 +128,8 @@ def _visit_rows(
     names = ", ".join(f"n_{n}" for n in FIGURES)  # not the columns' own names (ClickHouse)
     sums = ", ".join(f"{s} AS n_{n}" for s, n in zip(q.sums(visitors), FIGURES, strict=True))
     query = (
-        f"SELECT value, {names} FROM (SELECT {column} AS value, {sums} FROM {q.d.visits} "
-        f"WHERE {condition} GROUP BY {column}) AS t ORDER BY n_{order} DESC, value{window}"
+        f"SELECT value, {names} FROM (SELECT {column} AS value, {sums} FROM {condition} "
+        f"GROUP BY {column}) AS t ORDER BY n_{order} DESC, value{window}"
     )
     return [(value, figures_of(figures)) for value, *figures in run(query, q.p.values)]
 
@@ -143,8 +145,7 @@ def _visitors_of(
     bound = len(q.p.values)
     values = ", ".join(q.bind(value) for value, _ in rows)
     found = run(
-        f"SELECT {column}, {unique.sql} FROM {q.d.visits} WHERE {condition} AND {column} IN ({values}) "
-        f"GROUP BY {column}",
+        f"SELECT {column}, {unique.sql} FROM {condition} AND {column} IN ({values}) GROUP BY {column}",
         q.p.values,
     )
     for name in list(q.p.values)[bound:]:  # this query's values only: the next queries reuse ``q``

@@ -17,7 +17,7 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -104,9 +104,19 @@ class StoreClient:
         sender.close()
         self._process = process
         self._generation += 1
-        if not receiver.poll(START_TIMEOUT):
-            self._fail("the store process did not start in time")
-            return
+        started, reported = time.monotonic(), False
+        while not receiver.poll(1.0):  # opening may take minutes: an older layout is upgraded first
+            if self._stopping or not process.is_alive():
+                receiver.close()
+                self._fail("the store process stopped while starting")
+                return
+            if not reported and time.monotonic() - started > START_TIMEOUT:
+                reported = True
+                self._fail(
+                    f"the store process has not started in {START_TIMEOUT:.0f} s: it is still opening "
+                    "the store (a store of an older layout is upgraded in place first, which takes "
+                    "minutes at tens of millions of events); reports answer once it is ready"
+                )
         try:
             kind, detail = receiver.recv()
         except EOFError:
@@ -212,12 +222,18 @@ class StoreClient:
         rows: list[tuple[Any, ...]] = self.ask(("query", sql, params))
         return rows
 
-    def keep(self, sql: str, params: dict[str, Any], site_id: int | None = None) -> str | None:
-        """The name of a table holding the rows of ``sql`` until ``site_id``'s data changes
+    def keep(
+        self,
+        sql: str,
+        params: dict[str, Any],
+        site_id: int | None = None,
+        span: tuple[int, int] | None = None,
+    ) -> str | None:
+        """The name of a table holding the rows of ``sql`` as the store holds them now
         (``store.kept_selections``), or None when the engine keeps none (ClickHouse)."""
         if not self._settled.is_set():
             self._settled.wait(FIRST_WAIT)
-        kept: str | None = self.ask(("keep", sql, params, site_id))
+        kept: str | None = self.ask(("keep", sql, params, site_id, span))
         return kept
 
     def changes(self, site_id: int, after: int) -> dict[str, Any]:
@@ -225,6 +241,13 @@ class StoreClient:
         if not self._settled.is_set():
             self._settled.wait(FIRST_WAIT)
         found: dict[str, Any] = self.ask(("changes", site_id, after))
+        return found
+
+    def changes_many(self, asked: Sequence[tuple[int, int]]) -> list[dict[str, Any]]:
+        """``changes`` of several (site, after) pairs in one request."""
+        if not self._settled.is_set():
+            self._settled.wait(FIRST_WAIT)
+        found: list[dict[str, Any]] = self.ask(("changes_many", [tuple(pair) for pair in asked]))
         return found
 
     # -- health ----------------------------------------------------------------------------

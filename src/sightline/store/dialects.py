@@ -41,6 +41,7 @@ class Dialect:
     sequence_time: str
     sequence_id: str
     bit_or: str  # the bitwise OR of a group's "{value}"s (non-negative integers)
+    group_list: str  # a group's "{value}"s as one array
     # How many of the bits "{column} & {mask}" (mask = 2^k - 1) a group sets: linear counting's
     # input for unique visitors of big spans (``reports.counting``); None: count exactly.
     bitmap: str | None = None
@@ -110,6 +111,7 @@ DUCKDB = Dialect(
     loose="(time - t0 NOT BETWEEN -137438953471 AND 137438953471 "
     "OR id - i0 NOT BETWEEN -33554432 AND 33554431)",
     bit_or="bit_or({value})",
+    group_list="list({value})",
     bitmap="bit_count(bitstring_agg(({column} & {mask})::INTEGER, 0, {mask}))",
 )
 CLICKHOUSE = Dialect(
@@ -137,6 +139,7 @@ CLICKHOUSE = Dialect(
     sequence_time="tupleElement({k}, 1)",
     sequence_id="tupleElement({k}, 2)",
     bit_or="groupBitOr({value})",
+    group_list="groupArray({value})",
 )
 
 

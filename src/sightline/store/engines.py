@@ -3,9 +3,10 @@
 ``Embedded`` is a DuckDB file in the data directory, owned by the store process alone: a batch
 (its events, the new rows of the visits it touched, their sites' visit counts, the watermark) is
 one DuckDB transaction, so it is written exactly once even when the process is killed halfway.
-When the file cannot be read, or was made in another layout, it is moved aside (never deleted:
-with a trimmed log it holds events nothing else has) and rebuilt from the log; ``copy_tables``
-writes it out for backups.
+A file of an older layout is brought up to date in place (``store.upgrade``); when it cannot be
+read, or was made in a layout with no upgrade, it is moved aside (never deleted: with a trimmed
+log it holds events nothing else has) and rebuilt from the log; ``copy_tables`` writes it out for
+backups.
 ``ClickHouse`` talks to a server (or, in tests, the embedded chDB engine) through
 clickhouse-connect. ClickHouse has no transaction across tables, so a batch is written with
 deduplication tokens named after its id range, and the range is recorded before it is written:
@@ -30,10 +31,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sightline.settings import values
-from sightline.store import schema, wire
+from sightline.store import schema, upgrade, wire
 from sightline.store.changes import Changes, Spans
 from sightline.store.dialects import CLICKHOUSE, DUCKDB, Dialect
-from sightline.store.kept_selections import Kept
+from sightline.store.kept_selections import Kept, Span
 
 log = logging.getLogger("sightline.store")
 
@@ -142,7 +143,10 @@ class Embedded:
         con = duckdb.connect(str(self.path), config=config)
         try:
             made = self._made_by(con)
-            if made is not None and made[0] != schema.FORMAT:  # DuckDB reads older files itself
+            if made is not None and made[0] in upgrade.UPGRADABLE:  # DuckDB reads older files itself
+                upgrade.upgrade_duckdb(con, made[0])
+                made = (schema.FORMAT, made[1])
+            if made is not None and made[0] != schema.FORMAT:
                 con.close()
                 aside = self._move_aside(f"layout-{made[0]}")
                 log.warning(
@@ -158,6 +162,7 @@ class Embedded:
                 con.execute(statement)
             if made is None:
                 con.execute("INSERT INTO store_meta VALUES (1, ?, ?)", [schema.FORMAT, duckdb.__version__])
+            upgrade.refresh_duckdb(con)
         except BaseException:
             con.close()
             raise
@@ -180,10 +185,13 @@ class Embedded:
         finally:
             cursor.close()
 
-    def keep(self, sql: str, params: dict[str, Any], site_id: int | None = None) -> str | None:
-        """The name of a table holding the rows of ``sql`` until ``site_id``'s data changes
-        (``store.kept_selections``: the dashboard's requests under one filter select their visits once)."""
-        return self.kept.keep(sql, params, site_id)
+    def keep(
+        self, sql: str, params: dict[str, Any], site_id: int | None = None, span: Span | None = None
+    ) -> str | None:
+        """The name of a table holding the rows of ``sql`` as the store holds them now
+        (``store.kept_selections``: the dashboard's requests under one filter select their visits
+        once; with ``span``, brought up to date in place where the store's data changed)."""
+        return self.kept.keep(sql, params, site_id, span)
 
     def execute(self, sql: str, params: dict[str, Any] | None = None, changed: Spans | None = None) -> None:
         with self._write, self.kept.writing():
@@ -363,13 +371,49 @@ class ClickHouse:
             values.events_url(url)  # refused unless Sightline's own tests allow it
         dsn = url if self.embedded else url.replace("clickhouse://", "http://", 1)
         self._client = wire.call("connect", lambda: clickhouse_connect.get_client(dsn=dsn))
-        for statement in (*schema.clickhouse(cluster), *schema.added_attributes("clickhouse", cluster)):
+        for statement in schema.clickhouse(cluster):
             self._command("create the tables", statement)
+        # An older layout first (a cluster's is its operator's), then any attribute added since.
+        if upgrade.upgrade_clickhouse(self._mutate, self._layout(), *self._events_table()):
+            self._mark_layout()
+        for statement in schema.added_attributes("clickhouse", cluster):
+            self._command("add the new visit attributes", statement)
+        upgrade.refresh_clickhouse(self.query, self._mutate)
         self.changes = Changes(self.watermark())
 
     def _command(self, what: str, sql: str, **options: Any) -> None:
         with self._lock:
             wire.call(what, lambda: self._client.command(sql, **options))
+
+    def _mutate(self, what: str, sql: str) -> None:
+        """A statement whose mutation is waited for on every replica."""
+        self._command(what, sql, settings={"mutations_sync": 2})
+
+    def _layout(self) -> int:
+        """The layout the tables were brought up to (``schema.LAYOUT``; 0: none recorded)."""
+        rows = self.query(
+            "SELECT argMax(value, at) FROM store_state WHERE name = {name:String} GROUP BY name",
+            {"name": schema.LAYOUT},
+        )
+        return int(rows[0][0]) if rows else 0
+
+    def _events_table(self) -> tuple[bool, bool]:
+        """Whether ``events`` lacks the ``channel`` column, and whether it is a cluster's
+        ``Distributed`` table."""
+        rows = self.query(
+            "SELECT engine, (SELECT count() FROM system.columns WHERE database = currentDatabase() "
+            "AND table = 'events' AND name = 'channel') FROM system.tables "
+            "WHERE database = currentDatabase() AND name = 'events'",
+            {},
+        )
+        return (not rows[0][1], rows[0][0] == "Distributed") if rows else (True, False)
+
+    def _mark_layout(self) -> None:
+        self._command(
+            "record the store's layout",
+            "INSERT INTO store_state SELECT {name:String}, {value:Int64}, 0, 0, now64(6)",
+            parameters={"name": schema.LAYOUT, "value": schema.FORMAT},
+        )
 
     def query(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
         external = None
@@ -498,6 +542,7 @@ class ClickHouse:
     def reset(self) -> None:
         for table in ("events", "visits", "visit_counts", "store_state"):
             self._command(f"empty {table}", f"TRUNCATE TABLE IF EXISTS {table}")
+        self._mark_layout()  # the tables keep their layout
         self.changes.record(None)
 
     def close(self) -> None:

@@ -10,15 +10,17 @@ The per-event work is SQL, vectorised, in an in-memory DuckDB of the feeder's ow
 below), whichever engine holds the store: Python only reads the log's rows and parses props.
 
 A visit's attributes (source, UTM tags, browser, OS, device, place) are those of its first event
-fed; its start and end are its earliest and latest event times, its entry and exit pages those of
-its earliest and latest pageview; its ``events`` count only the events that make it engaged
-(custom events, not autocapture's passive ones: ``autocapture.events.PASSIVE``). Visitor codes and
-visit (session) ids become keyed 64-bit hashes (``key_of``: the lower half of an MD5, which DuckDB
-computes as ``md5_number_lower``). A visit the store does not hold yet gets the next number of its
-site (its site's ``visit_counts`` plus its rank among the batch's new visits of that site, by their
-first event's id): the same numbers whenever the same batch is built again from the same store, so
-ClickHouse's batch written again after a cut (``engines.ClickHouse.write``) carries the numbers its
-first writing gave, and DuckDB's counter is written in the batch's own transaction.
+fed, and its channel (``sightline.channels``) follows from them, worked out by the rules' SQL once,
+when the visit is first fed; its start and end are its earliest and latest event times, its entry
+and exit pages those of its earliest and latest pageview; its ``events`` count only the events that
+make it engaged (custom events, not autocapture's passive ones: ``autocapture.events.PASSIVE``).
+Visitor codes and visit (session) ids become keyed 64-bit hashes (``key_of``: the lower half of an
+MD5, which DuckDB computes as ``md5_number_lower``). A visit the store does not hold yet gets the
+next number of its site (its site's ``visit_counts`` plus its rank among the batch's new visits of
+that site, by their first event's id): the same numbers whenever the same batch is built again from
+the same store, so ClickHouse's batch written again after a cut (``engines.ClickHouse.write``)
+carries the numbers its first writing gave, and DuckDB's counter is written in the batch's own
+transaction.
 """
 
 # ruff: noqa: S608  (SQL made of fixed fragments; every value is a bound parameter or a column)
@@ -35,6 +37,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sightline import channels
 from sightline.autocapture.events import PASSIVE
 from sightline.database import Database
 from sightline.store import schema
@@ -55,8 +58,11 @@ LOOK_BACK = 2 * 86400 * 1_000_000  # how far back a visit is looked for in the s
 # 25 -> 16.5 µs of CPU per event (docs/performance.md, session 11).
 BACKLOG_BATCH = 122_880
 BACKLOG_BYTES = 64 * 2**20  # ... or fewer, when the log's rows are big (props up to 64 KiB)
-ATTRIBUTES = {  # a visit attribute from its first event, as the reports show it
+# Each stored visit attribute (``schema.VISIT_ATTRIBUTES``, in the registry's order), as the
+# reports show it: from the visit's first event, or (``_WORKED_OUT``) from those attributes.
+ATTRIBUTES = {
     "source": f"coalesce(nullif(left(source, {VALUE_MAX}), ''), '{NONE}')",
+    "channel": channels.SQL,  # from the source and UTM tags, once, when the visit is first fed
     "utm_source": f"coalesce(left(utm_source, {VALUE_MAX}), '')",
     "utm_medium": f"coalesce(left(utm_medium, {VALUE_MAX}), '')",
     "utm_campaign": f"coalesce(left(utm_campaign, {VALUE_MAX}), '')",
@@ -68,6 +74,8 @@ ATTRIBUTES = {  # a visit attribute from its first event, as the reports show it
     "city": "coalesce(city, '')",
     "language": "coalesce(language, '')",  # "" when the visitor's browser did not say
 }
+_WORKED_OUT = frozenset({"channel"})
+_FIRST = {name: sql for name, sql in ATTRIBUTES.items() if name not in _WORKED_OUT}
 _PV = f"name = '{PAGEVIEW}'"
 # Events that make a visit engaged (not a bounce): every event but pageviews and passive ones.
 _ENGAGING = f"name NOT IN ('{PAGEVIEW}', " + ", ".join(f"'{name}'" for name in PASSIVE) + ")"
@@ -82,15 +90,17 @@ _KEYED = (  # the batch, typed, with its visit keys and cut paths
     "country::VARCHAR AS country, region::VARCHAR AS region, city::VARCHAR AS city, "
     "language::VARCHAR AS language FROM raw"
 )
-_CONTRIBUTION = (  # what the batch adds to each visit
-    "CREATE OR REPLACE TEMP TABLE n AS SELECT site_id, session, min(id) AS first_id, "
+_CONTRIBUTION = (  # what the batch adds to each visit, and the channel of its attributes
+    "CREATE OR REPLACE TEMP TABLE n AS SELECT *, "
+    + ", ".join(f"{ATTRIBUTES[name]} AS {name}" for name in sorted(_WORKED_OUT))
+    + " FROM (SELECT site_id, session, min(id) AS first_id, "
     "md5_number_lower(site_id::VARCHAR || chr(31) || arg_min(visitor_id, id)) AS visitor, "
     "arg_min(time, id) AS born, min(time) AS start, max(time) AS last, "
     f"count(*) FILTER (WHERE {_PV}) AS pageviews, count(*) FILTER (WHERE {_ENGAGING}) AS events, "
     f"arg_min(page, [time, id]) FILTER (WHERE {_PV}) AS entry, min(time) FILTER (WHERE {_PV}) AS entry_at, "
     f"arg_max(page, [time, id]) FILTER (WHERE {_PV}) AS exit, max(time) FILTER (WHERE {_PV}) AS exit_at, "
-    + ", ".join(f"arg_min({sql}, id) AS {name}" for name, sql in ATTRIBUTES.items())
-    + ", max(id) AS version FROM b GROUP BY site_id, session"
+    + ", ".join(f"arg_min({sql}, id) AS {name}" for name, sql in _FIRST.items())
+    + ", max(id) AS version FROM b GROUP BY site_id, session)"
 )
 _NUMBERED = (  # the next numbers of their sites for the visits the store does not hold yet
     "CREATE OR REPLACE TEMP TABLE f AS SELECT n.session, (coalesce(c.visits, 0) + row_number() OVER "
@@ -113,7 +123,8 @@ _MERGED = (  # each touched visit's new row: what the store held, plus the batch
     f"CASE WHEN {_NEWER_EXIT} THEN n.exit ELSE o.exit END::VARCHAR AS exit, "
     f"CASE WHEN {_NEWER_EXIT} THEN n.exit_at ELSE o.exit_at END::BIGINT AS exit_at, "
     + ", ".join(f"coalesce(o.{name}, n.{name})::VARCHAR AS {name}" for name in schema.VISIT_ATTRIBUTES)
-    + ", n.version::BIGINT AS version FROM n LEFT JOIN old AS o ON o.session = n.session "
+    + ", n.version::BIGINT AS version "
+    "FROM n LEFT JOIN old AS o ON o.session = n.session "
     "LEFT JOIN f ON f.session = n.session"
 )
 _EVENTS = (  # the batch's rows for the store, with their visit's attributes

@@ -10,21 +10,33 @@ store to keep that selection (``Kept.keep``): its rows are written once into a t
 in-memory database attached to the store (``kept``), and the requests read that table instead.
 
 A kept table is a function of its query (SQL and bound values) and of its site's data in the
-store. It is valid only while nothing was written to that site since it was read: every write the
-store makes records, once committed, the sites it changed (``store.changes``: a fed batch, an
-erasure, a retention cut, the self-check's refill, a deleted site; a rebuild changes every site),
-and a selection read before the site's latest change is read again when next asked for. Every write
-holds ``writing`` from its start until its change is recorded, and an ask waits while a write is
-under way, so a table handed out holds every write committed before the ask (a query that saw a
-commit never gets a table read before it: ``reports.table_days`` keeps figures read from it with
-the change number asked before). A selection asked without its site is dropped by any change.
-(Rewriting spans in site order changes no row's content and records nothing.) So an erased
-visitor is never counted from a kept table, and a report never mixes a kept selection with data it
-missed, while a batch fed for another site leaves the selection as it is.
+store. Every write the store makes records, once committed, the sites and spans of time it changed
+(``store.changes``: a fed batch, an erasure, a retention cut, the self-check's refill, a deleted
+site; a rebuild changes every site). Every write holds ``writing`` from its start until its change
+is recorded, and an ask waits while a write is under way, so a table handed out holds every write
+committed before the ask (a query that saw a commit never gets a table read before it:
+``reports.table_days`` keeps figures read from it with the change number asked before).
+
+- A selection asked **with its span** (``span``: the visits it selects started in it, and its SQL
+  reads ``$kept_low`` and ``$kept_high`` as further bounds of their start) is brought up to date in
+  place: the rows of the visits that started in the spans changed since it was read are deleted
+  and selected again, the others stay (one transaction, which a query under way does not see
+  half done). A visit's selected row is a function of its own row and its own events, and a write
+  that changes either records the hour of the visit's start (and of the start it had before), so
+  the rows outside those spans are those a cold read gives. The feed of a live site touches the
+  last hour or two: a 30-day selection is read again for those only, not for its 30 days. A change
+  of the whole site (a deleted site, a rebuild, more changes than are remembered) reads it all again.
+- A selection asked **without its span** is read again, as a new table, after any change of its
+  site; one asked without its site after any change at all. (Rewriting spans in site order changes
+  no row's content and records nothing.)
+
+So an erased visitor is never counted from a kept table, and a report never mixes a kept selection
+with data it missed, while a batch fed for another site leaves the selection as it is.
 
 A table no longer handed out is dropped ``GRACE`` seconds later (a query may still be on its way
-with its name); at most ``MOST`` tables and ``MOST_ROWS`` rows are kept, the least recently used
-going first; a selection of more rows than that serves the request that read it and is then
+with its name); at most ``MOST`` tables and ``MOST_BYTES`` of rows (estimated from their number
+and columns) are kept, the least recently used going first; a selection bigger than that serves
+the request that read it and is then
 dropped like a stale one. Concurrent asks for the same selection wait for the one reading it. Lost with the
 process: nothing outlives a restart.
 """
@@ -46,8 +58,12 @@ from sightline.store.changes import Changes
 
 DATABASE = "kept"
 MOST = 16  # tables kept at once
-MOST_ROWS = 3_000_000  # rows of every kept table together (a visit's row: about 48 bytes in memory)
+MOST_BYTES = 400 << 20  # every kept table together, estimated as below
+COLUMN_BYTES = 9  # a row's share per column in memory (a visits row, 24 columns: 217 bytes at 10 M)
 GRACE = 30.0  # seconds a table stays after it was last handed out, once stale or evicted
+MOST_RUNS = 8  # separate stretches of changed hours selected again in place; more: one covering them
+LOW, HIGH = "kept_low", "kept_high"  # the bound values a selection with its span reads its start by
+Span = tuple[int, int]  # [low, high), UTC microseconds
 
 
 @dataclass
@@ -55,7 +71,13 @@ class _Entry:
     name: str
     version: int
     rows: int
+    width: int  # estimated bytes of a row (``COLUMN_BYTES`` per column)
     used: float = field(default_factory=time.monotonic)
+    span: Span | None = None  # the start of every visit it selects lies in it (brought up to date in place)
+
+    @property
+    def bytes(self) -> int:
+        return self.rows * self.width
 
 
 class Kept:
@@ -90,35 +112,59 @@ class Kept:
                 self._writes -= 1
                 self._idle.notify_all()
 
-    def keep(self, sql: str, params: dict[str, Any], site_id: int | None = None) -> str:
-        """The name of a table holding the rows of ``sql`` (a selection of ``site_id``'s rows) as
-        the store holds them now."""
-        key = sql + "\x00" + repr(sorted(params.items())) + "\x00" + repr(site_id)
+    def keep(
+        self, sql: str, params: dict[str, Any], site_id: int | None = None, span: Span | None = None
+    ) -> str:
+        """The name of a table holding the rows of ``sql`` (a selection of ``site_id``'s rows; with
+        ``span``, of the visits that started in it, each row with its visit's ``start``, ``sql``
+        bounding their start by ``$kept_low`` and ``$kept_high`` too) as the store holds them now."""
+        asked = {k: v for k, v in params.items() if k not in (LOW, HIGH)}
+        key = sql + "\x00" + repr(sorted(asked.items())) + "\x00" + repr(site_id) + "\x00" + repr(span)
+        if span is not None:
+            asked.update({LOW: span[0], HIGH: span[1]})
         with self._lock:
             reading = self._reading.setdefault(key, threading.Lock())
+        runs: list[Span] | None = None
         with reading:
             with self._lock:
                 while self._writes:  # a write under way: its commit may be seen already
                     self._idle.wait()
                 entry = self._entries.get(key)
                 version = self._changes.latest(site_id)
-                if entry is not None and entry.version == version:
+                if entry is not None and entry.version >= version:
                     entry.used = time.monotonic()
                     self._entries.move_to_end(key)
                     return entry.name
+                if entry is not None and entry.span is not None and site_id is not None:
+                    changed = self._changes.since(site_id, entry.version)
+                    version = int(changed["number"])  # every change up to it is in ``changed``
+                    runs = None if changed["everything"] else _runs(changed["spans"], entry.span)
+                    if runs is not None:
+                        entry.version = version  # asks meanwhile wait on ``reading``
+                        entry.used = time.monotonic()
+                        self._entries.move_to_end(key)
+                        if not runs:  # no change inside its span
+                            return entry.name
+            if entry is not None and entry.span is not None and runs is not None:
+                if self._refresh(entry, sql, asked, runs):
+                    return entry.name
+                version = self._changes.latest(site_id)  # not brought up to date: read whole
             name = f"{DATABASE}.s{next(self._numbers)}"
             cursor = self._connect()
             try:
-                cursor.execute(f"CREATE TABLE {name} AS {sql}", params)
+                cursor.execute(f"CREATE TABLE {name} AS {sql}", asked)
                 found = cursor.execute(f"SELECT count(*) FROM {name}").fetchone()  # noqa: S608
+                columns = len(cursor.execute(f"SELECT * FROM {name} LIMIT 0").description or ())  # noqa: S608
             finally:
                 cursor.close()
             with self._lock:
                 old = self._entries.pop(key, None)
                 if old is not None:
                     self._retired.append(old)
-                entry = _Entry(name, version, int(found[0]) if found else 0)
-                if entry.rows > MOST_ROWS:  # too big to keep: this request's alone, dropped after its grace
+                entry = _Entry(
+                    name, version, int(found[0]) if found else 0, COLUMN_BYTES * columns, span=span
+                )
+                if entry.bytes > MOST_BYTES:  # too big to keep: this request's alone, dropped after its grace
                     self._retired.append(entry)
                     self._reading.pop(key, None)
                 else:
@@ -128,10 +174,36 @@ class Kept:
             self._drop(gone)
             return name
 
+    def _refresh(self, entry: _Entry, sql: str, params: dict[str, Any], runs: list[Span]) -> bool:
+        """Selects again, in place, the rows of the visits that started in ``runs`` (False: it
+        could not, the table is to be read whole)."""
+        cursor = self._connect()
+        try:
+            cursor.execute("BEGIN TRANSACTION")
+            for low, high in runs:
+                bounds = {LOW: max(low, params[LOW]), HIGH: min(high, params[HIGH])}
+                changed = f"start >= ${LOW} AND start < ${HIGH}"
+                cursor.execute(f"DELETE FROM {entry.name} WHERE {changed}", bounds)  # noqa: S608
+                cursor.execute(f"INSERT INTO {entry.name} {sql}", {**params, **bounds})
+            found = cursor.execute(f"SELECT count(*) FROM {entry.name}").fetchone()  # noqa: S608
+            cursor.execute("COMMIT")
+        except duckdb.Error:
+            cursor.execute("ROLLBACK")
+            return False
+        finally:
+            cursor.close()
+        with self._lock:
+            entry.rows = int(found[0]) if found else 0
+            entry.used = time.monotonic()
+            if entry.bytes > MOST_BYTES:
+                return False
+            self._evict()
+        return True
+
     def _evict(self) -> None:
-        """Retires the least recently used tables beyond ``MOST`` or ``MOST_ROWS`` (never the newest)."""
+        """Retires the least recently used tables beyond ``MOST`` or ``MOST_BYTES`` (never the newest)."""
         while len(self._entries) > 1 and (
-            len(self._entries) > MOST or sum(e.rows for e in self._entries.values()) > MOST_ROWS
+            len(self._entries) > MOST or sum(e.bytes for e in self._entries.values()) > MOST_BYTES
         ):
             key, entry = next(iter(self._entries.items()))
             del self._entries[key]
@@ -157,3 +229,20 @@ class Kept:
 
     def __len__(self) -> int:
         return len(self._entries)
+
+
+def _runs(changed: list[tuple[int, int, int]], span: Span) -> list[Span]:
+    """The stretches of ``span`` the changed spans (number, low, high) touch, adjacent ones merged;
+    one covering them all when there are more than ``MOST_RUNS``."""
+    inside = sorted((max(low, span[0]), min(high, span[1])) for _, low, high in changed)
+    runs: list[list[int]] = []
+    for low, high in inside:
+        if high <= low:
+            continue
+        if runs and low <= runs[-1][1]:
+            runs[-1][1] = max(runs[-1][1], high)
+        else:
+            runs.append([low, high])
+    if len(runs) > MOST_RUNS:
+        return [(runs[0][0], max(high for _, high in runs))]
+    return [(low, high) for low, high in runs]

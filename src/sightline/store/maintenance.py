@@ -44,7 +44,7 @@ MIN_CHUNK, TRIM_MS = 100, 20.0  # ingest's commits wait for each transaction: th
 BUDGET_SECONDS = 1.0  # the trim and the free pages, between two feeding steps at most
 
 
-class Upkeep:
+class Maintenance:
     def __init__(self, db: Database, engine: Engine, feeder: Feeder, log_retention_days: int | None) -> None:
         self.db = db
         self.engine = engine

@@ -8,10 +8,11 @@ socket with an authentication key): ``("query", sql, params)`` answers ``("ok", 
 ``("error", message)``; ``("keep", sql, params)`` answers the name of a table holding the
 query's rows while the site's data stays as it was (``store.kept_selections``; None on ClickHouse);
 ``("changes", site, after)`` answers what changed of the site after that change number
-(``store.changes``: every figure kept between requests is dropped by it);
+(``store.changes``: every figure kept between requests is dropped by it), ``("changes_many",
+[(site, after), ...])`` the same of several sites at once;
 ``("status",)`` answers the feed's figures; ``("export", directory)``
 copies the embedded store there for a backup (``store.snapshot``). Between feeding steps it
-applies upkeep (``upkeep``) and checks the store against the log (``check``), from its start on.
+applies maintenance (``maintenance``) and checks the store against the log (``check``), from its start on.
 The process leaves when its parent is gone. Of several nodes on one PostgreSQL log, one feeds (a
 lease, ``database.lease``); another takes over within seconds when it dies.
 """
@@ -33,7 +34,7 @@ from sightline.store.check import SelfCheck
 from sightline.store.engines import Embedded, Engine, StoreBusyError, open_engine
 from sightline.store.feed import Feeder
 from sightline.store.launch import Options
-from sightline.store.maintenance import Upkeep
+from sightline.store.maintenance import Maintenance
 from sightline.store.ordering import Ordering
 
 log = logging.getLogger("sightline.store")
@@ -75,10 +76,17 @@ def _serve(conn: Connection, engine: Engine, status: Status) -> None:
                     conn.send(("ok", engine.query(request[1], request[2])))
                 elif request[0] == "keep":
                     site = request[3] if len(request) > 3 else None
-                    kept = engine.keep(request[1], request[2], site) if isinstance(engine, Embedded) else None
+                    span = tuple(request[4]) if len(request) > 4 and request[4] is not None else None
+                    kept = (
+                        engine.keep(request[1], request[2], site, span)
+                        if isinstance(engine, Embedded)
+                        else None
+                    )
                     conn.send(("ok", kept))
                 elif request[0] == "changes":  # what changed of a site after a change number
                     conn.send(("ok", engine.changes.since(int(request[1]), int(request[2]))))
+                elif request[0] == "changes_many":  # the same for several (site, after) pairs
+                    conn.send(("ok", [engine.changes.since(int(s), int(a)) for s, a in request[1]]))
                 elif request[0] == "status":
                     conn.send(("ok", status.as_dict()))
                 elif request[0] == "export" and isinstance(engine, Embedded):
@@ -119,7 +127,7 @@ def main(options: Options, ready: Connection) -> None:
     db = open_database(options.database_url, migrate=False)
     status = Status(engine)
     feeder = Feeder(db, engine, options.batch)
-    upkeep = Upkeep(db, engine, feeder, options.log_retention_days)
+    maintenance = Maintenance(db, engine, feeder, options.log_retention_days)
     check = SelfCheck(db, engine, feeder, options.log_retention_days)
     try:  # before the first step: new events get ids past the watermark (check.keep_positions)
         check.keep_positions()
@@ -144,7 +152,7 @@ def main(options: Options, ready: Connection) -> None:
                 continue
             status.role = "feeder"
             fed = feeder.step()
-            upkeep.run()
+            maintenance.run()
             if ordering is not None and not feeder.behind:  # not while catching up
                 ordering.run()
             if not feeder.behind:

@@ -1,8 +1,11 @@
 """The store's tables, for DuckDB and for ClickHouse: the same columns, each engine's own layout.
 
 - ``events``: one row per event of the log (``id`` is the log's id), with the attributes of its
-  visit as they were when the event was fed (``visit_start``, source, UTM tags, browser, OS,
-  device, country, region, city): a filter on a visit attribute is a test on the event's row.
+  visit as they were when the event was fed (``visit_start`` and ``VISIT_ATTRIBUTES``: source,
+  channel, UTM tags, browser, OS, device, country, region, city, language): a filter on a visit
+  attribute is a test on the event's row. ``channel`` is the visit's channel
+  (``sightline.channels``), written by the feed once per visit from its source and UTM tags, so
+  that reports read it instead of working it out.
   ``props`` holds ``key\\x1fvalue`` strings; ``visitor`` is a 64-bit keyed hash, ``visit`` the
   visit's number in its site (below).
 - ``visits``: one row per visit, replaced whenever a later event changes it (``version`` is the
@@ -20,6 +23,11 @@
   range of the batch being written (so a batch cut short is written again with the same
   deduplication tokens).
 Times are Int64 microseconds since the Unix epoch, UTC.
+
+A layout's number (``FORMAT``) is kept in DuckDB's ``store_meta`` and in ClickHouse's
+``store_state`` (``LAYOUT``). A store of an older layout that ``UPGRADES`` covers is brought up to
+date in place when the store opens: a rebuild from the log would lose the events that the log's
+trim (``--event-log-retention-days``) already removed. Another layout is rebuilt from the log.
 """
 
 from __future__ import annotations
@@ -27,7 +35,10 @@ from __future__ import annotations
 from sightline.dimensions import STORED_ATTRIBUTES
 
 PAGEVIEW = "pageview"  # the event name of a page view
-FORMAT = 5  # bump when a table below changes: the embedded store is then rebuilt from the log
+# Bump when a table below changes, with the step that brings the previous layout up to it
+# (``UPGRADES``); without one, an embedded store of the previous layout is rebuilt from the log.
+FORMAT = 6
+LAYOUT = "layout"  # ClickHouse's ``store_state`` row of the layout its tables were brought up to
 
 # The visit's attributes, each a column of ``visits`` and of every event's row: the registry's
 # stored visit dimensions (``sightline.dimensions``), in its order; the feed fills each one.

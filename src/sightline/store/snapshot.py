@@ -7,10 +7,11 @@ listens in ``DATA_DIR/store.control`` (owner-only; an address and a key), and wr
 as a Parquet file inside one read transaction (one snapshot of the feed: events, visits and the
 watermark agree). With no server running, the file is opened read-only here instead.
 
-Restore creates the tables and loads the Parquet files into a new ``store.duckdb``; events the
+Restore creates the tables and loads the Parquet files into a new ``store.duckdb`` (a copy of the
+layout before, with the columns it lacks filled in as ``store.upgrade`` fills them); events the
 backup's log holds beyond the store's watermark are fed when the server starts.
 
-Imports: ``store.engines``, ``store.schema``, the standard library and DuckDB.
+Imports: ``store.engines``, ``store.schema``, ``store.upgrade``, the standard library and DuckDB.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import Any
 
 import duckdb
 
-from sightline.store import schema
+from sightline.store import schema, upgrade
 from sightline.store.engines import FILE_NAME, TABLES, copy_tables, path_literal
 
 CONTROL = "store.control"
@@ -133,7 +134,7 @@ def check(source: Path) -> None:
         made = _format_of(meta)
     except duckdb.Error as error:
         raise SnapshotError(f"{meta}: not a store copy this Sightline can read ({error})") from error
-    if made != schema.FORMAT:
+    if made != schema.FORMAT and made not in upgrade.UPGRADABLE:
         raise SnapshotError(
             f"{meta}: the store was copied in layout {made}, this Sightline uses {schema.FORMAT}; "
             "restore with the version that made the backup, then upgrade"
@@ -150,13 +151,16 @@ def restore(data_dir: Path, source: Path) -> None:
     final = data_dir / FILE_NAME
     building = data_dir / f".{FILE_NAME}.restoring"
     building.unlink(missing_ok=True)
+    made = _format_of(files["store_meta"])
     con = duckdb.connect(str(building))
     try:
         for statement in schema.DUCKDB:
             con.execute(statement)
         for table, path in files.items():
-            con.execute(f"INSERT INTO {table} SELECT * FROM read_parquet('{path_literal(path)}')")  # noqa: S608
-        con.execute("UPDATE store_meta SET engine = ?", [duckdb.__version__])
+            columns = upgrade.restored_columns(made, table)  # an older layout's, brought up to date
+            source_rows = f"SELECT {columns} FROM read_parquet('{path_literal(path)}')"  # noqa: S608
+            con.execute(f"INSERT INTO {table} BY NAME {source_rows}")
+        con.execute("UPDATE store_meta SET engine = ?, format = ?", [duckdb.__version__, schema.FORMAT])
         con.execute("CHECKPOINT")
     finally:
         con.close()

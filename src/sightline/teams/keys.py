@@ -4,7 +4,8 @@ A key works on its team's sites, or on one site when it is made for it, and does
 allow (``scopes.py``: reading reports, reading or provisioning sites, sending events).
 ``authenticate`` finds the key of a bearer token and records when it was last used (at most once
 a minute per key, so reading does not mean writing on every request); ``event_site`` gives an
-``events:write`` key's site key for ingest.
+``events:write`` key's site key for ingest (such a key is made for one site: refused at creation
+without one).
 """
 
 from __future__ import annotations
@@ -49,6 +50,14 @@ def create_key(
         ).first()
         if found is None:
             raise ApiError(422, "unknown_site", f"No site with id {site_id} exists.", field="site_id")
+    elif key_scopes.EVENTS_WRITE in allowed:
+        # Events name no site of their own: a key for every site could send to none of them.
+        raise ApiError(
+            422,
+            "site_required",
+            "A key with the events:write scope sends events to one site: give its site_id.",
+            field="site_id",
+        )
     key = new_key()
     row = conn.execute(
         insert(api_keys)

@@ -55,7 +55,14 @@ class Retention:
         self.clock = clock
         self.last: RunReport | None = None
         # At start and then every hour while the server runs; it also tells since when runs fail.
-        self.periodic = Periodic("retention", self.run, INTERVAL_SECONDS, logger=log, clock=clock)
+        self.periodic = Periodic(
+            "the data retention",
+            self.run,
+            INTERVAL_SECONDS,
+            logger=log,
+            clock=clock,
+            effect="Events and survey responses past their retention stay stored until a run succeeds.",
+        )
 
     def policies(self) -> list[tuple[int, int]]:
         """(site id, days) of every site that keeps its data for a limited time."""
@@ -139,10 +146,10 @@ class Retention:
         last = self.last
         figures: dict[str, Any] = {
             "global_days": self.global_days,
+            **self.periodic.figures(),  # next run, failing since, a failure in plain words
             "last_run_at": last.started_at.isoformat() if last else None,
             "last_events_removed": last.events_removed if last else 0,
             "last_responses_removed": last.responses_removed if last else 0,
             "sites_with_retention": last.sites if last else None,
-            "failing_since": self.periodic.figures()["failing_since"],
         }
         return ServiceReport(DEGRADED if self.periodic.failing_since else OK, figures)

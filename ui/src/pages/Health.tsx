@@ -19,6 +19,9 @@ const SERVICE_NAMES: Record<string, string> = {
   ingest: "Event ingest",
   recordings: "Recordings",
   store: "Analytics store",
+  retention: "Data retention",
+  recording_retention: "Recordings retention",
+  mail: "E-mail reports",
 };
 
 /** Figures a service reports to explain itself: shown as sentences, not in the list. */
@@ -60,6 +63,8 @@ const FIGURE_LABELS: Record<string, string> = {
   total_bytes: "Disk size",
   round_trip_ms: "Round trip",
   error: "Problem",
+  last_error: "Last error",
+  enabled: "Set up",
 };
 
 const ENGINES: Record<string, string> = { sqlite: "SQLite", postgresql: "PostgreSQL" };
@@ -82,6 +87,7 @@ function figure(key: string, value: unknown): string {
   }
   if (value === null || value === undefined) {
     if (key.endsWith("_at")) return "Never";
+    if (key.endsWith("error")) return "None so far";
     return isIdentifier(key) ? "Not running" : "Not set";
   }
   if (Array.isArray(value)) return value.length === 0 ? "None so far" : value.map((item) => figure(key, item)).join(", ");

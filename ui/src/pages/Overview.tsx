@@ -10,7 +10,8 @@ import { sparkPoints } from "../components/Trend";
 import { count } from "../format";
 import { RANGE_NAMES, type RangeName } from "../reports/api";
 import { changeText } from "../reports/figures";
-import { SPAN_RANGES as RANGES, typing } from "../reports/ranges";
+import { Controls } from "../reports/PeriodControls";
+import { SPAN_RANGES } from "../reports/ranges";
 
 export interface OverviewSite {
   site_id: number;
@@ -98,64 +99,6 @@ function Spark({ site }: { site: OverviewSite }) {
   );
 }
 
-function PeriodPicker({ period, onChange }: { period: Period; onChange: (p: Period) => void }) {
-  const today = new Date().toISOString().slice(0, 10);
-  const [from, setFrom] = useState(period.from ?? today);
-  const [to, setTo] = useState(period.to ?? today);
-  const choose = (name: RangeName) => onChange(name === "custom" ? { range: name, from, to } : { range: name });
-  useEffect(() => {
-    const onKey = (event: KeyboardEvent) => {
-      if (typing(event)) return;
-      const range = RANGES.find((r) => r.key === event.key.toLowerCase());
-      if (range && range.name !== period.range) choose(range.name);
-    };
-    document.addEventListener("keydown", onKey);
-    return () => document.removeEventListener("keydown", onKey);
-  });
-  const inMenu = !RANGES.find((r) => r.name === period.range)?.button;
-  return (
-    <div class="report-controls">
-      <div class="segmented" role="group" aria-label="Date range">
-        {RANGES.filter((r) => r.button).map((r) => (
-          <button key={r.name} type="button" aria-pressed={period.range === r.name} aria-keyshortcuts={r.key.toUpperCase()} title={`${r.label} (key ${r.key.toUpperCase()})`} onClick={() => choose(r.name)}>
-            {r.label}
-          </button>
-        ))}
-      </div>
-      <label class="report-select">
-        <span class="visually-hidden">More periods</span>
-        <select class={inMenu ? "is-chosen" : undefined} value={inMenu ? period.range : ""} onChange={(e) => e.currentTarget.value && choose(e.currentTarget.value as RangeName)}>
-          <option value="">More periods…</option>
-          {RANGES.filter((r) => !r.button).map((r) => (
-            <option key={r.name} value={r.name}>
-              {r.label} ({r.key.toUpperCase()})
-            </option>
-          ))}
-        </select>
-      </label>
-      {period.range === "custom" && (
-        <form
-          class="report-dates"
-          onSubmit={(e) => {
-            e.preventDefault();
-            onChange({ range: "custom", from, to });
-          }}
-        >
-          <label>
-            From <input type="date" value={from} max={to} required onInput={(e) => setFrom(e.currentTarget.value)} />
-          </label>
-          <label>
-            To <input type="date" value={to} min={from} required onInput={(e) => setTo(e.currentTarget.value)} />
-          </label>
-          <button type="submit" class="button">
-            Apply
-          </button>
-        </form>
-      )}
-    </div>
-  );
-}
-
 export function OverviewPage() {
   const { query, path, route } = useLocation();
   const period = periodOf(query);
@@ -191,7 +134,8 @@ export function OverviewPage() {
 
   return (
     <Page title="All sites" subtitle={<>Every site you can see, over one period, each in its own time zone. <a href="/sites">Manage sites</a></>}>
-      <PeriodPicker period={period} onChange={(next) => route(`${path}?${overviewParams(next)}`)} />
+      {/* The dashboard's own menu, without realtime; each site's trend is against its previous period. */}
+      <Controls query={period} ranges={SPAN_RANGES} comparable={false} onChange={(next) => route(`${path}?${overviewParams(next)}`)} />
       {error && <Notice kind="error">{error}</Notice>}
       {!sites && !error && <p class="loading">Loading figures…</p>}
       {sites && sites.length === 0 && (

@@ -4,6 +4,7 @@
 import { useState } from "preact/hooks";
 
 import { api, messageOf } from "../api";
+import { formMessage } from "../formMessages";
 import { useResource } from "../hooks";
 import { annotations, type Annotation } from "./notes";
 
@@ -115,7 +116,7 @@ function NoteForm({ siteId, note, lastDay, onSaved, onCancel }: FormProps) {
       else await annotations.create(siteId, { date, text });
       onSaved();
     } catch (failure) {
-      setError(messageOf(failure));
+      setError(formMessage("annotation", failure));
     } finally {
       setBusy(false);
     }

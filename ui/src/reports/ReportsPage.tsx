@@ -16,7 +16,7 @@ import { BreakdownPanel, CHANNEL_NAMES, label, type Tab } from "./Breakdown";
 import { GoalsPanel } from "./GoalsPanel";
 import { Controls } from "./PeriodControls";
 import { Segments } from "./Segments";
-import { FILTER_TABLES, ValueSuggestions } from "./ValueSuggestions";
+import { FILTER_TABLES, PropSuggestions, ValueSuggestions } from "./ValueSuggestions";
 import { FILTER_LABELS, PANELS } from "./dimensions.gen";
 import { Annotations } from "./Annotations";
 import { Chart } from "./Chart";
@@ -322,11 +322,12 @@ function AddFilter({ siteId, query, goals, onAdd }: { siteId: number; query: Rep
             value={value}
             maxLength={2000}
             placeholder={name.endsWith("page") ? "/pricing" : name === "prop" ? "plan:pro" : ""}
-            list={FILTER_TABLES[name] ? "filter-suggestions" : undefined}
+            list={FILTER_TABLES[name] || name === "prop" ? "filter-suggestions" : undefined}
             autoComplete="off"
             onInput={(e) => setValue(e.currentTarget.value)}
           />
           {FILTER_TABLES[name] && <ValueSuggestions key={name} id="filter-suggestions" siteId={siteId} table={FILTER_TABLES[name] ?? ""} text={value} query={query} />}
+          {name === "prop" && <PropSuggestions id="filter-suggestions" siteId={siteId} text={value} query={query} />}
         </label>
       )}
       <button type="submit" class="button">

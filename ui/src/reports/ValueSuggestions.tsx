@@ -1,6 +1,7 @@
 // What a value field suggests as the owner types: the site's own values of one table (pages,
 // events, sources, countries...), from the breakdown API's `search` (values containing what was
 // typed, any case), as a native <datalist> the browser shows under the field (keyboard-usable).
+// A prop filter (`key:value`) suggests the props' keys, then the chosen key's values.
 import { useEffect, useState } from "preact/hooks";
 
 import { label } from "./Breakdown";
@@ -68,6 +69,65 @@ export function ValueSuggestions({ id, siteId, table, text, query, name, propKey
     <datalist id={id}>
       {options.map((option) => (
         <option key={option.value} value={option.value} label={option.label !== option.value ? option.label : undefined} />
+      ))}
+    </datalist>
+  );
+}
+
+/** How many events' props a prop filter reads (the site's top custom events of the period). */
+const PROP_EVENTS = 10;
+
+/**
+ * What a prop filter's field (`key:value`) suggests: the keys of the props the site's events carry
+ * (as `key:`) until a `:` is typed, then that key's values (as `key:value`); the props of the
+ * period's top custom events, read once per period from the props table of each.
+ */
+export function PropSuggestions({ id, siteId, text, query }: { id: string; siteId: number; text: string; query: ReportQuery }) {
+  const [props, setProps] = useState<Map<string, Set<string>>>(new Map());
+  const period = JSON.stringify([query.range, query.from, query.to]);
+  useEffect(() => {
+    let live = true;
+    const asked: ReportQuery = { ...query, filters: {}, compare: false };
+    reports
+      .breakdown(siteId, asked, "events", undefined, { limit: PROP_EVENTS })
+      .then((events) =>
+        Promise.all(
+          events.rows.map((event) =>
+            reports.breakdown(siteId, asked, "props", event.value, { limit: 100 }).then(
+              (answer) => answer.rows,
+              () => [], // an event without readable props adds none
+            ),
+          ),
+        ),
+      )
+      .then(
+        (tables) => {
+          if (!live) return;
+          const found = new Map<string, Set<string>>();
+          for (const row of tables.flat()) {
+            if (!row.key) continue;
+            const values = found.get(row.key) ?? new Set<string>();
+            if (row.value) values.add(row.value);
+            found.set(row.key, values);
+          }
+          setProps(found);
+        },
+        () => undefined, // suggestions are a help: without them the field still takes any value
+      );
+    return () => {
+      live = false;
+    };
+  }, [siteId, period]);
+  const colon = text.indexOf(":");
+  const key = colon >= 0 ? text.slice(0, colon).trim() : null;
+  const options =
+    key === null
+      ? [...props.keys()].sort().map((k) => `${k}:`)
+      : [...(props.get(key) ?? [])].sort().map((v) => `${key}:${v}`);
+  return (
+    <datalist id={id}>
+      {options.slice(0, SHOWN).map((value) => (
+        <option key={value} value={value} />
       ))}
     </datalist>
   );

@@ -1,8 +1,17 @@
-// The periods of the dashboard and of the all-sites view: their labels and keyboard shortcuts.
+// The periods of the dashboard and of the all-sites view (one menu, reports/PeriodControls.tsx):
+// their labels and keyboard shortcuts.
 import type { RangeName } from "./api";
 
+/** One period of the menu: its name in the API, its label, its keyboard shortcut, and whether it is a button. */
+export interface Range {
+  name: RangeName;
+  label: string;
+  key: string;
+  button: boolean;
+}
+
 /** The periods: the common ones as buttons, the rest in a menu; each with its keyboard shortcut. */
-export const RANGES: { name: RangeName; label: string; key: string; button: boolean }[] = [
+export const RANGES: readonly Range[] = [
   { name: "realtime", label: "Realtime", key: "r", button: false },
   { name: "today", label: "Today", key: "d", button: true },
   { name: "yesterday", label: "Yesterday", key: "e", button: false },

@@ -2,6 +2,7 @@
 import { useState } from "preact/hooks";
 
 import { ApiError, api, messageOf, type Site } from "../api";
+import { formMessage } from "../formMessages";
 import { CopyButton } from "../components/CopyButton";
 import { Dialog } from "../components/Dialog";
 import { Field } from "../components/Field";
@@ -177,9 +178,9 @@ function CreateKeyForm({
     } catch (failure) {
       setBusy(false);
       const field = failure instanceof ApiError ? failure.field : undefined;
-      if (field === "name" || field === "scopes") setErrors({ [field]: messageOf(failure) });
-      else if (field === "site_id") setErrors({ site: messageOf(failure) });
-      else setErrors({ form: messageOf(failure) });
+      if (field === "name" || field === "scopes") setErrors({ [field]: formMessage("key", failure) });
+      else if (field === "site_id") setErrors({ site: formMessage("key", failure) });
+      else setErrors({ form: formMessage("key", failure) });
     }
   };
   return (

@@ -4,6 +4,7 @@
 import { useState } from "preact/hooks";
 
 import { ApiError, messageOf, request } from "../api";
+import { formMessage } from "../formMessages";
 import { CopyButton } from "../components/CopyButton";
 import { Field } from "../components/Field";
 import { Notice } from "../components/Notice";
@@ -44,7 +45,7 @@ export function SharingSection({ site }: SettingsProps) {
       setMessage({ kind: "success", text: "The link is ready. Copy it from the list below." });
       await shares.reload();
     } catch (failure) {
-      if (failure instanceof ApiError && failure.field === "password") setPasswordError(failure.message);
+      if (failure instanceof ApiError && failure.field === "password") setPasswordError(formMessage("share", failure));
       else setMessage({ kind: "error", text: messageOf(failure) });
     }
     setBusy(false);

@@ -2,6 +2,7 @@
 import { useState } from "preact/hooks";
 
 import { ApiError, api, messageOf, type Site } from "../api";
+import { formMessage } from "../formMessages";
 import { CopyButton } from "../components/CopyButton";
 import { Dialog } from "../components/Dialog";
 import { Field } from "../components/Field";
@@ -51,7 +52,8 @@ export function TeamPage() {
       setMessage({ kind: "success", text: `${member.email} is now ${role === "admin" ? "an admin" : "a viewer"}.` });
       await members.reload();
     } catch (failure) {
-      setMessage({ kind: "error", text: messageOf(failure) });
+      setMessage({ kind: "error", text: `The role of ${member.email} did not change. ${formMessage("member", failure)}` });
+      void members.reload(); // the menu shows the role the member still has
     }
   };
 
@@ -227,9 +229,9 @@ function InviteForm({
     } catch (failure) {
       setBusy(false);
       if (failure instanceof ApiError && (failure.field === "email" || failure.field === "site_ids")) {
-        setErrors({ [failure.field]: failure.message });
+        setErrors({ [failure.field]: formMessage("invitation", failure) });
       } else {
-        setErrors({ form: messageOf(failure) });
+        setErrors({ form: formMessage("invitation", failure) });
       }
     }
   };

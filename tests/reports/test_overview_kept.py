@@ -1,0 +1,137 @@
+"""The overview's kept figures (``reports.overview_days``) are the figures of what is stored: after
+a late event into an ended day, an erasure, a site's deletion and a time-zone change, the overview
+as served (its days kept between requests) equals the overview of a server that kept nothing and
+the independent count over the events the log acknowledged, on both engines (ClickHouse keeps
+nothing: every request is the one statement)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from sightline.database import open_database
+from sightline.reports import overview_days
+from sightline.reports.overview import overview
+from sightline.reports.period import period_of
+from sightline.sites import service as sites_service
+from tests.conftest import database_url_for
+from tests.reports.kept_world import SiteModel, World, open_engine
+
+ENGINES = ["duckdb", "clickhouse"]
+RANGES = ["today", "7d", "30d"]
+
+
+@pytest.fixture(params=ENGINES)
+def world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[World]:
+    db = open_database(database_url_for(request, "sqlite", tmp_path), migrate=False)
+    url = (
+        request.getfixturevalue("clickhouse").url(f"t_{uuid.uuid4().hex[:12]}")
+        if request.param == "clickhouse"
+        else None
+    )
+    made = World(db, open_engine(request.param, tmp_path, url), "sqlite", 7, 500_000, 400)
+    ledger = overview_days.ledger_of(made.served)
+    assert (ledger is not None) == made.keeps
+    if ledger is not None:
+        ledger.background = False  # the days are read in the request: the next one finds them
+    yield made
+    made.close()
+    db.dispose()
+
+
+def _rows(w: World, site_ids: list[int]) -> list[dict[str, Any]]:
+    with w.db.read() as conn:
+        listed = {int(row["id"]): dict(row) for row in sites_service.list_sites(conn, w.owner)}
+    # a deleted site is still asked for (as a server that listed it a moment before would)
+    created = (datetime.now(UTC) - timedelta(days=60)).isoformat()
+    gone = {"name": "gone", "domain": "gone.example", "timezone": "UTC", "created_at": created}
+    return [listed.get(site_id, {"id": site_id, **gone}) for site_id in site_ids]
+
+
+def _oracle(w: World, site_ids: list[int], name: str, now: datetime) -> dict[int, tuple[int, int, int]]:
+    """Each site's visitors, pageviews and previous period's visitors, counted from the events."""
+    out = {}
+    for row in _rows(w, site_ids):
+        model = next((s for s in w.sites if s.id == row["id"]), None)
+        events = model.events() if model is not None else []
+        period = period_of(name, None, None, ZoneInfo(row["timezone"]), now)
+        before = period.previous()
+        inside = [e for e in events if period.start <= e.time < period.end]
+        earlier = [e for e in events if before.start <= e.time < before.end]
+        out[int(row["id"])] = (
+            len({e.visitor_id for e in inside}),
+            sum(e.name == "pageview" for e in inside),
+            len({e.visitor_id for e in earlier}),
+        )
+    return out
+
+
+def _check(w: World, site_ids: list[int]) -> None:
+    """Served twice (the second from kept days), cold and counted: all the same."""
+    w.settle()
+    for name in RANGES:
+        now = datetime.now(UTC)
+        rows = _rows(w, site_ids)
+        served = [overview(w.served, rows, name, None, None, now, wanted=False) for _ in range(2)]
+        cold = overview(w.cold(), rows, name, None, None, now, wanted=False)
+        assert served[0] == served[1] == cold, (name, w.history)
+        shown = {s["site_id"]: (s["visitors"], s["pageviews"], s["previous_visitors"]) for s in cold["sites"]}
+        assert shown == _oracle(w, site_ids, name, now), (name, w.history)
+        for site in cold["sites"]:
+            assert sum(point["visitors"] for point in site["series"]) >= site["visitors"]
+
+
+def _late_visit(w: World, site: SiteModel, days_ago: int) -> None:
+    """A visit into a day that ended: the store records the hours it touched."""
+    start = datetime.now(UTC) - timedelta(days=days_ago, hours=1)
+    w.ingest(site, w.visit(site, start, start + timedelta(hours=1)))
+    w.said(f"site {site.id}: a visit {days_ago} days ago")
+
+
+def _started(w: World) -> tuple[SiteModel, SiteModel, list[int]]:
+    first, second = w.add_site(), w.add_site()
+    for site in (first, second):
+        w.ingest(site, w.history_of(site, 60, 40))
+    _check(w, [first.id, second.id])
+    if w.keeps:
+        ledger = overview_days.ledger_of(w.served)
+        assert ledger is not None
+        assert len(ledger.kept)  # the days were kept
+    return first, second, [first.id, second.id]
+
+
+def test_a_late_event_into_an_ended_day_is_counted_by_the_kept_overview(world: World) -> None:
+    first, _, ids = _started(world)
+    for days_ago in (2, 9, 35):
+        _late_visit(world, first, days_ago)
+        _check(world, ids)
+
+
+def test_an_erased_visitor_leaves_the_kept_overview(world: World) -> None:
+    first, second, ids = _started(world)
+    world.erase(first, first.rows[0].event.visitor_id)
+    world.said(f"site {first.id}: a visitor erased")
+    _check(world, ids)
+    world.erase(second, second.rows[-1].event.visitor_id)
+    _check(world, ids)
+
+
+def test_a_deleted_site_has_no_figures_left_in_the_kept_overview(world: World) -> None:
+    first, _, ids = _started(world)
+    world.delete_site(first)
+    _check(world, ids)
+
+
+def test_a_changed_time_zone_counts_the_sites_new_days(world: World) -> None:
+    first, second, ids = _started(world)
+    world.change_zone(first)
+    world.change_zone(second)
+    _check(world, ids)  # the new zone's days, kept
+    _late_visit(world, second, 3)
+    _check(world, ids)
