@@ -125,6 +125,7 @@ def generate(site_id: int, events: int, days: int, end: datetime, seed: int = 1)
                     COUNTRIES[v % len(COUNTRIES)],
                     None,
                     None,
+                    None,  # language
                 )
             )
         yield rows

@@ -82,19 +82,20 @@ def generate(
         )
         con.execute(
             """
-            INSERT INTO events
+            INSERT INTO events BY NAME
             SELECT site_id, start + i * $gap AS time, v * 8 + i AS id, visitor, visit,
               CASE WHEN i > 0 AND hash(v, i, 'custom') % 100 < 15
                    THEN list_extract($custom, (1 + hash(v, i, 'name') % len($custom))::INTEGER)
                    ELSE 'pageview' END AS name,
               '/p/'
-                || least(hash(v, i, 'p1') % 400, hash(v, i, 'p2') % 400, hash(v, i, 'p3') % 400)::VARCHAR,
+                || least(hash(v, i, 'p1') % 400, hash(v, i, 'p2') % 400, hash(v, i, 'p3') % 400)::VARCHAR
+                AS path,
               CASE WHEN i > 0 AND hash(v, i, 'custom') % 100 < 15
                    THEN ['plan' || chr(31)
                          || (CASE WHEN hash(v, i, 'plan') % 2 = 0 THEN 'free' ELSE 'pro' END)]
                    ELSE []::VARCHAR[] END AS props,
-              start AS visit_start, source, utm[1], utm[2], utm[3], agent[1], agent[2], agent[3],
-              country, '', '', channel
+              start AS visit_start, source, channel, utm[1] AS utm_source, utm[2] AS utm_medium,
+              utm[3] AS utm_campaign, agent[1] AS browser, agent[2] AS os, agent[3] AS device, country
             FROM (SELECT *, unnest(range(n)) AS i FROM day_visits)
             ORDER BY site_id, time
             """,
@@ -102,17 +103,19 @@ def generate(
         )
         con.execute(
             """
-            INSERT INTO visits
-            SELECT site_id, visit, hash(site_id, visit, 'session'), any_value(visitor),
-              min(time), min(time), max(time),
-              count(*) FILTER (WHERE name = 'pageview'), count(*) FILTER (WHERE name != 'pageview'),
-              arg_min(path, time) FILTER (WHERE name = 'pageview'),
-              min(time) FILTER (WHERE name = 'pageview'),
-              arg_max(path, time) FILTER (WHERE name = 'pageview'),
-              max(time) FILTER (WHERE name = 'pageview'),
-              any_value(source), any_value(utm_source), any_value(utm_medium), any_value(utm_campaign),
-              any_value(browser), any_value(os), any_value(device), any_value(country), '', '', max(id),
-              any_value(channel)
+            INSERT INTO visits BY NAME
+            SELECT site_id, visit, hash(site_id, visit, 'session') AS session, any_value(visitor) AS visitor,
+              min(time) AS born, min(time) AS start, max(time) AS last,
+              count(*) FILTER (WHERE name = 'pageview') AS pageviews,
+              count(*) FILTER (WHERE name != 'pageview') AS events,
+              arg_min(path, time) FILTER (WHERE name = 'pageview') AS entry,
+              min(time) FILTER (WHERE name = 'pageview') AS entry_at,
+              arg_max(path, time) FILTER (WHERE name = 'pageview') AS exit,
+              max(time) FILTER (WHERE name = 'pageview') AS exit_at,
+              any_value(source) AS source, any_value(channel) AS channel,
+              any_value(utm_source) AS utm_source, any_value(utm_medium) AS utm_medium,
+              any_value(utm_campaign) AS utm_campaign, any_value(browser) AS browser, any_value(os) AS os,
+              any_value(device) AS device, any_value(country) AS country, max(id) AS version
             FROM events WHERE visit_start >= $low AND visit_start < $high
             GROUP BY site_id, visit
             ORDER BY site_id, min(time)

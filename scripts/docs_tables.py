@@ -1,7 +1,8 @@
-"""Rewrite the tables in docs/ that are generated from a registry: `python scripts/docs_tables.py`.
+"""Rewrite what is generated from a registry: `python scripts/docs_tables.py`.
 
-Each table sits between ``<!-- NAME-table:start -->`` and ``<!-- NAME-table:end -->`` in its page;
-a test per table fails when the page and its registry drift.
+Each table in docs/ sits between ``<!-- NAME-table:start -->`` and ``<!-- NAME-table:end -->`` in
+its page; the console's lists of dimensions are a file of their own (``FILES``), which the UI's
+build reads. A test per table and file fails when it and its registry drift.
 """
 
 from __future__ import annotations
@@ -11,13 +12,20 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from sightline import channels, settings
+from sightline import channels, dimensions, settings
 
-DOCS = Path(__file__).resolve().parent.parent / "docs"
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
 # (page, table name, the registry's markdown)
 TABLES: list[tuple[str, str, Callable[[], str]]] = [
     ("settings.md", "settings", settings.markdown_table),
     ("reports.md", "channels", channels.markdown_table),
+    ("reports.md", "dimensions", dimensions.markdown_table),
+]
+
+# (file, its content): files generated whole
+FILES: list[tuple[Path, Callable[[], str]]] = [
+    (ROOT / "ui" / "src" / "reports" / "dimensions.gen.ts", dimensions.typescript),
 ]
 
 
@@ -28,6 +36,9 @@ def main() -> int:
         text, markdown = doc.read_text("utf-8"), table()
         doc.write_text(block.sub(lambda m: m.group(1) + markdown + m.group(2), text), "utf-8")  # noqa: B023
         print(f"updated the {name} table of {doc}", file=sys.stderr)
+    for path, content in FILES:
+        path.write_text(content(), "utf-8")
+        print(f"wrote {path}", file=sys.stderr)
     return 0
 
 

@@ -13,7 +13,7 @@ from sightline.settings import load
 
 FILTERS = [
     "source", "channel", "utm_source", "utm_medium", "utm_campaign", "browser", "os", "device",
-    "country", "region", "city", "entry_page", "exit_page", "page", "event", "goal", "prop",
+    "country", "region", "city", "language", "entry_page", "exit_page", "page", "event", "goal", "prop",
 ]  # fmt: skip
 PERIOD = ["range", "from", "to", "compare", "imported", *FILTERS]
 DOCUMENTED = {

@@ -232,3 +232,27 @@ def test_ingest_figures_appear_in_service_health(visitor: Visitor, ingest_owner:
     assert ingest["queue_depth"] == 0
     assert ingest["last_commit_ms"] > 0
     assert set(ingest["dropped"]) >= {"bot", "invalid", "malformed_json", "origin_not_allowed", "overloaded"}
+
+
+def test_the_visitors_language_is_kept_as_its_primary_subtag_only(
+    visitor: Visitor, ingest_db: Database
+) -> None:
+    sent = [
+        event(path="/a", language="pt-BR"),  # an event that says its language (navigator.language)
+        event(path="/b"),  # one that does not: the request's Accept-Language
+        event(path="/c", language="not a language"),  # a tag that is none: Accept-Language too
+    ]
+    response = visitor.send(batch(visitor.site, *sent), **{"Accept-Language": "de-CH, de;q=0.9, en;q=0.8"})
+    assert response.status_code == 202, response.text
+    assert [(row.path, row.language) for row in stored(ingest_db, visitor.site)] == [
+        ("/a", "pt"),
+        ("/b", "de"),
+        ("/c", "de"),
+    ]
+
+
+def test_a_visitor_whose_browser_names_no_language_has_none_stored(
+    visitor: Visitor, ingest_db: Database
+) -> None:
+    assert visitor.send(batch(visitor.site, event()), **{"Accept-Language": "*"}).status_code == 202
+    assert [row.language for row in stored(ingest_db, visitor.site)] == [None]

@@ -26,6 +26,7 @@ PAGES = ["/", "/pricing", "/docs", "/blog/hello", "/signup"]
 SOURCES = [None, None, "google.com", "news.ycombinator.com", "twitter.com"]
 # Events that leave a visit a bounce (docs/reports.md, "Visit").
 NOT_ENGAGING = ("pageview", "404", "engagement", "web_vital", "heatmap_click")
+LANGUAGES = ["en", "de", "pt", None]  # the visits' languages in turn (None: the browser did not say)
 BROWSERS = [("Chrome", "Windows", "desktop"), ("Safari", "iOS", "mobile"), ("Firefox", "Linux", "desktop")]
 
 
@@ -45,6 +46,7 @@ class Event:
     os: str
     device_type: str
     props: dict[str, Any] = field(default_factory=dict)
+    language: str | None = None  # the primary subtag ingest keeps (None: the browser did not say)
 
     def row(self) -> dict[str, Any]:
         return {
@@ -64,6 +66,7 @@ class Event:
             "device_type": self.device_type,
             "props": json.dumps(self.props) if self.props else None,
             "batch_id": "seed",
+            "language": self.language,
         }
 
 
@@ -96,6 +99,7 @@ def generate(site_id: int, now: datetime, visits: int, days: int, seed: int) -> 
                     os_name,
                     device,
                     {"plan": rng.choice(["free", "pro"]), "size": rng.choice([1, 2])} if custom else {},
+                    LANGUAGES[n % len(LANGUAGES)],
                 )
             )
             at += timedelta(seconds=rng.randrange(5, 600))
@@ -189,6 +193,10 @@ class Visit:
         return self.events[0].referrer_source or "(none)"
 
     @property
+    def language(self) -> str | None:
+        return self.events[0].language
+
+    @property
     def pageviews(self) -> list[Event]:
         return sorted((e for e in self.events if e.name == "pageview"), key=lambda e: e.time)
 
@@ -245,6 +253,7 @@ def selected(
     page: str | None,
     source: str | None,
     event: str | None,
+    language: str | None = None,
 ) -> list[Visit]:
     out = []
     for v in visits_of(rows):
@@ -256,6 +265,8 @@ def selected(
             continue
         if event is not None and not any(e.name == event for e in v.events):
             continue
+        if language is not None and v.language != language:
+            continue
         out.append(v)
     return out
 
@@ -266,9 +277,10 @@ def expected_filtered(
     page: str | None = None,
     source: str | None = None,
     event: str | None = None,
+    language: str | None = None,
 ) -> dict[str, Any]:
     """Filters: the figures of the selected visits (their pageviews counted at their start)."""
-    chosen = selected(rows, span, page, source, event)
+    chosen = selected(rows, span, page, source, event, language)
     return figures(
         len(chosen),
         len({v.visitor_id for v in chosen}),
@@ -311,11 +323,15 @@ def expected_breakdown(rows: list[Event], span: tuple[datetime, datetime], dimen
             name: {"visitors": len({e.visitor_id for e in custom if e.name == name}), "events": n}
             for name, n in Counter(e.name for e in custom).items()
         }
-    assert dimension == "sources"
+    assert dimension in ("sources", "language")
+
+    def value_of(v: Visit) -> str | None:
+        return v.source if dimension == "sources" else v.language
+
     out: dict[str, Any] = {}
-    for source in {v.source for v in started}:
-        vs = [v for v in started if v.source == source]
-        out[source] = {
+    for value in {value_of(v) for v in started} - {None}:  # a language only where it is known
+        vs = [v for v in started if value_of(v) == value]
+        out[str(value)] = {
             k: val
             for k, val in figures(
                 len(vs),

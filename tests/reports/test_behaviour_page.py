@@ -106,7 +106,11 @@ def _check_api(client: httpx.Client, site: int, rows: list[Event]) -> None:
             "name",
             "must be a page path starting with '/'",
         ),
-        ({"dimension": "engagement", "name": "/x"}, "name", "only used with dimension=props or not_found"),
+        (
+            {"dimension": "engagement", "name": "/x"},
+            "name",
+            "only used with dimension=prop or not_found_referrers",
+        ),
         ({"dimension": "heatmap"}, "dimension", "must be one of"),
         ({"dimension": "clicked_elements"}, "name", "The parameter 'name' (the page's path) is required"),
         (

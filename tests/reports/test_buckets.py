@@ -16,6 +16,7 @@ from sightline.store import schema
 from sightline.store.dialects import DUCKDB
 from sightline.store.feed import micros
 from tests.reports.logged import logged_run
+from tests.support.store_rows import EVENTS, VISITS
 
 SITE = 1
 ZONE = ZoneInfo("America/New_York")  # clocks went back on 1 November 2026: a day of 25 hours
@@ -35,14 +36,14 @@ def store() -> tuple[duckdb.DuckDBPyConnection, list[datetime]]:
         times.append(at)
         at += timedelta(minutes=50)
     con.execute(
-        "INSERT INTO events SELECT $site, t, row_number() OVER (), hash(t), row_number() OVER (), "
+        f"INSERT INTO {EVENTS} SELECT $site, t, row_number() OVER (), hash(t), row_number() OVER (), "
         "'pageview', '/', [], t, "
         "'(none)', '', '', '', 'Chrome', 'Linux', 'desktop', '(none)', '', '', 'direct' "
         "FROM (SELECT unnest($t) AS t)",
         {"site": SITE, "t": [micros(t) for t in times]},
     )
     con.execute(
-        "INSERT INTO visits SELECT site_id, visit, visitor, visitor, time, time, time, 1, 0, '/', time, "
+        f"INSERT INTO {VISITS} SELECT site_id, visit, visitor, visitor, time, time, time, 1, 0, '/', time, "
         "'/', time, "
         "source, utm_source, utm_medium, utm_campaign, browser, os, device, country, region, city, id, "
         "channel FROM events"

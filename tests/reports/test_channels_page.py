@@ -74,7 +74,7 @@ def test_the_channels_tab_names_each_channel_and_a_click_filters_by_it(
     sizes = strip.evaluate("s => [s.scrollWidth, s.clientWidth, s.parentElement.clientWidth]")
     assert sizes[0] <= sizes[1], f"the Sources tabs are cut at 1280 px: {sizes}"
     panel.get_by_role("button", name="Channels", exact=True).click()
-    table = panel.locator('table[data-dimension="channels"]')
+    table = panel.locator('table[data-dimension="channel"]')
     expect(table.locator("tbody tr")).to_have_count(4)
     expect(table.locator("tbody tr th")).to_have_text(["AI assistants", "Organic search", "Direct", "E-mail"])
     expect(table.locator("tbody tr").first.locator("td").first).to_have_text("3")
@@ -84,7 +84,7 @@ def test_the_channels_tab_names_each_channel_and_a_click_filters_by_it(
     expect(chip).to_contain_text("Channel is AI assistants")
     expect(table.locator("tbody tr th")).to_have_text(["AI assistants"])
     panel.get_by_role("button", name="Sources", exact=True).click()
-    expect(panel.locator('table[data-dimension="sources"] tbody tr th')).to_have_text(["ChatGPT"])
+    expect(panel.locator('table[data-dimension="source"] tbody tr th')).to_have_text(["ChatGPT"])
     chip.get_by_role("button", name="Remove the channel filter").click()
     expect(tab).not_to_have_url(re.compile(r"channel="))
 
@@ -110,7 +110,7 @@ def test_the_channels_tab_fits_390_px_in_both_themes(
     tab.goto(f"/sites/{channel_site}/reports?range=today&channel=~search")
     panel = tab.locator(".report-panel").filter(has=tab.get_by_role("heading", name="Sources"))
     panel.get_by_role("button", name="Channels", exact=True).click()
-    expect(panel.locator('table[data-dimension="channels"] tbody tr th')).to_have_text(["Organic search"])
+    expect(panel.locator('table[data-dimension="channel"] tbody tr th')).to_have_text(["Organic search"])
     expect(tab.locator(".filter-chip")).to_contain_text("Channel contains search")
     tab.wait_for_load_state("networkidle")
     width = tab.evaluate("document.documentElement.scrollWidth")

@@ -139,7 +139,7 @@ def test_journeys_suggestions_and_custom_events_show_the_owners_events_and_reada
         wait_caught_up(client)
 
     tab.goto(f"/sites/{site_id}/reports?range=today")
-    events = tab.locator('table[data-dimension="events"]')
+    events = tab.locator('table[data-dimension="event"]')
     expect(events).to_contain_text("Signup")
     expect(events).to_contain_text("Outbound link (automatic)")
     expect(events).not_to_contain_text("outbound_link")
@@ -193,11 +193,11 @@ def test_direct_traffic_has_one_name_in_the_funnel_breakdown_and_the_dashboard(
         wait_caught_up(client)
 
     tab.goto(f"/sites/{site_id}/reports?range=today")
-    expect(tab.locator('table[data-dimension="sources"]')).to_contain_text("Direct / none")
+    expect(tab.locator('table[data-dimension="source"]')).to_contain_text("Direct / none")
     tab.goto(f"/sites/{site_id}/conversions?range=today")
     funnel = tab.locator("section", has=tab.get_by_role("heading", name="Funnel", exact=True))
     funnel.get_by_label("Step 2", exact=True).fill("/pricing")
-    funnel.get_by_label("Breakdown").select_option("sources")
+    funnel.get_by_label("Breakdown").select_option("source")
     funnel.get_by_role("button", name="Show the funnel").click()
     expect(funnel).to_contain_text("Direct / none")
     expect(funnel).not_to_contain_text("Unknown")

@@ -14,6 +14,7 @@ from sightline.store import schema
 from sightline.store.dialects import CLICKHOUSE, DUCKDB
 from sightline.store.feed import key_of, micros
 from tests.reports.logged import logged_run
+from tests.support.store_rows import EVENTS, VISITS
 
 SITE = 1
 START = datetime(2026, 11, 1, tzinfo=UTC)
@@ -52,7 +53,7 @@ def store() -> Iterator[duckdb.DuckDBPyConnection]:
     )
     # One visit per visitor, on one of three browsers.
     con.execute(
-        "INSERT INTO visits SELECT site_id, visit, min(visitor), min(visitor), "
+        f"INSERT INTO {VISITS} SELECT site_id, visit, min(visitor), min(visitor), "
         "min(time), min(time), max(time), "
         "count(*), 0, '/', min(time), '/', max(time), '(none)', '', '', '', "
         "['Chrome', 'Firefox', 'Safari'][(min(visitor) % 3)::INTEGER + 1], 'Linux', 'desktop', "
@@ -242,13 +243,13 @@ def test_the_estimate_counts_visitors_whose_visit_began_before_the_span(
         events += [(visitor, time, time if late else began, who + 1) for time in times]
         visits.append((who + 1, visitor, began, times[-1], len(times)))
     con.execute(
-        "INSERT INTO events SELECT $site, t, row_number() OVER (), v, n, 'pageview', '/', [], began, "
+        f"INSERT INTO {EVENTS} SELECT $site, t, row_number() OVER (), v, n, 'pageview', '/', [], began, "
         "'(none)', '', '', '', 'Chrome', 'Linux', 'desktop', '(none)', '', '', 'direct' "
         "FROM (SELECT unnest($v) AS v, unnest($t) AS t, unnest($b) AS began, unnest($n) AS n)",
         {"site": SITE, **{k: [e[i] for e in events] for i, k in enumerate(("v", "t", "b", "n"))}},
     )
     con.execute(
-        "INSERT INTO visits SELECT $site, u, v, v, b, b, last, n, 0, '/', b, '/', last, "
+        f"INSERT INTO {VISITS} SELECT $site, u, v, v, b, b, last, n, 0, '/', b, '/', last, "
         "'(none)', '', '', '', 'Chrome', 'Linux', 'desktop', '(none)', '', '', 0, 'direct' "
         "FROM (SELECT unnest($u) AS u, unnest($v) AS v, unnest($b) AS b, unnest($last) AS last, "
         "unnest($n) AS n)",

@@ -69,7 +69,7 @@ def test_a_single_page_app_visit_that_moves_on_leaves_no_phantom_exit_row(
         page = console.signed_in(scheme=scheme, viewport=PHONE)
         page.goto(f"/sites/{site['id']}/reports?range=today")
         page.get_by_role("button", name="Exit pages").click()
-        table = page.locator('table[data-dimension="exit_pages"]')
+        table = page.locator('table[data-dimension="exit_page"]')
         expect(table.locator("tbody tr")).to_have_count(1)
         expect(table).to_contain_text("/app/settings")
         expect(table.locator("tbody td.num")).to_have_text(["1", "100%"])

@@ -12,6 +12,7 @@ from zoneinfo import ZoneInfo
 import httpx
 import pytest
 
+from sightline import dimensions
 from sightline.database import open_database
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, database_url_for, sign_in
 from tests.reports import helpers
@@ -197,7 +198,7 @@ def test_a_two_day_range_is_shown_hour_by_hour_and_a_week_day_by_day(seeded: See
 
 
 @pytest.mark.parametrize("zone", ["UTC", "America/New_York"])
-@pytest.mark.parametrize("dimension", ["pages", "entry_pages", "exit_pages", "sources", "events"])
+@pytest.mark.parametrize("dimension", ["pages", "entry_pages", "exit_pages", "sources", "events", "language"])
 def test_breakdowns_match_the_raw_events(seeded: Seeded, zone: str, dimension: str) -> None:
     day_from, day_to = _days_ago(seeded, zone, 20, 2)
     body = seeded.get(
@@ -252,6 +253,8 @@ def test_a_short_limit_returns_the_top_rows_and_says_there_are_more(seeded: Seed
         {"event": "signup"},
         {"page": "/docs", "source": "google.com"},
         {"page": "/pricing", "event": "download", "source": "twitter.com"},
+        {"language": "de"},
+        {"language": "pt", "page": "/docs"},
     ],
 )
 def test_filters_select_visits_and_combine(seeded: Seeded, zone: str, filters: dict[str, str]) -> None:
@@ -268,7 +271,9 @@ def test_filters_select_visits_and_combine(seeded: Seeded, zone: str, filters: d
     series = seeded.get(zone, "timeseries", range="custom", **dates, **filters)
     assert sum(p["visits"] for p in series["points"]) == expected["visits"]
     assert sum(p["pageviews"] for p in series["points"]) == expected["pageviews"]
-    chosen = helpers.selected(rows, span, filters.get("page"), filters.get("source"), filters.get("event"))
+    chosen = helpers.selected(
+        rows, span, filters.get("page"), filters.get("source"), filters.get("event"), filters.get("language")
+    )
     sources = seeded.get(
         zone, "breakdown", dimension="sources", limit="100", range="custom", **dates, **filters
     )
@@ -397,3 +402,34 @@ def test_realtime_as_a_range_is_the_last_30_minutes_minute_by_minute_and_compare
     got = {row.pop("value"): row for row in pages["rows"]}
     assert got == helpers.expected_breakdown(rows, pages["span"], "pages")
     assert set(got) == {"/", "/docs", "/pricing"}
+
+
+@pytest.mark.parametrize(
+    "dimension",
+    [d for d in dimensions.supporting(dimensions.BREAKDOWN) if d.name not in ("prop", "goal")],
+    ids=lambda d: d.name,
+)
+def test_each_old_spelling_of_a_breakdown_answers_as_its_one_name(
+    seeded: Seeded, dimension: dimensions.Dimension
+) -> None:
+    named = seeded.get("UTC", "breakdown", dimension=dimension.name, limit="100", range="30d")
+    assert named["dimension"] == dimension.name
+    for alias in dimension.aliases:
+        old = seeded.get("UTC", "breakdown", dimension=alias, limit="100", range="30d")
+        assert old["dimension"] == alias
+        assert old["rows"] == named["rows"], alias
+
+
+def test_each_old_spelling_of_a_funnel_split_answers_as_its_one_name(seeded: Seeded) -> None:
+    steps = [("step", "page:/"), ("step", "page:/pricing")]
+    for d in dimensions.supporting(dimensions.FUNNEL):
+        named = seeded.owner.get(
+            f"/api/sites/{seeded.sites['UTC']}/reports/funnel", params=[*steps, ("dimension", d.name)]
+        )
+        assert named.status_code == 200, named.text
+        for alias in d.aliases:
+            old = seeded.owner.get(
+                f"/api/sites/{seeded.sites['UTC']}/reports/funnel", params=[*steps, ("dimension", alias)]
+            )
+            assert old.status_code == 200, old.text
+            assert old.json()["breakdown"] == named.json()["breakdown"], alias

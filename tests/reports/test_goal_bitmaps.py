@@ -23,6 +23,7 @@ from tests.reports import helpers, oracle
 from tests.reports.helpers import Event
 from tests.reports.logged import logged_run
 from tests.reports.test_conversions import GOALS, with_purchases
+from tests.support.store_rows import EVENTS, VISITS
 
 SITE = 1
 NOW = datetime(2026, 11, 20, 12, tzinfo=UTC)
@@ -86,13 +87,13 @@ def store() -> Iterator[tuple[duckdb.DuckDBPyConnection, list[Event]]]:
         "browser": [e.browser for e in rows],
     }
     con.execute(
-        "INSERT INTO events SELECT 1, unnest($time), row_number() OVER (), unnest($visitor), unnest($visit), "
-        "unnest($name), unnest($path), unnest($props), unnest($start), unnest($source), '', '', '', "
-        "unnest($browser), 'Linux', 'desktop', '(none)', '', '', 'referral'",
+        f"INSERT INTO {EVENTS} SELECT 1, unnest($time), row_number() OVER (), unnest($visitor), "
+        "unnest($visit), unnest($name), unnest($path), unnest($props), unnest($start), unnest($source), "
+        "'', '', '', unnest($browser), 'Linux', 'desktop', '(none)', '', '', 'referral'",
         columns,
     )
     con.execute(
-        "INSERT INTO visits SELECT site_id, visit, visit, min(visitor), min(time), min(time), max(time), "
+        f"INSERT INTO {VISITS} SELECT site_id, visit, visit, min(visitor), min(time), min(time), max(time), "
         "sum(CASE WHEN name = 'pageview' THEN 1 ELSE 0 END), "
         "sum(CASE WHEN name = 'pageview' THEN 0 ELSE 1 END), "
         "NULL, NULL, NULL, NULL, arg_min(source, time), '', '', '', min(browser), min(os), min(device), "

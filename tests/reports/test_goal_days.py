@@ -34,6 +34,7 @@ from tests.reports.helpers import Event
 from tests.reports.logged import logged_run
 from tests.reports.test_conversions import GOALS, with_purchases
 from tests.reports.test_goal_bitmaps import _goal
+from tests.support.store_rows import EVENTS
 
 SITE = 1
 NOW = datetime(2026, 11, 20, 12, tzinfo=UTC)  # New York left summer time on 1 November
@@ -71,7 +72,7 @@ def _load(con: duckdb.DuckDBPyConnection, rows: list[Event], first_id: int) -> N
         "start": [micros(starts[e.session_id]) for e in rows],
     }
     con.execute(
-        f"INSERT INTO events SELECT {SITE}, unnest($time), {first_id - 1} + row_number() OVER (), "
+        f"INSERT INTO {EVENTS} SELECT {SITE}, unnest($time), {first_id - 1} + row_number() OVER (), "
         "unnest($visitor), unnest($visit), unnest($name), unnest($path), unnest($props), unnest($start), "
         "'(none)', '', '', '', 'Chrome', 'Linux', 'desktop', '(none)', '', '', 'direct'",
         columns,

@@ -16,6 +16,7 @@ from sightline.store import schema
 from sightline.store.dialects import DUCKDB
 from sightline.store.feed import micros
 from tests.reports.logged import logged_run
+from tests.support.store_rows import EVENTS
 
 SITE = 1
 START = datetime(2026, 11, 2, 9, tzinfo=UTC)
@@ -33,7 +34,7 @@ def _store(far: int, later: timedelta) -> duckdb.DuckDBPyConnection:
     events = [(START, 10, "pageview", "/")] + [(moment, far + n, name, path) for n, name, path in steps]
     for at, id_, name, path in events:
         con.execute(
-            "INSERT INTO events VALUES ($site, $t, $id, 7, 8, $name, $path, [], $start, '(none)', '', '', "
+            f"INSERT INTO {EVENTS} VALUES ($site, $t, $id, 7, 8, $name, $path, [], $start, '(none)', '', '', "
             "'', 'Chrome', 'Linux', 'desktop', '(none)', '', '', 'direct')",
             {"site": SITE, "t": micros(at), "id": id_, "name": name, "path": path, "start": micros(START)},
         )

@@ -90,7 +90,7 @@ def _site_with_visitors(console_server: LiveServer, name: str, places: list[Plac
 def test_countries_are_named_in_the_table_and_shaded_on_the_world_map(console: Console, located: int) -> None:
     tab = console.signed_in()
     tab.goto(f"/sites/{located}/reports?range=today")
-    table = tab.locator('.report-panel table[data-dimension="countries"]')
+    table = tab.locator('.report-panel table[data-dimension="country"]')
     expect(table.locator("tbody tr")).to_have_count(3)
     expect(table.locator("tbody tr").first.locator("th")).to_contain_text("United Kingdom")
     world = tab.get_by_role("img", name="Map of visitors by country: 3 countries")
@@ -104,10 +104,10 @@ def test_countries_are_named_in_the_table_and_shaded_on_the_world_map(console: C
     assert shades == {"United Kingdom": "map-step-5", "France": "map-step-3", "Japan": "map-step-1"}
     panel = tab.locator(".report-panel", has=tab.get_by_role("heading", name="Locations"))
     panel.get_by_role("button", name="Cities").click()
-    cities = tab.locator('.report-panel table[data-dimension="cities"]')
+    cities = tab.locator('.report-panel table[data-dimension="city"]')
     expect(cities.locator("tbody tr").first.locator("th")).to_contain_text("London")
     panel.get_by_role("button", name="Regions").click()
-    expect(tab.locator('.report-panel table[data-dimension="regions"]')).to_contain_text("Île-de-France")
+    expect(tab.locator('.report-panel table[data-dimension="region"]')).to_contain_text("Île-de-France")
 
 
 def test_a_click_on_a_country_of_the_map_or_a_place_of_the_tables_filters_the_dashboard(
@@ -119,7 +119,7 @@ def test_a_click_on_a_country_of_the_map_or_a_place_of_the_tables_filters_the_da
     tab.locator('.world-map path[data-country="FR"]').click()
     expect(tab).to_have_url(re.compile(r"country=FR"))
     expect(tab.locator(".filter-chip")).to_contain_text("Country is France")
-    table = tab.locator('.report-panel table[data-dimension="countries"]')
+    table = tab.locator('.report-panel table[data-dimension="country"]')
     expect(table.locator("tbody tr")).to_have_count(1)
     expect(table.locator("tbody tr").first.locator("th")).to_contain_text("France")
     # The map asks for its countries itself: it follows the filter once its own answer is in.
@@ -129,7 +129,7 @@ def test_a_click_on_a_country_of_the_map_or_a_place_of_the_tables_filters_the_da
     expect(table.locator("tbody tr")).to_have_count(3)
     panel = tab.locator(".report-panel", has=tab.get_by_role("heading", name="Locations"))
     panel.get_by_role("button", name="Cities").click()
-    cities = tab.locator('.report-panel table[data-dimension="cities"]')
+    cities = tab.locator('.report-panel table[data-dimension="city"]')
     cities.get_by_role("button", name=re.compile("London")).click()
     expect(tab).to_have_url(re.compile(r"city=London"))
     # The map still shows the last answer's countries until London's are in.
@@ -203,7 +203,7 @@ def test_countries_too_small_for_the_map_are_named_under_it_and_filter_from_the_
     expect(caption).to_contain_text("Too small for this map: Singapore, Malta (in the table).")
     assert tab.locator('.world-map path[data-country="SG"]').count() == 0
     assert tab.locator('.world-map path[data-country="FR"]').get_attribute("class") == "map-step-2 map-filter"
-    table = tab.locator('.report-panel table[data-dimension="countries"]')
+    table = tab.locator('.report-panel table[data-dimension="country"]')
     expect(table.locator("tbody tr").first.locator("th")).to_contain_text("Singapore")
     table.get_by_role("button", name=re.compile("Singapore")).click()
     expect(tab).to_have_url(re.compile(r"country=SG"))

@@ -97,7 +97,7 @@ def test_the_reports_page_shows_the_seeded_figures_and_filters_by_a_click(
     )
     pages = helpers.expected_breakdown(rows, span, "pages")
     top = max(pages.items(), key=lambda kv: (kv[1]["pageviews"], kv[0]))
-    table = tab.locator('table[data-dimension="pages"]')
+    table = tab.locator('table[data-dimension="page"]')
     expect(table.locator("tbody tr").first).to_contain_text(top[0])
     expect(table.locator("tbody tr").first.locator("td").nth(1)).to_have_text(str(top[1]["pageviews"]))
     console.shoot(tab, "reports-light")

@@ -22,6 +22,7 @@ from sightline.store.changes import EVERYTHING, Changes, hours_of
 from sightline.store.dialects import CLICKHOUSE, DUCKDB
 from sightline.store.epoch import micros
 from tests.reports.logged import logged_run
+from tests.support.store_rows import EVENTS
 
 SITE = 1
 START = datetime(2026, 11, 20, 12, 0, 0, 250_000, tzinfo=UTC)
@@ -50,7 +51,7 @@ class Store:
         """(site, time, visitor, name, path) rows."""
         for site, moment, visitor, name, path in rows:
             self.con.execute(
-                "INSERT INTO events VALUES ($site, $time, $id, $visitor, 1, $name, $path, [], 0, "
+                f"INSERT INTO {EVENTS} VALUES ($site, $time, $id, $visitor, 1, $name, $path, [], 0, "
                 "'', '', '', '', '', '', '', '', '', '', '')",
                 {"site": site, "time": micros(moment), "id": self.next_id, "visitor": visitor, "name": name}
                 | {"path": path},

@@ -101,7 +101,7 @@ def test_the_open_dashboard_reloads_its_figures(
         helpers.wait_caught_up(client)
     tab.clock.run_for(61_000)
     expect(visitors).to_have_text("5")
-    expect(tab.locator('.report-panel table[data-dimension="pages"]')).to_contain_text("/about")
+    expect(tab.locator('.report-panel table[data-dimension="page"]')).to_contain_text("/about")
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])

@@ -15,6 +15,7 @@ from sightline.store import schema
 from sightline.store.dialects import DUCKDB
 from sightline.store.feed import key_of, micros
 from tests.reports.logged import logged_run
+from tests.support.store_rows import EVENTS, VISITS
 
 SITE = 1
 DAY = datetime(2026, 3, 2, tzinfo=UTC)
@@ -53,7 +54,7 @@ def _store() -> duckdb.DuckDBPyConnection:
         for at, path, fed_start in views:
             n += 1
             con.execute(
-                "INSERT INTO events VALUES ($site, $t, $n, $k, $v, 'pageview', $path, [], $s, $src, "
+                f"INSERT INTO {EVENTS} VALUES ($site, $t, $n, $k, $v, 'pageview', $path, [], $s, $src, "
                 "'', '', '', 'Chrome', 'Linux', 'desktop', '(none)', '', '', 'referral')",
                 {
                     "site": SITE,
@@ -68,7 +69,7 @@ def _store() -> duckdb.DuckDBPyConnection:
             )
         start, last = views[0][0], views[-1][0]
         con.execute(
-            "INSERT INTO visits VALUES ($site, $v, $k, $k, $born, $s, $last, $pv, 0, $entry, $s, $exit, "
+            f"INSERT INTO {VISITS} VALUES ($site, $v, $k, $k, $born, $s, $last, $pv, 0, $entry, $s, $exit, "
             "$last, "
             "$src, '', '', '', 'Chrome', 'Linux', 'desktop', '(none)', '', '', $n, 'referral')",
             {

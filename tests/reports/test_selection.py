@@ -17,6 +17,7 @@ from sightline.store.dialects import DUCKDB
 from sightline.store.feed import key_of, micros
 from sightline.store.kept_selections import Kept, Span
 from tests.reports.logged import logged_run
+from tests.support.store_rows import EVENTS, VISITS
 
 SITE = 1
 DAY = datetime(2026, 3, 2, tzinfo=UTC)  # long past: the span is bounded
@@ -48,13 +49,13 @@ def _store() -> duckdb.DuckDBPyConnection:
         for at, path in views:
             n += 1
             con.execute(
-                "INSERT INTO events VALUES ($site, $t, $n, $k, $v, 'pageview', $path, [], $s, '(none)', "
+                f"INSERT INTO {EVENTS} VALUES ($site, $t, $n, $k, $v, 'pageview', $path, [], $s, '(none)', "
                 "'', '', '', 'Chrome', 'Linux', 'desktop', '(none)', '', '', 'direct')",
                 {"site": SITE, "t": at, "n": n, "k": key, "v": number, "path": path, "s": views[0][0]},
             )
         start, last = views[0][0], views[-1][0]
         con.execute(
-            "INSERT INTO visits VALUES ($site, $v, $k, $k, $s, $s, $last, $pv, 0, '/', $s, '/pricing', "
+            f"INSERT INTO {VISITS} VALUES ($site, $v, $k, $k, $s, $s, $last, $pv, 0, '/', $s, '/pricing', "
             "$last, "
             "'(none)', '', '', '', 'Chrome', 'Linux', 'desktop', '(none)', '', '', $n, 'direct')",
             {"site": SITE, "v": number, "k": key, "s": start, "last": last, "pv": len(views), "n": n},
@@ -130,7 +131,7 @@ def test_a_big_filtered_props_table_ranks_by_exact_counts_and_estimates_the_show
         [(1, ["plan\x1fpro"]), (2, ["plan\x1fpro", "seats\x1f5"]), (2, ["plan\x1ffree"])]
     ):
         con.execute(
-            "INSERT INTO events SELECT site_id, $t, 100 + $n, visitor, visit, 'signup', path, $props, "
+            f"INSERT INTO {EVENTS} SELECT site_id, $t, 100 + $n, visitor, visit, 'signup', path, $props, "
             "visit_start, source, utm_source, utm_medium, utm_campaign, browser, os, device, country, "
             "region, city, channel FROM events WHERE visit = $v LIMIT 1",
             {"t": end - 300 * MINUTE + n, "n": n, "props": kv, "v": visit},

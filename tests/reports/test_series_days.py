@@ -20,6 +20,7 @@ from sightline.store.dialects import DUCKDB
 from sightline.store.feed import micros
 from sightline.store.kept_selections import Kept
 from tests.reports.logged import logged_run
+from tests.support.store_rows import EVENTS, VISITS
 
 SITE = 1
 START = datetime(2026, 3, 1, tzinfo=UTC)  # long past: every span has ended
@@ -52,7 +53,7 @@ def _visits(con: duckdb.DuckDBPyConnection) -> None:
     """The visits table and the watermark as the feed would leave them."""
     con.execute("DELETE FROM visits")
     con.execute(
-        "INSERT INTO visits SELECT site_id, visit, min(visitor), min(visitor), min(time), min(time), "
+        f"INSERT INTO {VISITS} SELECT site_id, visit, min(visitor), min(visitor), min(time), min(time), "
         "max(time), count(*), 0, '/', min(time), '/', max(time), '(none)', '', '', '', 'Chrome', 'Linux', "
         "'desktop', '(none)', '', '', max(id), 'direct' FROM events GROUP BY site_id, visit"
     )
@@ -107,9 +108,9 @@ def test_an_event_fed_into_a_kept_span_makes_that_span_alone_read_again(
     _series(con, ledger, [])
     # A late pageview of visit 1 (day 0), fed after the spans were kept.
     con.execute(
-        "INSERT INTO events SELECT site_id, time + 2 * $minute, (SELECT max(id) + 1 FROM events), visitor, "
-        "visit, name, path, props, visit_start, source, utm_source, utm_medium, utm_campaign, browser, os, "
-        "device, country, region, city, channel FROM events WHERE id = 1",
+        f"INSERT INTO {EVENTS} SELECT site_id, time + 2 * $minute, (SELECT max(id) + 1 FROM events), "
+        "visitor, visit, name, path, props, visit_start, source, utm_source, utm_medium, utm_campaign, "
+        "browser, os, device, country, region, city, channel FROM events WHERE id = 1",
         {"minute": MINUTE},
     )
     _visits(con)
@@ -225,7 +226,7 @@ def test_the_pages_table_ranks_by_kept_day_counts_as_by_reading_them(con: duckdb
     assert not any("GROUP BY i, path" in sql or "GROUP BY path" in sql for sql in seen)
     # A pageview of /p/6 fed for visit 4's day: that day is read again.
     con.execute(
-        "INSERT INTO events SELECT site_id, time + 1, (SELECT max(id) + 1 FROM events), visitor, visit, "
+        f"INSERT INTO {EVENTS} SELECT site_id, time + 1, (SELECT max(id) + 1 FROM events), visitor, visit, "
         "name, '/p/6', props, visit_start, source, utm_source, utm_medium, utm_campaign, browser, os, "
         "device, country, region, city, channel FROM events WHERE visit = 4 LIMIT 1"
     )
@@ -286,12 +287,12 @@ def test_a_filtered_pages_table_ranks_by_day_counts_of_the_visits_started_each_d
     assert any("bitstring_agg" in sql for sql in seen)  # the shown paths' visitors, estimated
     # A pageview of /pricing (and a signup) fed for visit 7, which had neither: its day is read again.
     con.execute(
-        "INSERT INTO events SELECT site_id, time + 1, (SELECT max(id) + 1 FROM events), visitor, visit, "
+        f"INSERT INTO {EVENTS} SELECT site_id, time + 1, (SELECT max(id) + 1 FROM events), visitor, visit, "
         "'pageview', '/pricing', props, visit_start, source, utm_source, utm_medium, utm_campaign, browser, "
         "os, device, country, region, city, channel FROM events WHERE visit = 7 LIMIT 1"
     )
     con.execute(
-        "INSERT INTO events SELECT site_id, time + 2, (SELECT max(id) + 1 FROM events), visitor, visit, "
+        f"INSERT INTO {EVENTS} SELECT site_id, time + 2, (SELECT max(id) + 1 FROM events), visitor, visit, "
         "'signup', path, props, visit_start, source, utm_source, utm_medium, utm_campaign, browser, "
         "os, device, country, region, city, channel FROM events WHERE visit = 7 LIMIT 1"
     )

@@ -15,6 +15,7 @@ from sightline.store import schema
 from sightline.store.dialects import DUCKDB
 from sightline.store.feed import micros
 from tests.reports.logged import logged_run
+from tests.support.store_rows import VISITS
 
 SITE = 1
 START = datetime(2026, 11, 1, tzinfo=UTC)
@@ -37,8 +38,8 @@ def store() -> Iterator[duckdb.DuckDBPyConnection]:
             visitors.append(s * 1000 + n % people)
             sources.append(f"s{s:03}")
     con.execute(
-        "INSERT INTO visits SELECT $site, i, i, visitor, t, t, t, 1, 0, '/', t, '/', t, source, '', '', '', "
-        "'Chrome', 'Linux', 'desktop', '(none)', '', '', i, 'referral' "
+        f"INSERT INTO {VISITS} SELECT $site, i, i, visitor, t, t, t, 1, 0, '/', t, '/', t, source, "
+        "'', '', '', 'Chrome', 'Linux', 'desktop', '(none)', '', '', i, 'referral' "
         "FROM (SELECT unnest($visitors) AS visitor, "
         "unnest($sources) AS source, unnest(range(1, $n + 1)) AS i, $start + i * 1000000 AS t)",
         {"site": SITE, "visitors": visitors, "sources": sources, "n": len(visitors), "start": micros(START)},

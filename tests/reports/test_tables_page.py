@@ -66,7 +66,7 @@ def test_every_row_has_a_bar_and_a_share_and_the_details_hold_every_row(
     total = PAGES * (PAGES + 1) // 2
     tab = console.signed_in()
     tab.goto(f"/sites/{many_pages}/reports?range=today")
-    table = tab.locator('.report-panel table[data-dimension="pages"]')
+    table = tab.locator('.report-panel table[data-dimension="page"]')
     expect(table.locator("tbody tr")).to_have_count(10)
     first = table.locator("tbody tr").first
     expect(first.locator("th")).to_contain_text("/page-27")
@@ -106,11 +106,11 @@ def test_the_details_view_fits_the_screen_in_both_themes(
 ) -> None:
     tab = console.signed_in(scheme=scheme, viewport=SIZES[size])
     tab.goto(f"/sites/{many_pages}/reports?range=today")
-    expect(tab.locator('.report-panel table[data-dimension="pages"] tbody tr')).to_have_count(10)
+    expect(tab.locator('.report-panel table[data-dimension="page"] tbody tr')).to_have_count(10)
     tab.wait_for_load_state("networkidle")
     width, viewport = tab.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
     assert width <= viewport
-    heads = tab.locator('.report-panel table[data-dimension="pages"] thead th').evaluate_all(
+    heads = tab.locator('.report-panel table[data-dimension="page"] thead th').evaluate_all(
         "cells => cells.map(c => c.getBoundingClientRect().height)"
     )
     assert max(heads) < 40, f"a column heading wraps: {heads}"
@@ -219,7 +219,7 @@ def test_every_numeric_heading_reads_whole_and_apart_on_a_phone(
         goal = {"name": "Saw page 27", "kind": "page", "match": "exact", "path": "/page-27"}
         console.api(tab, "POST", f"/api/sites/{many_pages}/goals", goal)
     tab.goto(f"/sites/{many_pages}/reports?range=today")
-    expect(tab.locator('.report-panel table[data-dimension="pages"] tbody tr')).to_have_count(10)
+    expect(tab.locator('.report-panel table[data-dimension="page"] tbody tr')).to_have_count(10)
     expect(tab.locator('table[data-dimension="goals"] tbody tr')).to_have_count(1)
     tab.wait_for_load_state("networkidle")
     found = tab.locator('table[data-dimension="goals"]').evaluate_all(HEADINGS)
@@ -261,7 +261,7 @@ def test_the_pages_table_draws_its_bars_by_the_pageviews_it_ranks_by(
         )
         helpers.wait_caught_up(client)
     tab.goto(f"/sites/{site['id']}/reports?range=today")
-    table = tab.locator('.report-panel table[data-dimension="pages"]')
+    table = tab.locator('.report-panel table[data-dimension="page"]')
     expect(table.locator("tbody tr")).to_have_count(2)
     expect(table.locator("tbody tr").first.locator("th")).to_contain_text("/reread")
     widths = table.locator(".report-bar").evaluate_all(

@@ -19,6 +19,7 @@ from sightline.store import schema
 from sightline.store.dialects import DUCKDB
 from sightline.store.feed import key_of, micros
 from tests.reports.logged import logged_run
+from tests.support.store_rows import EVENTS, VISITS
 
 SITE = 1
 ZONE = ZoneInfo("America/New_York")  # clocks went back on 1 November 2026: a day of 25 hours
@@ -52,7 +53,7 @@ def store() -> Iterator[duckdb.DuckDBPyConnection]:
         engaging = len(names) - pageviews
         visits.append((n, visitor, start, times[-1], pageviews, engaging))
     con.execute(
-        "INSERT INTO events SELECT $site, unnest($t), unnest($id), unnest($v), unnest($visit), "
+        f"INSERT INTO {EVENTS} SELECT $site, unnest($t), unnest($id), unnest($v), unnest($visit), "
         "unnest($name), '/', [], unnest($fed), '(none)', '', '', '', 'Chrome', 'Linux', 'desktop', "
         "'(none)', '', '', 'direct'",
         {
@@ -61,7 +62,7 @@ def store() -> Iterator[duckdb.DuckDBPyConnection]:
         },
     )
     con.execute(
-        "INSERT INTO visits SELECT $site, unnest($n), unnest($n), unnest($v), unnest($s), unnest($s), "
+        f"INSERT INTO {VISITS} SELECT $site, unnest($n), unnest($n), unnest($v), unnest($s), unnest($s), "
         "unnest($last), "
         "unnest($pv), unnest($e), '/', unnest($s), '/', unnest($last), '(none)', '', '', '', 'Chrome', "
         "'Linux', 'desktop', '(none)', '', '', 0, 'direct'",

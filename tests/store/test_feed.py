@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pyarrow as pa
 import pytest
 from sqlalchemy import func, insert, select
@@ -348,3 +349,36 @@ def test_countries_are_a_breakdown_with_unknown_places_shown_as_none(db: Databas
         engine.query, engine.dialect, site, span, queries.Filters(), "region", "visits", queries.Page(10)
     )
     assert [(r["value"], r["visits"]) for r in regions] == [("Bavaria", expected["DE"])]
+
+
+def test_a_store_made_before_a_visit_attribute_gains_its_column_in_place(
+    db: Database, tmp_path: Path
+) -> None:
+    """A store whose tables lack an attribute's column (one made before it was registered) is not
+    rebuilt: opening it adds the column, empty for the events and visits it holds, and the feed
+    fills it from then on."""
+    _, rows = _seed(db, visits=30)
+    store = Embedded(tmp_path, 256)
+    Feeder(db, store).catch_up()
+    before = _count(store, "events"), _count(store, "visits")
+    store.close()
+    with duckdb.connect(str(store.path)) as con:  # the layout of a store made before the column
+        con.execute("ALTER TABLE events DROP COLUMN language")
+        con.execute("ALTER TABLE visits DROP COLUMN language")
+    later = [
+        replace(e, time=NOW + timedelta(minutes=5), session_id=f"later-{n}", language="de")
+        for n, e in enumerate(rows[:4])
+    ]
+    helpers.insert_events(db, later)
+    reopened = Embedded(tmp_path, 256)
+    try:
+        Feeder(db, reopened).catch_up()
+        assert (_count(reopened, "events"), _count(reopened, "visits")) == (before[0] + 4, before[1] + 4)
+        languages = dict(reopened.query("SELECT language, count(*) FROM events GROUP BY language", {}))
+        assert languages == {"": len(rows), "de": 4}
+        visits = dict(
+            reopened.query(f"SELECT language, count(*) FROM {reopened.dialect.visits} GROUP BY language", {})
+        )
+        assert visits == {"": before[1], "de": 4}
+    finally:
+        reopened.close()

@@ -10,6 +10,7 @@ import pytest
 from sightline.store import ordering
 from sightline.store.engines import Embedded
 from sightline.store.ordering import DAY, HOUR, Ordering
+from tests.support.store_rows import EVENTS, VISITS
 
 NOW = 1_790_000_000_000_000 // HOUR * HOUR  # microseconds, on a whole hour
 SITES = (1, 2, 3)
@@ -25,13 +26,13 @@ def store(tmp_path: Path) -> Iterator[Embedded]:
 def _fill(store: Embedded, first: int, hours: int, per_hour: int) -> None:
     """Events of the three sites interleaved, as the feed writes them (one visit per event)."""
     store.execute(
-        "INSERT INTO events SELECT (n % 3) + 1, $first + n * ($hour // $per), n, hash(n), n // 3 + 1, "
+        f"INSERT INTO {EVENTS} SELECT (n % 3) + 1, $first + n * ($hour // $per), n, hash(n), n // 3 + 1, "
         "'pageview', '/', [], $first + n * ($hour // $per), '(none)', '', '', '', 'Chrome', 'Linux', "
         "'desktop', '(none)', '', '', 'direct' FROM range($count) t(n)",
         {"first": first, "hour": HOUR, "per": per_hour, "count": hours * per_hour},
     )
     store.execute(
-        "INSERT INTO visits SELECT site_id, visit, hash(id), visitor, time, time, time, 1, 0, '/', time, "
+        f"INSERT INTO {VISITS} SELECT site_id, visit, hash(id), visitor, time, time, time, 1, 0, '/', time, "
         "'/', time, "
         "source, utm_source, utm_medium, utm_campaign, browser, os, device, country, region, city, id, "
         "channel FROM events WHERE time >= $first",

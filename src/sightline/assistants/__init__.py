@@ -7,6 +7,7 @@ caller's API key, so its answer is the figures the console shows, limited to the
 (the calls go to the application itself, in process); ``sightline mcp`` serves them over stdio
 for a local assistant, calling a running server's stats API over HTTP; ``feature`` plugs the
 endpoint into the server (``sightline.features``). May import ``sightline.teams`` (key checks),
-``sightline.database``, ``sightline.errors`` and ``sightline.features``; never
+``sightline.database``, ``sightline.errors``, ``sightline.features`` and the registry of
+dimensions (``sightline.dimensions``, ``sightline.channels``); never
 ``console``, ``ingest``, ``reports`` or ``store``: it reads figures only through the API.
 """

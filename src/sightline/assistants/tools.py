@@ -15,8 +15,9 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from sightline import __version__
+from sightline import __version__, dimensions
 from sightline.assistants.stats import StatsApi
+from sightline.channels import CHANNELS
 
 INSTRUCTIONS = (
     "Sightline is a privacy-first web analytics service. Start with list_sites to learn the site ids "
@@ -35,14 +36,22 @@ ToDate = Annotated[str | None, Field(description="Last day, YYYY-MM-DD (range=cu
 Compare = Annotated[
     bool | None, Field(description="Also give the previous period's figures (the same span just before).")
 ]
+
+
+def _described(dimension: dimensions.Dimension) -> str:
+    """A filter's name, with what its value is where that is not plain text."""
+    if dimension.values == dimensions.CHANNEL:
+        return f"{dimension.name} ({', '.join(CHANNELS)})"
+    return f"{dimension.name} ({dimension.hint})" if dimension.hint else dimension.name
+
+
 Filters = Annotated[
     dict[str, str] | None,
     Field(
         description=(
-            "Report filters by name: page, entry_page, exit_page, source, channel (direct, "
-            "organic_search, paid_search, organic_social, paid_social, email, referral, ai_assistants), "
-            "utm_source, utm_medium, utm_campaign, browser, os, device, country, region, city, event, "
-            "goal (a goal id), prop (key:value). A value starting with ! means 'is not', with ~ 'contains'."
+            "Report filters by name: "
+            + ", ".join(_described(d) for d in dimensions.supporting(dimensions.FILTER))
+            + ". A value starting with ! means 'is not', with ~ 'contains'."
         )
     ),
 ]
@@ -50,8 +59,8 @@ Dimension = Annotated[
     str,
     Field(
         description=(
-            "pages, entry_pages, exit_pages, sources, channels, utm_sources, utm_mediums, utm_campaigns, "
-            "browsers, operating_systems, devices, countries, regions, cities, events, props, goals"
+            ", ".join(d.name for d in dimensions.supporting(dimensions.BREAKDOWN))
+            + " (the plural names, e.g. pages or sources, are aliases)"
         )
     ),
 ]

@@ -24,6 +24,7 @@ from sightline.numbers import ascii_int
 from sightline.reports import params, saved, service
 from sightline.reports.conversions import (
     FUNNEL_DIMENSIONS,
+    FUNNEL_NAMES,
     MAX_PERIODS,
     funnel_report,
     journeys_report,
@@ -67,7 +68,9 @@ def funnel(
     site_id: SiteId,
     step: Annotated[list[str] | None, Query(description="page:/path or event:name, 2 to 8 times")] = None,
     funnel: Annotated[str | None, Query(description="A saved funnel's id instead of steps")] = None,
-    dimension: Annotated[str | None, Query(description="Split by: " + ", ".join(FUNNEL_DIMENSIONS))] = None,
+    dimension: Annotated[
+        str | None, Query(description="Split by: " + ", ".join(FUNNEL_NAMES) + " (plural aliases too)")
+    ] = None,
 ) -> dict[str, Any]:
     mine, rest = _split(request, ("step", "funnel", "dimension"))
     report = _open(request, site_id, rest)
@@ -89,7 +92,7 @@ def funnel(
             raise _bad("step", f"A funnel has {saved.MIN_STEPS} to {saved.MAX_STEPS} 'step' parameters.")
     split = mine.get("dimension", [None])[0]
     if split is not None and split not in FUNNEL_DIMENSIONS:
-        raise _bad("dimension", "The parameter 'dimension' is one of " + ", ".join(FUNNEL_DIMENSIONS) + ".")
+        raise _bad("dimension", "The parameter 'dimension' is one of " + ", ".join(FUNNEL_NAMES) + ".")
     return funnel_report(report, steps, split)
 
 

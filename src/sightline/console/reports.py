@@ -23,6 +23,7 @@ from fastapi.responses import JSONResponse
 from fastapi.types import DecoratedCallable
 from pydantic import TypeAdapter
 
+from sightline import dimensions
 from sightline.annotations import service as notes
 from sightline.channels import CHANNELS
 from sightline.console.deps import context, owner
@@ -45,9 +46,28 @@ def answered(result: Answer) -> JSONResponse:
     return JSONResponse(_ANSWER.dump_python(result, mode="json"))
 
 
+# A filter's description, by what its values are (``sightline.dimensions``).
+_FILTER_DOCS = {
+    dimensions.PATH: "Filter: visits whose {label} is this path (!: is not, ~: a path containing)",
+    dimensions.EVENT: "Filter: visits that sent this custom event (!: did not, ~: containing)",
+    dimensions.GOAL: "Filter: visits that converted on this goal id (!: did not)",
+    dimensions.PROP: "Filter: visits with an event whose prop is key:value (!: none)",
+    dimensions.CHANNEL: "Filter: visits of this channel: "
+    + ", ".join(CHANNELS)
+    + " (!: is not, ~: contains)",
+}
+
+
+def _filter_doc(dimension: dimensions.Dimension) -> str:
+    if dimension.name == "page":
+        return "Filter: visits that viewed this path (!: did not, ~: a path containing)"
+    default = "Filter: visits whose {label} is this (!: is not, ~: contains)"
+    return _FILTER_DOCS.get(dimension.values, default).format(label=dimension.label.lower())
+
+
 # Every query parameter of the reports API: its name in the URL -> its description.
 PARAMETERS: dict[str, str] = {
-    "dimension": "pages, entry_pages, sources, ... (docs/reports.md)",
+    "dimension": ", ".join(params.BREAKDOWNS) + " (docs/reports.md; the plural names are aliases)",
     "limit": "Rows, 1 to 100 (default 10)",
     "name": (
         "The custom event, with dimension=props; the missing path, with not_found_referrers; "
@@ -62,28 +82,7 @@ PARAMETERS: dict[str, str] = {
     "to": "Last day (YYYY-MM-DD), range=custom",
     "compare": "true: also the previous period",
     "imported": "false: leave imported history out (default true)",
-    "page": "Filter: visits that viewed this path (!: did not, ~: a path containing)",
-    "source": "Filter: visits from this source (!: is not, ~: contains)",
-    "channel": "Filter: visits of this channel: " + ", ".join(CHANNELS) + " (!: is not, ~: contains)",
-    "event": "Filter: visits that sent this custom event (!: did not, ~: containing)",
-    "goal": "Filter: visits that converted on this goal id (!: did not)",
-    "prop": "Filter: visits with an event whose prop is key:value (!: none)",
-    **{
-        name: f"Filter: visits whose {name.replace('_', ' ')} is this (!: is not, ~: contains)"
-        for name in (
-            "entry_page",
-            "exit_page",
-            "utm_source",
-            "utm_medium",
-            "utm_campaign",
-            "browser",
-            "os",
-            "device",
-            "country",
-            "region",
-            "city",
-        )
-    },
+    **{d.name: _filter_doc(d) for d in dimensions.supporting(dimensions.FILTER)},
 }
 
 

@@ -8,6 +8,7 @@ day in the SQL database (``imported_figures``) and shown by the reports beside t
 import in the background with its progress; ``figures`` is what reports read.
 ``feature`` plugs the jobs into the server (``sightline.features``).
 May import: ``sightline.database``, ``sightline.errors``, ``sightline.channels`` (a source's channel),
-``sightline.source_names`` (imported sources named as live ones), ``sightline.features``. Used by
-``console``, ``reports``, ``mail``, ``context`` and ``wiring``.
+``sightline.dimensions`` (which dimensions an import holds), ``sightline.source_names`` (imported
+sources named as live ones), ``sightline.features``. Used by ``console``, ``reports``, ``mail``,
+``context`` and ``wiring``.
 """

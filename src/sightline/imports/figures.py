@@ -23,6 +23,7 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, Engine, func, select
 
+from sightline import dimensions
 from sightline.database.schema import imported_figures as f
 from sightline.database.schema import imports
 from sightline.source_names import named
@@ -30,25 +31,9 @@ from sightline.source_names import named
 SUMS = ("visitors", "visits", "pageviews", "bounces", "duration", "events")
 # Dimensions whose imported values are named when read, as live ones are named by ingest.
 NAMED = frozenset({"source"})
-# The reports' dimensions (``reports.queries``) an import can hold.
-DIMENSIONS = frozenset(
-    {
-        "page",
-        "entry",
-        "exit",
-        "source",
-        "channel",  # Plausible's sources, each row's source and UTM tags mapped by sightline.channels
-        "utm_source",
-        "utm_medium",
-        "utm_campaign",
-        "browser",
-        "os",
-        "device",
-        "country",
-        "region",
-        "event",
-    }
-)
+# The reports' dimensions an import can hold, by the queries' name (``sightline.dimensions``); a
+# channel is Plausible's sources, each row's source and UTM tags mapped by ``sightline.channels``.
+DIMENSIONS = frozenset(d.key for d in dimensions.supporting(dimensions.IMPORT))
 
 
 @dataclass(frozen=True)

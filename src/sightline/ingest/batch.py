@@ -52,6 +52,7 @@ class Event(Struct, frozen=True, gc=False):
     title: Annotated[str, Meta(max_length=500)] | None = None
     utm: Utm | None = None
     screen: Annotated[int, Meta(ge=0, le=100_000)] | None = None
+    language: Annotated[str, Meta(max_length=100)] | None = None  # navigator.language
 
 
 class Batch(Struct, frozen=True, gc=False):

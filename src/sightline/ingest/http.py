@@ -22,6 +22,7 @@ from starlette.types import Receive, Scope, Send
 
 from sightline.ingest.batch import MAX_BODY
 from sightline.ingest.pipeline import RETRY_AFTER_SECONDS, DropError, Job, Pipeline
+from sightline.ingest.sources import first_language
 from sightline.numbers import ascii_int
 from sightline.sites.lookup import SiteInfo, parse_origin
 from sightline.surveys.auto_open import AutoOpen
@@ -66,6 +67,10 @@ def request_origin(scope: Scope) -> tuple[str | None, str, int | None]:
     if origin is None and referer is not None:
         origin = _origin_of_url(referer)
     return origin, agent, length
+
+
+def _header(scope: Scope, wanted: bytes) -> str | None:
+    return next((value.decode("latin-1") for name, value in scope["headers"] if name == wanted), None)
 
 
 def _origin_of_url(url: str) -> str | None:
@@ -155,6 +160,7 @@ class EventsEndpoint:
     async def post(self, scope: Scope, receive: Receive, send: Send) -> None:
         origin, agent, length = request_origin(scope)
         job = Job(b"", origin, agent)
+        job.language = first_language(_header(scope, b"accept-language"))
         if self.client_of is not None:
             job.address = self.client_of(scope)
         try:

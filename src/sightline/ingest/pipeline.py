@@ -77,6 +77,7 @@ class Job:
     origin: str | None
     user_agent: str
     address: str | None = None  # the client's address: in memory only, never stored or logged
+    language: str | None = None  # the Accept-Language header's primary subtag (``sources.first_language``)
     received_us: int = field(default_factory=now_us)  # epoch microseconds
     batch: Batch | None = None
     site: SiteInfo | None = None
@@ -241,6 +242,7 @@ class Pipeline:
             job.address,
             cookieless,
             job.user_agent if cookieless else None,
+            job.language,
         )
 
     def buffer(self, job: Job) -> None:

@@ -52,6 +52,7 @@ class Submit(Struct, array_like=True, gc=False):
     # from a daily salt, the site, the address and this user agent (sent only for them).
     cookieless: bool = False
     user_agent: str | None = None
+    language: str | None = None  # the primary subtag of the request's Accept-Language (a fallback)
 
 
 class Outcome(Struct, array_like=True, gc=False, tag=1):

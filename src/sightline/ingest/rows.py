@@ -31,12 +31,14 @@ def event_rows(
     time_param: TimeParam,
     null: Any = None,
     where: tuple[str | None, str | None, str | None] = (None, None, None),
+    accepted: str | None = None,
 ) -> list[Any]:
     """The batch's events' column values, row after row, in ``EVENT_COLUMNS`` order.
 
     ``agent`` is (browser, os, device type); ``received_us`` the batch's arrival (epoch µs);
     ``null`` what stands for NULL (``store.null_for``: None, or NaN on SQLite); ``where`` the
-    batch's (country, region, city).
+    batch's (country, region, city); ``accepted`` the primary subtag of the request's
+    ``Accept-Language``, the language of events that do not say theirs (``navigator.language``).
     """
     events, batch_id = batch.events, batch.batch_id
     now_param = time_param(received_us)
@@ -46,7 +48,7 @@ def event_rows(
     if newest is None:
         newest = max((e.ts for e in events if e.ts is not None), default=None)
     place, place_with_utm = sources.place, sources.place_with_utm
-    screen_class, dumps = sources.screen_class, orjson.dumps
+    screen_class, dumps, language = sources.screen_class, orjson.dumps, sources.language
     tail = tuple(null if v is None else v for v in agent)
     last = (batch_id, *(null if v is None else v for v in where))  # batch_id, country, region, city
     values: list[Any] = []  # grown with += (in place, no call per piece)
@@ -66,4 +68,5 @@ def event_rows(
         values += tail
         values += (screen_class(event.screen) or null, dumps(props).decode() if props else null)
         values += last
+        values.append(language(event.language) or accepted or null)
     return values

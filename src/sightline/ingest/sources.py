@@ -134,6 +134,22 @@ def _nulled(values: tuple[str | None, ...], null: Any) -> Place:
     return values if null is None else tuple(null if v is None else v for v in values)
 
 
+def language(tag: str | None) -> str | None:
+    """A language tag's primary subtag, lower-cased (``pt-BR`` -> ``pt``; ``en`` stays ``en``), or
+    None when it is not one (two or three ASCII letters): never a region or anything finer."""
+    if not tag:
+        return None
+    primary = tag.split("-", 1)[0].split("_", 1)[0].strip().lower()
+    return primary if 2 <= len(primary) <= 3 and primary.isascii() and primary.isalpha() else None
+
+
+def first_language(accept_language: str | None) -> str | None:
+    """The primary subtag of an ``Accept-Language`` header's first tag (``fr-CH, fr;q=0.9`` -> ``fr``)."""
+    if not accept_language:
+        return None
+    return language(accept_language.split(",", 1)[0].split(";", 1)[0])
+
+
 def screen_class(width: int | None) -> str | None:
     """Plausible's classes by CSS pixel width: mobile < 576 <= tablet < 992 <= laptop < 1440 <= desktop."""
     if width is None or width <= 0:

@@ -130,6 +130,7 @@ class Writer:
             self.time_param,
             self.null,
             place,
+            submit.language,
         )
         return Rows(submit.site_id, decoded.batch_id, len(decoded.events), values)
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
+from sightline import dimensions
 from sightline.database.types import utcnow
 from sightline.reports.funnels import funnel
 from sightline.reports.journeys import journeys
@@ -16,19 +17,14 @@ from sightline.reports.service import Report
 from sightline.reports.steps import Step
 from sightline.sites.service import WEEK_STARTS
 
-# Breakdown dimensions a funnel can be split by: the API's name -> the events table's column.
+# Each spelling of a dimension a funnel can be split by -> the events table's column.
 FUNNEL_DIMENSIONS = {
-    "sources": "source",
-    "utm_sources": "utm_source",
-    "utm_mediums": "utm_medium",
-    "utm_campaigns": "utm_campaign",
-    "browsers": "browser",
-    "operating_systems": "os",
-    "devices": "device",
-    "countries": "country",
-    "regions": "region",
-    "cities": "city",
+    spelling: d.column
+    for d in dimensions.supporting(dimensions.FUNNEL)
+    if d.column is not None
+    for spelling in d.spellings
 }
+FUNNEL_NAMES = tuple(d.name for d in dimensions.supporting(dimensions.FUNNEL))  # aliases left out
 MAX_PERIODS = 12
 
 
@@ -87,6 +83,7 @@ def journeys_report(report: Report, start: Step, direction: str, depth: int) -> 
 
 __all__ = [
     "FUNNEL_DIMENSIONS",
+    "FUNNEL_NAMES",
     "MAX_PERIODS",
     "funnel_report",
     "journeys_report",

@@ -2,9 +2,10 @@
 (``~value``), combined with AND; every report applies them to the visits it counts.
 
 Visit attributes (source, channel, UTM tags, browser, OS, device, country, region, city, entry
-and exit page) test the visit's row (its channel is a column the feed writes from its source and
-UTM tags by ``sightline.channels``); ``page``, ``event``, ``goal`` and ``prop`` ask whether one of the
-visit's events matches (``is not``: none of them does). Goals come with their rule (``Goal``),
+and exit page) test the visit's row (``sightline.dimensions`` says which, by what column; the
+channel is a column the feed writes from the source and UTM tags by ``sightline.channels``);
+``page``, ``event``, ``goal`` and ``prop`` ask whether one of the visit's events matches (``is
+not``: none of them does). Goals come with their rule (``Goal``),
 which ``conversions`` turns into a condition on events.
 """
 
@@ -12,25 +13,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from sightline import dimensions
+
 IS, IS_NOT, CONTAINS = "is", "is_not", "contains"
 PREFIX = {IS: "", IS_NOT: "!", CONTAINS: "~"}
-# Filter name -> the visits table's column, for filters on a visit attribute.
+# Filter name -> the visits table's column, for filters on a visit attribute (``sightline.dimensions``).
+# (The attributes every event's row carries first, then entry and exit page: the API's order.)
 VISIT_FILTERS = {
-    "source": "source",
-    "channel": "channel",  # the store's column, written by the feed (sightline.channels)
-    "utm_source": "utm_source",
-    "utm_medium": "utm_medium",
-    "utm_campaign": "utm_campaign",
-    "browser": "browser",
-    "os": "os",
-    "device": "device",
-    "country": "country",
-    "region": "region",
-    "city": "city",
-    "entry_page": "entry",
-    "exit_page": "exit",
+    d.name: d.column
+    for d in sorted(dimensions.supporting(dimensions.FILTER), key=lambda d: not d.on_rows)
+    if d.table == "visits" and d.column is not None
 }
-EVENT_FILTERS = ("page", "event", "goal", "prop")
+EVENT_FILTERS = tuple(d.name for d in dimensions.supporting(dimensions.FILTER) if d.table == "events")
 NAMES = (*VISIT_FILTERS, *EVENT_FILTERS)
 
 

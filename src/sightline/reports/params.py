@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from sightline import dimensions as registry
 from sightline.channels import CHANNELS
 from sightline.errors import ApiError
 from sightline.numbers import ascii_int
@@ -14,7 +15,6 @@ from sightline.reports.period import RANGES
 
 MAX_OFFSET = 100_000
 COMMON = ("range", "from", "to", "compare", "imported", *NAMES)
-PATHS = ("page", "entry_page", "exit_page")
 
 
 @dataclass(frozen=True)
@@ -24,25 +24,14 @@ class Dimension:
     fields: tuple[str, ...]  # figures each row shows
 
 
-_VISIT_FIGURES = ("visitors", "visits", "pageviews", "bounce_rate", "visit_duration")
+# Each spelling of a breakdown the API accepts -> its dimension: the registry's
+# (``sightline.dimensions``), then the reports of their own below.
 DIMENSIONS: dict[str, Dimension] = {
-    "pages": Dimension("page", "pageviews", ("visitors", "pageviews")),
-    "entry_pages": Dimension("entry", "visits", ("visits", "bounce_rate", "visit_duration")),
-    "exit_pages": Dimension("exit", "visits", ("visits",)),
-    "sources": Dimension("source", "visits", _VISIT_FIGURES),
-    "channels": Dimension("channel", "visits", _VISIT_FIGURES),
-    "utm_sources": Dimension("utm_source", "visits", _VISIT_FIGURES),
-    "utm_mediums": Dimension("utm_medium", "visits", _VISIT_FIGURES),
-    "utm_campaigns": Dimension("utm_campaign", "visits", _VISIT_FIGURES),
-    "browsers": Dimension("browser", "visits", _VISIT_FIGURES),
-    "operating_systems": Dimension("os", "visits", _VISIT_FIGURES),
-    "devices": Dimension("device", "visits", _VISIT_FIGURES),
-    "countries": Dimension("country", "visits", _VISIT_FIGURES),
-    "regions": Dimension("region", "visits", _VISIT_FIGURES),
-    "cities": Dimension("city", "visits", _VISIT_FIGURES),
-    "events": Dimension("event", "events", ("visitors", "events")),
-    "props": Dimension("prop", "events", ("visitors", "events")),
-    "goals": Dimension("goal", "visitors", ("visitors", "conversions", "conversion_rate")),
+    spelling: Dimension(d.key, d.order, d.fields)
+    for d in registry.supporting(registry.BREAKDOWN)
+    for spelling in d.spellings
+}
+DIMENSIONS |= {
     # Autocapture's tables (reports.autocapture): each row carries its own figures.
     "not_found": Dimension("not_found", "events", ("visitors", "visits", "events")),
     "not_found_referrers": Dimension("not_found_referrers", "events", ("kind", "visitors", "events")),
@@ -56,8 +45,13 @@ DIMENSIONS: dict[str, Dimension] = {
     "heatmap_pages": Dimension("heatmap_pages", "clicks", ("visitors", "clicks")),
     "clicked_elements": Dimension("clicked_elements", "clicks", ("visitors", "clicks")),
 }
+# The names the API's error and documentation list (aliases left out).
+BREAKDOWNS = tuple(d.name for d in registry.supporting(registry.BREAKDOWN)) + tuple(
+    name for name in DIMENSIONS if name not in registry.SPELLINGS
+)
 # Dimensions whose rows belong to one thing `name` names: a custom event's props, a 404 path's referrers.
 NAMED = {
+    "prop": "the custom event",
     "props": "the custom event",
     "not_found_referrers": "the missing page's path",
     "clicked_elements": "the page's path",
@@ -102,24 +96,25 @@ def parse_filter(name: str, raw: str) -> Filter:
     op, value = IS, raw
     if raw[:1] in ("!", "~"):
         op, value = (IS_NOT if raw[0] == "!" else CONTAINS), raw[1:]
-    if name == "goal":
+    values = registry.BY_NAME[name].values
+    if values == registry.GOAL:
         goal = ascii_int(value, 1, 2**62)
         if goal is None or op == CONTAINS:
             raise _bad(name, "The parameter 'goal' is a goal's id, or '!' and a goal's id.")
         return Filter(name, op, str(goal))
-    if name == "prop":
+    if values == registry.PROP:
         key, colon, text = value.partition(":")
         if not colon or not key or op == CONTAINS:
             raise _bad(name, "The parameter 'prop' is key:value, or '!key:value' (is not).")
         return Filter(name, op, _text(name, text, 2000), _text(name, key, 100))
-    if name in PATHS:
+    if values == registry.PATH:
         return Filter(name, op, _text(name, value, 2000, path=op != CONTAINS))
-    if name == "channel" and op != CONTAINS and value not in CHANNELS:
+    if values == registry.CHANNEL and op != CONTAINS and value not in CHANNELS:
         raise _bad(
             name, "The parameter 'channel' must be one of " + ", ".join(CHANNELS) + " (after '!' or '~')."
         )
-    value = _text(name, value, 100 if name == "event" else 255)
-    return Filter(name, op, value.upper() if name == "country" and op != CONTAINS else value)
+    value = _text(name, value, 100 if values == registry.EVENT else 255)
+    return Filter(name, op, value.upper() if values == registry.COUNTRY and op != CONTAINS else value)
 
 
 def parse(items: Iterable[tuple[str, str]], allowed: Iterable[str]) -> Query:
@@ -152,7 +147,7 @@ def parse(items: Iterable[tuple[str, str]], allowed: Iterable[str]) -> Query:
     if "dimension" in allowed:
         dimension = seen.get("dimension")
         if dimension not in DIMENSIONS:
-            raise _bad("dimension", "The parameter 'dimension' must be one of " + ", ".join(DIMENSIONS) + ".")
+            raise _bad("dimension", "The parameter 'dimension' must be one of " + ", ".join(BREAKDOWNS) + ".")
         values["dimension"] = dimension
         if dimension in NAMED:
             if "name" not in seen:
@@ -161,7 +156,8 @@ def parse(items: Iterable[tuple[str, str]], allowed: Iterable[str]) -> Query:
             path = dimension in NAMED_PATHS
             values["name"] = _text("name", seen["name"], 2000 if path else 100, path=path)
         elif "name" in seen:
-            raise _bad("name", "The parameter 'name' is only used with dimension=" + " or ".join(NAMED) + ".")
+            named = " or ".join(n for n in NAMED if n not in registry.SPELLINGS or n in registry.BY_NAME)
+            raise _bad("name", "The parameter 'name' is only used with dimension=" + named + ".")
     if "path" in allowed:
         if "path" not in seen:
             raise _bad("path", "The parameter 'path' (the page's path) is required.")

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from sightline import dimensions
 from sightline.reports import counting, rules
 from sightline.reports.filters import CONTAINS, IS, IS_NOT, VISIT_FILTERS, Filter
 from sightline.reports.filters import Filters as Filters  # re-exported: callers import it from here
@@ -27,25 +28,13 @@ from sightline.store.schema import PAGEVIEW
 Span = tuple[datetime, datetime]
 Run = Callable[[str, dict[str, Any]], list[tuple[Any, ...]]]
 FIGURES = ("visitors", "visits", "pageviews", "bounces", "duration")
-# Dimensions read from the visit's row: the API's name -> the visits table's column.
+# Dimensions read from the visit's row: the queries' name -> the visits table's column or expression.
 VISIT_COLUMNS = {
-    "source": "source",
-    "channel": "channel",  # the store's column, written by the feed (sightline.channels)
-    "utm_source": "utm_source",
-    "utm_medium": "utm_medium",
-    "utm_campaign": "utm_campaign",
-    "browser": "browser",
-    "os": "os",
-    "device": "device",
-    "country": "country",
-    "region": "region",
-    "city": "city",
-    "entry": "entry",
-    "exit": "exit",
+    d.key: d.column for d in dimensions.DIMENSIONS if d.table == "visits" and d.column is not None
 }
 VIEWED = f"name = '{PAGEVIEW}'"
 # Filters on attributes every event's row carries as its visit has them (``Query.by_rows``).
-ROW_FILTERS = frozenset(VISIT_FILTERS) - {"entry_page", "exit_page"}
+ROW_FILTERS = frozenset(d.name for d in dimensions.supporting(dimensions.FILTER) if d.on_rows)
 Keep = Callable[[str, dict[str, Any], int, tuple[int, int]], "str | None"]  # a store's ``keep`` (``Runner``)
 # The columns of a selected visit kept (``Query.keep``): the whole row, which the summary, the time
 # series and the visit tables read (under the page filter /pricing at 10 M events, the sources
@@ -132,7 +121,7 @@ class Query:
         """One filter as a condition on the visits table."""
         if rule.name in VISIT_FILTERS:
             column = VISIT_FILTERS[rule.name]
-            if rule.name in ("entry_page", "exit_page"):
+            if dimensions.BY_NAME[rule.name].values == dimensions.PATH:  # a visit without a page: ''
                 column = f"coalesce({column}, '')"
             if rule.op == CONTAINS:
                 return self.d.search.format(column=column, value=self.bind(rule.value))

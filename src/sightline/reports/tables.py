@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from sightline import dimensions
 from sightline.autocapture.events import MEASUREMENTS
 from sightline.reports import counting, table_days
 from sightline.reports.kept_figures import Kept
@@ -40,7 +41,7 @@ from sightline.store.dialects import Dialect
 from sightline.store.schema import PAGEVIEW
 
 _MEASUREMENTS = ", ".join(f"'{name}'" for name in MEASUREMENTS)  # not in the custom events table
-OPTIONAL = {"utm_source", "utm_medium", "utm_campaign", "region", "city"}  # rows only when known
+OPTIONAL = {d.key for d in dimensions.DIMENSIONS if d.optional}  # rows only when known
 FETCH = 200  # values read to rank a table by visitors (at least 4 pages' worth); more: one query
 
 
@@ -90,7 +91,7 @@ def _visit_breakdown(run: Run, q: Query, dim: str, order: str, page: Page) -> li
     condition = q.chosen()  # FROM and WHERE: the visits table, or the selection kept (``Query.keep``)
     if dim in OPTIONAL:
         condition += f" AND {column} != ''"
-    elif dim in ("entry", "exit"):
+    elif dimensions.BY_KEY[dim].values == dimensions.PATH:  # a visit's entry or exit page: NULL unknown
         condition += f" AND {column} IS NOT NULL"
     condition += _search(q, column, page)
     if q.d.bitmap is None or (_selects_by_events(q) and q.kept is None):  # one query: a costly selection

@@ -8,8 +8,9 @@ same queries, written once against ``dialects``. ``client`` is the server's side
 supervises the process, asks it queries and reports its health; ``feature`` plugs it into the
 server (``sightline.features``).
 May import: ``sightline.database``, ``sightline.health``, ``sightline.settings``,
-``sightline.autocapture`` (which events are passive), ``sightline.channels`` (a visit's
-channel, written once per visit), ``sightline.errors``, ``sightline.features`` and
-``sightline.metrics`` (its feature's parts). Never imports
+``sightline.autocapture`` (which events are passive), ``sightline.dimensions`` (the visit
+attributes it keeps), ``sightline.channels`` (a visit's channel, written once per visit),
+``sightline.errors``, ``sightline.features`` and ``sightline.metrics`` (its feature's parts).
+Never imports
 ``sightline.console``, ``sightline.ingest`` or ``sightline.reports``.
 """

@@ -158,7 +158,7 @@ class Embedded:
                 )
                 con = duckdb.connect(str(self.path), config=config)
                 made = None
-            for statement in schema.DUCKDB:
+            for statement in (*schema.DUCKDB, *schema.added_attributes("duckdb")):
                 con.execute(statement)
             if made is None:
                 con.execute("INSERT INTO store_meta VALUES (1, ?, ?)", [schema.FORMAT, duckdb.__version__])
@@ -271,14 +271,14 @@ class Embedded:
             ).fetchone()
             if moved is None or int(moved[0]) != after:
                 raise RuntimeError("the watermark moved under this batch; it is rolled back")
-            cursor.execute("INSERT INTO events SELECT * FROM event_rows")
+            cursor.execute("INSERT INTO events BY NAME SELECT * FROM event_rows")
             if visits.num_rows:
                 born = pc.min(visits["born"]).as_py()
                 cursor.execute(
                     "DELETE FROM visits WHERE born >= $born AND session IN (SELECT session FROM visit_rows)",
                     {"born": born},
                 )
-                cursor.execute("INSERT INTO visits SELECT * FROM visit_rows")
+                cursor.execute("INSERT INTO visits BY NAME SELECT * FROM visit_rows")
                 cursor.execute(
                     "INSERT INTO visit_counts SELECT site_id, max(visit) FROM visit_rows GROUP BY site_id "
                     "ON CONFLICT (site_id) DO UPDATE SET visits = greatest(visits, excluded.visits)"
@@ -305,12 +305,12 @@ class Embedded:
                     "AND session IN (SELECT session FROM visit_rows)",
                     {"site": site_id},
                 )
-                cursor.execute("INSERT INTO visits SELECT * FROM visit_rows")
+                cursor.execute("INSERT INTO visits BY NAME SELECT * FROM visit_rows")
                 cursor.execute(
                     "INSERT INTO visit_counts SELECT site_id, max(visit) FROM visit_rows GROUP BY site_id "
                     "ON CONFLICT (site_id) DO UPDATE SET visits = greatest(visits, excluded.visits)"
                 )
-            cursor.execute("INSERT INTO events SELECT * FROM event_rows")
+            cursor.execute("INSERT INTO events BY NAME SELECT * FROM event_rows")
 
     @contextmanager
     def _transaction(
@@ -373,8 +373,11 @@ class ClickHouse:
         self._client = wire.call("connect", lambda: clickhouse_connect.get_client(dsn=dsn))
         for statement in schema.clickhouse(cluster):
             self._command("create the tables", statement)
+        # An older layout first (a cluster's is its operator's), then any attribute added since.
         if upgrade.upgrade_clickhouse(self._mutate, self._layout(), *self._events_table()):
             self._mark_layout()
+        for statement in schema.added_attributes("clickhouse", cluster):
+            self._command("add the new visit attributes", statement)
         upgrade.refresh_clickhouse(self.query, self._mutate)
         self.changes = Changes(self.watermark())
 

@@ -58,8 +58,11 @@ LOOK_BACK = 2 * 86400 * 1_000_000  # how far back a visit is looked for in the s
 # 25 -> 16.5 µs of CPU per event (docs/performance.md, session 11).
 BACKLOG_BATCH = 122_880
 BACKLOG_BYTES = 64 * 2**20  # ... or fewer, when the log's rows are big (props up to 64 KiB)
-_ATTRIBUTES = {  # a visit attribute from its first event, as the reports show it
+# Each stored visit attribute (``schema.VISIT_ATTRIBUTES``, in the registry's order), as the
+# reports show it: from the visit's first event, or (``_WORKED_OUT``) from those attributes.
+ATTRIBUTES = {
     "source": f"coalesce(nullif(left(source, {VALUE_MAX}), ''), '{NONE}')",
+    "channel": channels.SQL,  # from the source and UTM tags, once, when the visit is first fed
     "utm_source": f"coalesce(left(utm_source, {VALUE_MAX}), '')",
     "utm_medium": f"coalesce(left(utm_medium, {VALUE_MAX}), '')",
     "utm_campaign": f"coalesce(left(utm_campaign, {VALUE_MAX}), '')",
@@ -69,7 +72,10 @@ _ATTRIBUTES = {  # a visit attribute from its first event, as the reports show i
     "country": f"coalesce(nullif(country, ''), '{NONE}')",  # "(none)" when unknown
     "region": "coalesce(region, '')",  # "" when the database has none
     "city": "coalesce(city, '')",
+    "language": "coalesce(language, '')",  # "" when the visitor's browser did not say
 }
+_WORKED_OUT = frozenset({"channel"})
+_FIRST = {name: sql for name, sql in ATTRIBUTES.items() if name not in _WORKED_OUT}
 _PV = f"name = '{PAGEVIEW}'"
 # Events that make a visit engaged (not a bounce): every event but pageviews and passive ones.
 _ENGAGING = f"name NOT IN ('{PAGEVIEW}', " + ", ".join(f"'{name}'" for name in PASSIVE) + ")"
@@ -81,17 +87,19 @@ _KEYED = (  # the batch, typed, with its visit keys and cut paths
     "referrer_source::VARCHAR AS source, utm_source::VARCHAR AS utm_source, "
     "utm_medium::VARCHAR AS utm_medium, utm_campaign::VARCHAR AS utm_campaign, "
     "browser::VARCHAR AS browser, os::VARCHAR AS os, device_type::VARCHAR AS device, "
-    "country::VARCHAR AS country, region::VARCHAR AS region, city::VARCHAR AS city FROM raw"
+    "country::VARCHAR AS country, region::VARCHAR AS region, city::VARCHAR AS city, "
+    "language::VARCHAR AS language FROM raw"
 )
 _CONTRIBUTION = (  # what the batch adds to each visit, and the channel of its attributes
-    f"CREATE OR REPLACE TEMP TABLE n AS SELECT *, {channels.SQL} AS channel FROM ("
-    "SELECT site_id, session, min(id) AS first_id, "
+    "CREATE OR REPLACE TEMP TABLE n AS SELECT *, "
+    + ", ".join(f"{ATTRIBUTES[name]} AS {name}" for name in sorted(_WORKED_OUT))
+    + " FROM (SELECT site_id, session, min(id) AS first_id, "
     "md5_number_lower(site_id::VARCHAR || chr(31) || arg_min(visitor_id, id)) AS visitor, "
     "arg_min(time, id) AS born, min(time) AS start, max(time) AS last, "
     f"count(*) FILTER (WHERE {_PV}) AS pageviews, count(*) FILTER (WHERE {_ENGAGING}) AS events, "
     f"arg_min(page, [time, id]) FILTER (WHERE {_PV}) AS entry, min(time) FILTER (WHERE {_PV}) AS entry_at, "
     f"arg_max(page, [time, id]) FILTER (WHERE {_PV}) AS exit, max(time) FILTER (WHERE {_PV}) AS exit_at, "
-    + ", ".join(f"arg_min({sql}, id) AS {name}" for name, sql in _ATTRIBUTES.items())
+    + ", ".join(f"arg_min({sql}, id) AS {name}" for name, sql in _FIRST.items())
     + ", max(id) AS version FROM b GROUP BY site_id, session)"
 )
 _NUMBERED = (  # the next numbers of their sites for the visits the store does not hold yet
@@ -115,7 +123,7 @@ _MERGED = (  # each touched visit's new row: what the store held, plus the batch
     f"CASE WHEN {_NEWER_EXIT} THEN n.exit ELSE o.exit END::VARCHAR AS exit, "
     f"CASE WHEN {_NEWER_EXIT} THEN n.exit_at ELSE o.exit_at END::BIGINT AS exit_at, "
     + ", ".join(f"coalesce(o.{name}, n.{name})::VARCHAR AS {name}" for name in schema.VISIT_ATTRIBUTES)
-    + ", n.version::BIGINT AS version, coalesce(o.channel, n.channel)::VARCHAR AS channel "
+    + ", n.version::BIGINT AS version "
     "FROM n LEFT JOIN old AS o ON o.session = n.session "
     "LEFT JOIN f ON f.session = n.session"
 )
@@ -123,7 +131,7 @@ _EVENTS = (  # the batch's rows for the store, with their visit's attributes
     "SELECT b.site_id, b.time, b.id, m.visitor, m.visit, b.name, b.page AS path, b.props, "
     "m.start AS visit_start, "
     + ", ".join(f"m.{name}" for name in schema.VISIT_ATTRIBUTES)
-    + ", m.channel FROM b JOIN m ON m.session = b.session ORDER BY b.id"
+    + " FROM b JOIN m ON m.session = b.session ORDER BY b.id"
 )
 
 _CHANGED = (  # the hours a batch changes, per site: its events', its visits' starts, new and old

@@ -56,6 +56,7 @@ COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
     ("country", pa.string()),
     ("region", pa.string()),
     ("city", pa.string()),
+    ("language", pa.string()),
 )
 TIME_INDEX = 2  # the place of ``time`` in COLUMNS
 SEPARATOR = "\x1f"  # between the columns of a row read as one text (SQLite)

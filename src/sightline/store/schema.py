@@ -1,10 +1,11 @@
 """The store's tables, for DuckDB and for ClickHouse: the same columns, each engine's own layout.
 
 - ``events``: one row per event of the log (``id`` is the log's id), with the attributes of its
-  visit as they were when the event was fed (``visit_start``, source, UTM tags, browser, OS,
-  device, country, region, city, channel): a filter on a visit attribute is a test on the event's
-  row. ``channel`` is the visit's channel (``sightline.channels``), written by the feed once per
-  visit from its source and UTM tags, so that reports read it instead of working it out.
+  visit as they were when the event was fed (``visit_start`` and ``VISIT_ATTRIBUTES``: source,
+  channel, UTM tags, browser, OS, device, country, region, city, language): a filter on a visit
+  attribute is a test on the event's row. ``channel`` is the visit's channel
+  (``sightline.channels``), written by the feed once per visit from its source and UTM tags, so
+  that reports read it instead of working it out.
   ``props`` holds ``key\\x1fvalue`` strings; ``visitor`` is a 64-bit keyed hash, ``visit`` the
   visit's number in its site (below).
 - ``visits``: one row per visit, replaced whenever a later event changes it (``version`` is the
@@ -31,15 +32,17 @@ trim (``--event-log-retention-days``) already removed. Another layout is rebuilt
 
 from __future__ import annotations
 
+from sightline.dimensions import STORED_ATTRIBUTES
+
 PAGEVIEW = "pageview"  # the event name of a page view
 # Bump when a table below changes, with the step that brings the previous layout up to it
 # (``UPGRADES``); without one, an embedded store of the previous layout is rebuilt from the log.
 FORMAT = 6
 LAYOUT = "layout"  # ClickHouse's ``store_state`` row of the layout its tables were brought up to
 
-ATTRIBUTES = ("source", "utm_source", "utm_medium", "utm_campaign", "browser", "os", "device")
-PLACES = ("country", "region", "city")
-VISIT_ATTRIBUTES = (*ATTRIBUTES, *PLACES)
+# The visit's attributes, each a column of ``visits`` and of every event's row: the registry's
+# stored visit dimensions (``sightline.dimensions``), in its order; the feed fills each one.
+VISIT_ATTRIBUTES = STORED_ATTRIBUTES
 
 EVENT_COLUMNS = (
     "site_id",
@@ -52,7 +55,6 @@ EVENT_COLUMNS = (
     "props",
     "visit_start",
     *VISIT_ATTRIBUTES,
-    "channel",
 )
 VISIT_COLUMNS = (
     "site_id",
@@ -70,25 +72,37 @@ VISIT_COLUMNS = (
     "exit_at",
     *VISIT_ATTRIBUTES,
     "version",
-    "channel",
 )
 
-_DUCK_ATTRS = ", ".join(f"{name} VARCHAR NOT NULL" for name in VISIT_ATTRIBUTES)
+_DUCK_ATTRS = ", ".join(f"{name} VARCHAR NOT NULL DEFAULT ''" for name in VISIT_ATTRIBUTES)
 DUCKDB = (
     "CREATE TABLE IF NOT EXISTS store_meta (id INTEGER PRIMARY KEY, format INTEGER NOT NULL, "
     "engine VARCHAR NOT NULL)",
     "CREATE TABLE IF NOT EXISTS store_state (name VARCHAR PRIMARY KEY, value BIGINT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS events (site_id INTEGER NOT NULL, time BIGINT NOT NULL, "
     "id BIGINT NOT NULL, visitor UBIGINT NOT NULL, visit UINTEGER NOT NULL, name VARCHAR NOT NULL, "
-    f"path VARCHAR NOT NULL, props VARCHAR[] NOT NULL, visit_start BIGINT NOT NULL, {_DUCK_ATTRS}, "
-    "channel VARCHAR NOT NULL)",
+    f"path VARCHAR NOT NULL, props VARCHAR[] NOT NULL, visit_start BIGINT NOT NULL, {_DUCK_ATTRS})",
     "CREATE TABLE IF NOT EXISTS visits (site_id INTEGER NOT NULL, visit UINTEGER NOT NULL, "
     "session UBIGINT NOT NULL, visitor UBIGINT NOT NULL, born BIGINT NOT NULL, "
     "start BIGINT NOT NULL, last BIGINT NOT NULL, "
     "pageviews INTEGER NOT NULL, events INTEGER NOT NULL, entry VARCHAR, entry_at BIGINT, "
-    f"exit VARCHAR, exit_at BIGINT, {_DUCK_ATTRS}, version BIGINT NOT NULL, channel VARCHAR NOT NULL)",
+    f"exit VARCHAR, exit_at BIGINT, {_DUCK_ATTRS}, version BIGINT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS visit_counts (site_id INTEGER PRIMARY KEY, visits UINTEGER NOT NULL)",
 )
+
+
+def added_attributes(engine: str, cluster: str | None = None) -> tuple[str, ...]:
+    """Each visit attribute added in place to a store made before it had the column (empty for the
+    events and visits it already holds), so a new attribute never asks for a rebuild from the log:
+    a no-op where the column exists. ``engine``: "duckdb" or "clickhouse"."""
+    kind = "VARCHAR DEFAULT ''" if engine == "duckdb" else "LowCardinality(String)"
+    on = f" ON CLUSTER {cluster}" if cluster else ""
+    return tuple(
+        f"ALTER TABLE {table}{on} ADD COLUMN IF NOT EXISTS {name} {kind}"
+        for table in ("events", "visits")
+        for name in VISIT_ATTRIBUTES
+    )
+
 
 _CH_ATTRS = ", ".join(f"{name} LowCardinality(String)" for name in VISIT_ATTRIBUTES)
 _MONTH = 2592000000000  # 30 days in microseconds: a partition
@@ -105,15 +119,14 @@ _CH_TABLES: dict[str, tuple[str, str, str]] = {
     "events": (
         "site_id UInt32, time Int64 CODEC(Delta, ZSTD), id Int64 CODEC(Delta, ZSTD), visitor UInt64, "
         "visit UInt32, name LowCardinality(String), path String, props Array(String), "
-        f"visit_start Int64 CODEC(Delta, ZSTD), {_CH_ATTRS}, channel LowCardinality(String)",
+        f"visit_start Int64 CODEC(Delta, ZSTD), {_CH_ATTRS}",
         "",
         f"PARTITION BY intDiv(time, {_MONTH}) ORDER BY (site_id, time, id) {_GRANULES}",
     ),
     "visits": (
         "site_id UInt32, visit UInt32, session UInt64, visitor UInt64, born Int64, start Int64, "
         "last Int64, pageviews UInt32, events UInt32, entry Nullable(String), entry_at Nullable(Int64), "
-        f"exit Nullable(String), exit_at Nullable(Int64), {_CH_ATTRS}, version Int64, "
-        "channel LowCardinality(String)",
+        f"exit Nullable(String), exit_at Nullable(Int64), {_CH_ATTRS}, version Int64",
         "version",
         f"PARTITION BY intDiv(born, {_MONTH}) ORDER BY (site_id, born, visit) {_GRANULES}",
     ),

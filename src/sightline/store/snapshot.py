@@ -158,7 +158,8 @@ def restore(data_dir: Path, source: Path) -> None:
             con.execute(statement)
         for table, path in files.items():
             columns = upgrade.restored_columns(made, table)  # an older layout's, brought up to date
-            con.execute(f"INSERT INTO {table} SELECT {columns} FROM read_parquet('{path_literal(path)}')")  # noqa: S608
+            source_rows = f"SELECT {columns} FROM read_parquet('{path_literal(path)}')"  # noqa: S608
+            con.execute(f"INSERT INTO {table} BY NAME {source_rows}")
         con.execute("UPDATE store_meta SET engine = ?, format = ?", [duckdb.__version__, schema.FORMAT])
         con.execute("CHECKPOINT")
     finally:

@@ -8,12 +8,14 @@ here, run when the store opens, before anything is fed or read:
 - layout 5 to 6: every event and visit gets its visit's ``channel`` (``sightline.channels``),
   worked out by the rules' SQL from the source and UTM tags the row already holds (an event's
   row carries its visit's attributes, so both tables are filled from their own rows, with no
-  join). DuckDB writes each table again with the column, in the transaction that records the new
+  join). DuckDB writes each table again in the current layout, by column name (so any visit
+  attribute the old table lacks takes its default), in the transaction that records the new
   layout (a cut leaves the old layout whole, upgraded again at the next start); ClickHouse adds
-  the column and fills it with a mutation that waits until every part is written, then records
-  the layout in ``store_state`` (a cut is filled again at the next start: only rows without a
-  channel are touched). A cluster's tables are its operator's (``schema.cluster_layout``): it
-  runs ``cluster_steps`` (docs/scaling.md), and Sightline refuses to start on them until then.
+  the column as any new visit attribute is added (``schema.added_attributes``) and fills it with
+  a mutation that waits until every part is written, then records the layout in ``store_state``
+  (a cut is filled again at the next start: only rows without a channel are touched). A cluster's
+  tables are its operator's (``schema.cluster_layout``): it runs ``cluster_steps``
+  (docs/scaling.md), and Sightline refuses to start on them until then.
 
 The channel rules can change with a new version (a new AI assistant, say): ``store_state``
 keeps a mark of the rules the stored channels were worked out by (``RULES``), and a store whose
@@ -39,7 +41,7 @@ log = logging.getLogger("sightline.store")
 
 FILLED = ("events", "visits")  # the tables that gained ``channel`` in layout 6
 UPGRADABLE = (5,)  # the layouts an embedded store is brought up from, in place
-_COLUMN = "channel LowCardinality(String)"
+_KIND = "LowCardinality(String)"  # a visit attribute's column on ClickHouse
 RULES = "channel_rules"  # store_state's row: the mark of the rules the stored channels follow
 _CHANGED = f"channel != {channels.SQL}"
 
@@ -104,10 +106,11 @@ def upgrade_duckdb(con: duckdb.DuckDBPyConnection, made: int) -> None:
         for table in FILLED:
             head = f"CREATE TABLE IF NOT EXISTS {table} ("
             definition = next(s for s in schema.DUCKDB if s.startswith(head))
-            created = definition.replace(head, f"CREATE TABLE {table}_upgrading (", 1)
-            con.execute(created)
-            # The old columns in their order, then the channel: the new layout's order.
-            con.execute(f"INSERT INTO {table}_upgrading SELECT *, {channels.SQL} FROM {table}")
+            con.execute(definition.replace(head, f"CREATE TABLE {table}_upgrading (", 1))
+            # By name: every column the old table has, its channel, and the defaults of any
+            # attribute it lacks (the current layout's columns in their order).
+            rows = f"SELECT *, {channels.SQL} AS channel FROM {table}"
+            con.execute(f"INSERT INTO {table}_upgrading BY NAME {rows}")
             con.execute(f"DROP TABLE {table}")
             con.execute(f"ALTER TABLE {table}_upgrading RENAME TO {table}")
         con.execute("UPDATE store_meta SET format = ? WHERE id = 1", [schema.FORMAT])
@@ -125,28 +128,27 @@ def upgrade_duckdb(con: duckdb.DuckDBPyConnection, made: int) -> None:
 
 
 def restored_columns(made: int | None, table: str) -> str:
-    """What a restore selects from a copy of ``table`` made in layout ``made``: its columns, and
-    the ones a later layout added (``store.snapshot``)."""
-    return f"*, {channels.SQL}" if made in UPGRADABLE and table in FILLED else "*"
+    """What a restore selects from a copy of ``table`` made in layout ``made``, written into the
+    table by name (``store.snapshot``): its columns, and the ones a later layout added."""
+    return f"*, {channels.SQL} AS channel" if made in UPGRADABLE and table in FILLED else "*"
 
 
 def clickhouse_steps() -> tuple[str, ...]:
     """The statements that bring ClickHouse's tables from layout 5 to 6; each may run again."""
-    steps = []
-    for table in FILLED:
-        steps.append(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {_COLUMN}")
-        steps.append(f"ALTER TABLE {table} UPDATE channel = {channels.SQL} WHERE channel = ''")
-    return tuple(steps)
+    fills = (f"ALTER TABLE {table} UPDATE channel = {channels.SQL} WHERE channel = ''" for table in FILLED)
+    return (*schema.added_attributes("clickhouse"), *fills)
 
 
 def cluster_steps(cluster: str, database: str = "sightline") -> tuple[str, ...]:
     """The statements a cluster's operator runs to bring the cluster's layout
-    (``schema.cluster_layout``) from layout 5 to 6 (docs/scaling.md); each may run again."""
+    (``schema.cluster_layout``) from layout 5 to 6 (docs/scaling.md), adding every visit attribute
+    they lack (the channel, and any added since: ``schema.added_attributes``); each may run again."""
     on = f" ON CLUSTER {cluster}"
+    added = ", ".join(f"ADD COLUMN IF NOT EXISTS {name} {_KIND}" for name in schema.VISIT_ATTRIBUTES)
     steps = []
     for table in FILLED:
         for name in (f"{table}_local", table):  # the shards' tables, then the Distributed one
-            steps.append(f"ALTER TABLE {database}.{name}{on} ADD COLUMN IF NOT EXISTS {_COLUMN}")
+            steps.append(f"ALTER TABLE {database}.{name}{on} {added}")
         steps.append(
             f"ALTER TABLE {database}.{table}_local{on} UPDATE channel = {channels.SQL} "
             "WHERE channel = '' SETTINGS mutations_sync = 2"

@@ -11,6 +11,7 @@ import { useResource } from "../hooks";
 import { useCanChange } from "../user";
 import { parseQuery, queryParams, type RangeName, type ReportQuery } from "../reports/api";
 import { label } from "../reports/Breakdown";
+import { FUNNEL_SPLITS } from "../reports/dimensions.gen";
 import { duration } from "../reports/figures";
 import { StepSuggestions, suggestionsId } from "./Suggestions";
 import { conversions, stepText, type FunnelAnswer, type FunnelStep, type JourneysAnswer, type RetentionAnswer } from "./api";
@@ -21,15 +22,7 @@ const RANGES: { name: RangeName; label: string }[] = [
   { name: "7d", label: "7 days" },
   { name: "30d", label: "30 days" },
 ];
-const SPLITS: { value: string; label: string }[] = [
-  { value: "", label: "No breakdown" },
-  { value: "sources", label: "Source" },
-  { value: "utm_campaigns", label: "UTM campaign" },
-  { value: "browsers", label: "Browser" },
-  { value: "operating_systems", label: "Operating system" },
-  { value: "devices", label: "Device" },
-  { value: "countries", label: "Country" },
-];
+const SPLITS: { value: string; label: string }[] = [{ value: "", label: "No breakdown" }, ...FUNNEL_SPLITS];
 
 export function ConversionsPage() {
   const { params } = useRoute();

@@ -21,8 +21,8 @@ export function StepSuggestions({ siteId, query }: { siteId: number; query: Repo
     let live = true;
     const period: ReportQuery = { ...query, filters: {}, compare: false };
     void Promise.all([
-      reports.breakdown(siteId, period, "pages", undefined, { limit: 100 }),
-      reports.breakdown(siteId, period, "events", undefined, { limit: 100 }),
+      reports.breakdown(siteId, period, "page", undefined, { limit: 100 }),
+      reports.breakdown(siteId, period, "event", undefined, { limit: 100 }),
     ]).then(
       ([pages, events]) => {
         if (live) setValues({ page: pages.rows.map((r) => r.value), event: events.rows.map((r) => r.value) });

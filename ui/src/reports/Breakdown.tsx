@@ -36,7 +36,7 @@ export interface Drill {
 }
 
 const PROPS: Drill = {
-  dimension: "props",
+  dimension: "prop",
   heading: "Prop",
   title: (value) => `Props of ${value}`,
   columns: [
@@ -68,10 +68,10 @@ type Column = { key: keyof Row; label: string };
 
 /** The figure each table is ranked by (the reports API's order, docs/reports.md); other tables: visits. */
 const RANKED_BY: Record<string, keyof Row> = {
-  pages: "pageviews",
-  events: "events",
-  props: "events",
-  goals: "visitors",
+  page: "pageviews",
+  event: "events",
+  prop: "events",
+  goal: "visitors",
   not_found: "events",
   not_found_referrers: "events",
   outbound_links: "events",
@@ -151,10 +151,10 @@ export const CHANNEL_NAMES: Record<string, string> = {
 };
 
 export function label(dimension: string, value: string): string {
-  if (value === "(none)") return dimension === "sources" ? "Direct / none" : "Unknown";
-  if (dimension === "channels" || dimension === "channel") return CHANNEL_NAMES[value] ?? value;
-  if (dimension === "countries") return countryName(value);
-  if (dimension === "events" || dimension === "event") return eventName(value);
+  if (value === "(none)") return dimension === "source" ? "Direct / none" : "Unknown";
+  if (dimension === "channel") return CHANNEL_NAMES[value] ?? value;
+  if (dimension === "country") return countryName(value);
+  if (dimension === "event") return eventName(value);
   return value;
 }
 
@@ -393,8 +393,8 @@ export function BreakdownTable({ rows, columns, dimension, caption, heading, tot
 
 /** What a row's value column reads. */
 function rowText(dimension: string, row: Row): string {
-  if (dimension === "props") return `${row.key}: ${row.value}`;
-  if (dimension === "not_found_referrers") return row.kind === "page" ? `Page ${row.value}` : `From ${label("sources", row.value)}`;
+  if (dimension === "prop") return `${row.key}: ${row.value}`;
+  if (dimension === "not_found_referrers") return row.kind === "page" ? `Page ${row.value}` : `From ${label("source", row.value)}`;
   if (dimension === "rage_clicks" || dimension === "dead_clicks") return `${row.value} on ${row.page}`;
   return label(dimension, row.value);
 }

@@ -12,7 +12,7 @@ import { label } from "./Breakdown";
 export const PAGE_SIZE = 20;
 
 /** Tables whose rows read as names made from codes (countries): searched by the name shown. */
-const BY_NAME = new Set(["countries"]);
+const BY_NAME = new Set(["country"]);
 /** Every row such a table has (a few hundred at most), matched by name or code in the browser. */
 async function byName(siteId: number, query: ReportQuery, dimension: string, text: string, page: number): Promise<Breakdown> {
   const rows: Row[] = [];

@@ -31,7 +31,7 @@ export function GoalsPanel({ siteId, query, onFilter, manage = true }: Props) {
   useEffect(() => {
     let alive = true;
     setError(null);
-    reports.breakdown(siteId, query, "goals", undefined, { limit: 100 }).then(
+    reports.breakdown(siteId, query, "goal", undefined, { limit: 100 }).then(
       (result) => alive && setData(result),
       (failure) => alive && setError(`${messageOf(failure)} Reload the page to try again.`),
     );

@@ -40,7 +40,7 @@ function SourcesTable({ rows, top, ...rest }: { rows: Row[]; top: number; "data-
           <tr key={row.value}>
             <th scope="row" class="report-value">
               <span class="report-bar" style={{ width: `${(((row.visits ?? 0) / Math.max(1, top)) * 100).toFixed(1)}%` }} aria-hidden="true" />
-              <span>{label("sources", row.value)}</span>
+              <span>{label("source", row.value)}</span>
             </th>
             <td class="num">{count(row.visits ?? 0)}</td>
           </tr>
@@ -62,7 +62,7 @@ function Live({ siteId }: { siteId: number }) {
     try {
       const [live, today] = await Promise.all([
         reports.realtime(siteId),
-        reports.breakdown(siteId, TODAY, "sources"),
+        reports.breakdown(siteId, TODAY, "source"),
       ]);
       setNow(live);
       setSources(today);
@@ -154,7 +154,7 @@ function Live({ siteId }: { siteId: number }) {
               title="Sources today"
               siteId={siteId}
               query={TODAY}
-              dimension="sources"
+              dimension="source"
               onClose={() => setDetails(false)}
               render={(rows) => <SourcesTable rows={rows} top={sources?.rows[0]?.visits ?? 1} />}
             />

@@ -17,6 +17,7 @@ import { GoalsPanel } from "./GoalsPanel";
 import { Controls } from "./PeriodControls";
 import { Segments } from "./Segments";
 import { FILTER_TABLES, PropSuggestions, ValueSuggestions } from "./ValueSuggestions";
+import { FILTER_LABELS, PANELS } from "./dimensions.gen";
 import { Annotations } from "./Annotations";
 import { Chart } from "./Chart";
 import { Freshness } from "./Freshness";
@@ -31,25 +32,19 @@ const VISIT_COLUMNS: Tab["columns"] = [
   { key: "visits", label: "Visits" },
   { key: "bounce_rate", label: "Bounce rate" },
 ];
-const FILTER_LABELS: Record<FilterName, string> = {
-  page: "Page",
-  entry_page: "Entry page",
-  exit_page: "Exit page",
-  source: "Source",
-  channel: "Channel",
-  utm_source: "UTM source",
-  utm_medium: "UTM medium",
-  utm_campaign: "UTM campaign",
-  browser: "Browser",
-  os: "Operating system",
-  device: "Device",
-  country: "Country",
-  region: "Region",
-  city: "City",
-  event: "Event",
-  goal: "Goal",
-  prop: "Prop (key:value)",
+/** The columns of the tables that show other figures than a visit attribute's. */
+const COLUMNS: Record<string, Tab["columns"]> = {
+  page: [{ key: "visitors", label: "Visitors" }, { key: "pageviews", label: "Pageviews" }],
+  entry_page: [{ key: "visits", label: "Entries" }, { key: "bounce_rate", label: "Bounce rate" }],
+  exit_page: [{ key: "visits", label: "Exits" }],
+  event: [{ key: "visitors", label: "Visitors" }, { key: "events", label: "Events" }],
 };
+
+/** A panel's tabs, as the registry of dimensions lists them (dimensions.gen.ts). */
+function tabsOf(panel: string): Tab[] {
+  return (PANELS[panel] ?? []).map((tab) => ({ ...tab, columns: COLUMNS[tab.dimension] ?? VISIT_COLUMNS }));
+}
+
 const OPERATORS: { prefix: string; label: string }[] = [
   { prefix: "", label: "is" },
   { prefix: "!", label: "is not" },
@@ -62,8 +57,7 @@ function chipText(name: FilterName, raw: string, goalNames: Map<string, string>)
   const value = op === "is" ? raw : raw.slice(1);
   if (name === "goal") return { op, value: goalNames.get(value) ?? `#${value}` };
   // As the tables read: "Country is Germany", "Source is Direct / none", "Event is Outbound link (automatic)".
-  const table = name === "source" ? "sources" : name === "country" ? "countries" : name === "channel" ? "channels" : name;
-  return { op, value: label(table, value) };
+  return { op, value: label(name, value) };
 }
 
 export function ReportsPage() {
@@ -195,11 +189,7 @@ export function SiteReports({ siteId, shared }: SiteReportsProps) {
           onFilter={setFilter}
           totals={totals}
           tick={tick}
-          tabs={[
-            { dimension: "pages", label: "Top pages", filter: "page", columns: [{ key: "visitors", label: "Visitors" }, { key: "pageviews", label: "Pageviews" }] },
-            { dimension: "entry_pages", label: "Entry pages", filter: "page", columns: [{ key: "visits", label: "Entries" }, { key: "bounce_rate", label: "Bounce rate" }] },
-            { dimension: "exit_pages", label: "Exit pages", filter: "page", columns: [{ key: "visits", label: "Exits" }] },
-          ]}
+          tabs={tabsOf("pages")}
         />
         <BreakdownPanel
           title="Sources"
@@ -208,13 +198,7 @@ export function SiteReports({ siteId, shared }: SiteReportsProps) {
           onFilter={setFilter}
           totals={totals}
           tick={tick}
-          tabs={[
-            { dimension: "sources", label: "Sources", filter: "source", columns: VISIT_COLUMNS },
-            { dimension: "channels", label: "Channels", filter: "channel", columns: VISIT_COLUMNS },
-            { dimension: "utm_sources", label: "UTM source", filter: "utm_source", columns: VISIT_COLUMNS },
-            { dimension: "utm_mediums", label: "UTM medium", filter: "utm_medium", columns: VISIT_COLUMNS },
-            { dimension: "utm_campaigns", label: "UTM campaign", filter: "utm_campaign", columns: VISIT_COLUMNS },
-          ]}
+          tabs={tabsOf("sources")}
         />
         <BreakdownPanel
           title="Devices"
@@ -223,11 +207,7 @@ export function SiteReports({ siteId, shared }: SiteReportsProps) {
           onFilter={setFilter}
           totals={totals}
           tick={tick}
-          tabs={[
-            { dimension: "browsers", label: "Browsers", filter: "browser", columns: VISIT_COLUMNS },
-            { dimension: "operating_systems", label: "Systems", filter: "os", columns: VISIT_COLUMNS },
-            { dimension: "devices", label: "Devices", filter: "device", columns: VISIT_COLUMNS },
-          ]}
+          tabs={tabsOf("devices")}
         />
         <BreakdownPanel
           title="Locations"
@@ -237,11 +217,7 @@ export function SiteReports({ siteId, shared }: SiteReportsProps) {
           totals={totals}
           tick={tick}
           before={<LazyWorldMap siteId={siteId} query={query} tick={tick} onCountry={(code) => setFilter("country", code)} />}
-          tabs={[
-            { dimension: "countries", label: "Countries", filter: "country", columns: VISIT_COLUMNS },
-            { dimension: "regions", label: "Regions", filter: "region", columns: VISIT_COLUMNS },
-            { dimension: "cities", label: "Cities", filter: "city", columns: VISIT_COLUMNS },
-          ]}
+          tabs={tabsOf("places")}
         />
         <BreakdownPanel
           title="Custom events"
@@ -251,7 +227,7 @@ export function SiteReports({ siteId, shared }: SiteReportsProps) {
           totals={totals}
           tick={tick}
           props
-          tabs={[{ dimension: "events", label: "Event", filter: "event", columns: [{ key: "visitors", label: "Visitors" }, { key: "events", label: "Events" }] }]}
+          tabs={tabsOf("events")}
         />
         <BehaviourPanels siteId={siteId} query={query} onFilter={setFilter} totals={totals} tick={tick} shared={!!shared} />
       </div>

@@ -5,35 +5,20 @@
 import { useEffect, useState } from "preact/hooks";
 
 import { label } from "./Breakdown";
-import { reports, type FilterName, type ReportQuery } from "./api";
+import { reports, type ReportQuery } from "./api";
 
 /** The breakdown table holding each filter's values (props need an event: none). */
-export const FILTER_TABLES: Partial<Record<FilterName, string>> = {
-  page: "pages",
-  entry_page: "entry_pages",
-  exit_page: "exit_pages",
-  source: "sources",
-  utm_source: "utm_sources",
-  utm_medium: "utm_mediums",
-  utm_campaign: "utm_campaigns",
-  browser: "browsers",
-  os: "operating_systems",
-  device: "devices",
-  country: "countries",
-  region: "regions",
-  city: "cities",
-  event: "events",
-};
+export { FILTER_TABLES } from "./dimensions.gen";
 
 const SHOWN = 20;
-const WHOLE = ["props", "countries"];
+const WHOLE = ["prop", "country"];
 const PAUSE_MS = 200;
 
 interface Props {
   /** The datalist's id, which the field names in its `list`. */
   id: string;
   siteId: number;
-  /** The breakdown table; `props` with `name` (the event) suggests its prop keys, or with `propKey`
+  /** The breakdown table; `prop` with `name` (the event) suggests its prop keys, or with `propKey`
    * the values of that key. */
   table: string;
   /** The text typed so far. */
@@ -49,7 +34,7 @@ export function ValueSuggestions({ id, siteId, table, text, query, name, propKey
   const period = JSON.stringify([query.range, query.from, query.to]);
   const typed = text.trim().slice(0, 200);
   useEffect(() => {
-    if (table === "props" && !name) {
+    if (table === "prop" && !name) {
       setOptions([]);
       return;
     }
@@ -63,7 +48,7 @@ export function ValueSuggestions({ id, siteId, table, text, query, name, propKey
       reports.breakdown(siteId, asked, table, name, { limit: whole ? 100 : SHOWN, search }).then(
         (answer) => {
           if (!live) return;
-          if (table !== "props") {
+          if (table !== "prop") {
             setOptions(answer.rows.map((row) => ({ value: row.value, label: label(table, row.value) })));
             return;
           }

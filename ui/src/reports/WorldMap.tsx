@@ -36,7 +36,7 @@ export default function WorldMap({ siteId, query, tick, onCountry }: Props) {
   useEffect(() => {
     let alive = true;
     setError(null);
-    reports.breakdown(siteId, query, "countries", undefined, { limit: 100 }).then(
+    reports.breakdown(siteId, query, "country", undefined, { limit: 100 }).then(
       (result) => alive && setAnswer({ asked, rows: result.rows }),
       (failure) => alive && setError(messageOf(failure)),
     );

@@ -6,26 +6,9 @@ export const RANGE_NAMES = ["realtime", "today", "yesterday", "7d", "30d", "mont
 export type RangeName = (typeof RANGE_NAMES)[number];
 /** How a time series is cut: realtime by the minute, up to two days by the hour, longer by the day. */
 export type Interval = "minute" | "hour" | "day";
-export const FILTER_NAMES = [
-  "page",
-  "entry_page",
-  "exit_page",
-  "source",
-  "channel",
-  "utm_source",
-  "utm_medium",
-  "utm_campaign",
-  "browser",
-  "os",
-  "device",
-  "country",
-  "region",
-  "city",
-  "event",
-  "goal",
-  "prop",
-] as const;
-export type FilterName = (typeof FILTER_NAMES)[number];
+import { FILTER_NAMES, type FilterName } from "./dimensions.gen";
+
+export { FILTER_NAMES, type FilterName };
 
 export interface ReportQuery {
   range: RangeName;

@@ -194,15 +194,15 @@ function GoalForm(props: { siteId: number; goal: Goal | null; onCancel: () => vo
             {at("match") && <p class="field-error">{at("match")}</p>}
           </div>
           <Field id="goal-path" label="Path" hint="For example /pricing, /blog/ or /docs/*/install." list="goal-path-suggestions" autoComplete="off" value={d.path} error={at("path")} onInput={(e) => set({ path: e.currentTarget.value })} />
-          <ValueSuggestions key="goal-path-suggestions" id="goal-path-suggestions" siteId={siteId} table="pages" text={d.path} query={SUGGESTED} />
+          <ValueSuggestions key="goal-path-suggestions" id="goal-path-suggestions" siteId={siteId} table="page" text={d.path} query={SUGGESTED} />
         </>
       ) : (
         <>
           <Field id="goal-event" label="Event name" maxLength={100} list="goal-event-suggestions" autoComplete="off" value={d.event} error={at("event")} onInput={(e) => set({ event: e.currentTarget.value })} />
-          <ValueSuggestions key="goal-event-suggestions" id="goal-event-suggestions" siteId={siteId} table="events" text={d.event} query={SUGGESTED} />
-          <ValueSuggestions key="goal-prop-keys" id="goal-prop-keys" siteId={siteId} table="props" name={d.event.trim() || undefined} text="" query={SUGGESTED} />
+          <ValueSuggestions key="goal-event-suggestions" id="goal-event-suggestions" siteId={siteId} table="event" text={d.event} query={SUGGESTED} />
+          <ValueSuggestions key="goal-prop-keys" id="goal-prop-keys" siteId={siteId} table="prop" name={d.event.trim() || undefined} text="" query={SUGGESTED} />
           <Field id="goal-prop-key" label="Only when the prop (optional)" hint="Leave empty to count every such event." list="goal-prop-keys" autoComplete="off" value={d.propKey} error={at("prop.key") ?? (error?.field === "prop" ? error.message : null)} onInput={(e) => set({ propKey: e.currentTarget.value })} />
-          {d.propKey.trim() !== "" && <ValueSuggestions key="goal-prop-values" id="goal-prop-values" siteId={siteId} table="props" name={d.event.trim() || undefined} propKey={d.propKey.trim()} text="" query={SUGGESTED} />}
+          {d.propKey.trim() !== "" && <ValueSuggestions key="goal-prop-values" id="goal-prop-values" siteId={siteId} table="prop" name={d.event.trim() || undefined} propKey={d.propKey.trim()} text="" query={SUGGESTED} />}
           {d.propKey.trim() !== "" && <Field id="goal-prop-value" label="equals" list="goal-prop-values" autoComplete="off" value={d.propValue} error={at("prop.value")} onInput={(e) => set({ propValue: e.currentTarget.value })} />}
           <Field id="goal-revenue-prop" label="Revenue from the numeric prop (optional)" hint="For example amount: each conversion's value." list="goal-prop-keys" autoComplete="off" value={d.revenueProp} error={at("revenue.prop") ?? (error?.field === "revenue" ? error.message : null)} onInput={(e) => set({ revenueProp: e.currentTarget.value })} />
           {d.revenueProp.trim() !== "" && <Field id="goal-currency" label="Currency" hint="Three letters: EUR, USD, GBP…" maxLength={3} value={d.currency} error={at("revenue.currency")} onInput={(e) => set({ currency: e.currentTarget.value.toUpperCase() })} />}

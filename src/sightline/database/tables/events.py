@@ -57,6 +57,8 @@ events = Table(
     Column("country", String(2), nullable=True),  # ISO 3166-1 alpha-2
     Column("region", String(100), nullable=True),
     Column("city", String(100), nullable=True),
+    # The visitor's language, its primary subtag only (``ingest.sources.language``, migration 0023).
+    Column("language", String(8), nullable=True),
     sqlite_autoincrement=True,
 )
 
