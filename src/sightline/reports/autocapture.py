@@ -48,40 +48,41 @@ def _named(name: str) -> str:
     return f"name = '{name}'"
 
 
-def _text(q: Query, key: str) -> str:
+def _text(query: Query, key: str) -> str:
     """Prop ``key`` of an event as text ('' or NULL when missing)."""
-    return q.d.prop.format(props="props", prefix=q.bind(f"{key}\x1f"))
+    return query.dialect.prop.format(props="props", prefix=query.bind(f"{key}\x1f"))
 
 
-def _search(q: Query, page: Page, *columns: str) -> str:
+def _search(query: Query, page: Page, *columns: str) -> str:
     if not page.search:
         return ""
-    value = q.bind(page.search)
-    return " AND (" + " OR ".join(q.d.search.format(column=c, value=value) for c in columns) + ")"
+    value = query.bind(page.search)
+    return " AND (" + " OR ".join(query.dialect.search.format(column=c, value=value) for c in columns) + ")"
 
 
 def _window(page: Page) -> str:
     return f" LIMIT {int(page.limit) + 1} OFFSET {int(page.offset)}"
 
 
-def not_found(q: Query, page: Page, _: str | None) -> Made:
+def not_found(query_parts: Query, page: Page, _: str | None) -> Made:
     """404 pages: the missing path, its visitors, visits and hits (``events``)."""
     query = (
         "SELECT path AS value, count(DISTINCT visitor) AS people, count(DISTINCT visit) AS v, count(*) AS n "
-        f"FROM events WHERE {q.events(_named('404'))}{_search(q, page, 'path')} "
+        f"FROM events WHERE {query_parts.events(_named('404'))}{_search(query_parts, page, 'path')} "
         f"GROUP BY path ORDER BY n DESC, value{_window(page)}"
     )
     return query, lambda r: {"value": r[0], "visitors": int(r[1]), "visits": int(r[2]), "events": int(r[3])}
 
 
-def not_found_referrers(q: Query, page: Page, path: str | None) -> Made:
+def not_found_referrers(query_parts: Query, page: Page, path: str | None) -> Made:
     """Where the visitors of one 404 path came from: the last other page their visit viewed
     before it (``kind`` page), or, when the visit began there, the visit's source (``kind``
     source, ``(none)`` for direct)."""
-    missing = q.bind(path or "")
-    hits = f"{q.events(_named('404'))} AND path = {missing}"
+    missing = query_parts.bind(path or "")
+    hits = f"{query_parts.events(_named('404'))} AND path = {missing}"
     before = (
-        f"site_id = {q.site} AND time >= {q.a} - {q.bind(LOOK_BACK)} AND time < {q.b} AND name = '{PAGEVIEW}'"
+        f"site_id = {query_parts.site} AND time >= {query_parts.low} - "
+        f"{query_parts.bind(LOOK_BACK)} AND time < {query_parts.high} AND name = '{PAGEVIEW}'"
     )
     found = "coalesce(r.page, '') != ''"
     query = (
@@ -93,19 +94,20 @@ def not_found_referrers(q: Query, page: Page, path: str | None) -> Made:
         f"FROM (SELECT id, visit, time FROM events WHERE {hits}) AS f "
         f"JOIN (SELECT visit, time, path FROM events WHERE {before}) AS p ON p.visit = f.visit "
         f"WHERE p.time < f.time AND p.path != {missing} GROUP BY f.id) AS r ON r.id = e.id"
-        f") AS t WHERE 1 = 1{_search(q, page, 'value')} "
+        f") AS t WHERE 1 = 1{_search(query_parts, page, 'value')} "
         f"GROUP BY value, kind ORDER BY n DESC, value, kind{_window(page)}"
     )
     return query, lambda r: {"value": r[0], "kind": r[1], "visitors": int(r[2]), "events": int(r[3])}
 
 
 def _links(name: str) -> Callable[[Query, Page, str | None], Made]:
-    def report(q: Query, page: Page, _: str | None) -> Made:
+    def report(query_parts: Query, page: Page, _: str | None) -> Made:
         """Clicked URLs (the ``url`` prop): visitors and clicks (``events``)."""
         query = (
             "SELECT value, count(DISTINCT visitor) AS people, count(*) AS n FROM ("
-            f"SELECT coalesce({_text(q, 'url')}, '') AS value, visitor FROM events "
-            f"WHERE {q.events(_named(name))}) AS t WHERE value != ''{_search(q, page, 'value')} "
+            f"SELECT coalesce({_text(query_parts, 'url')}, '') AS value, visitor FROM events "
+            f"WHERE {query_parts.events(_named(name))}) AS t WHERE "
+            f"value != ''{_search(query_parts, page, 'value')} "
             f"GROUP BY value ORDER BY n DESC, value{_window(page)}"
         )
         return query, lambda r: {"value": r[0], "visitors": int(r[1]), "events": int(r[2])}
@@ -113,17 +115,18 @@ def _links(name: str) -> Callable[[Query, Page, str | None], Made]:
     return report
 
 
-def engagement(q: Query, page: Page, _: str | None) -> Made:
+def engagement(query_parts: Query, page: Page, _: str | None) -> Made:
     """Per page: the visits that measured it, their visitors, the mean time on the page (a visit's
     ``seconds`` on it added up) and the mean scroll depth (a visit's deepest ``scroll`` on it)."""
-    seconds = rules.prop_number(q.d, q.bind, "seconds")
-    scroll = rules.prop_number(q.d, q.bind, "scroll")
+    seconds = rules.prop_number(query_parts.dialect, query_parts.bind, "seconds")
+    scroll = rules.prop_number(query_parts.dialect, query_parts.bind, "scroll")
     query = (
         "SELECT path AS value, count(*) AS v, count(DISTINCT visitor) AS people, avg(s) AS secs, "
         "avg(deep) AS depth FROM ("
         f"SELECT path, visit, visitor, sum({seconds}) AS s, max({scroll}) AS deep FROM events "
-        f"WHERE {q.events(_named('engagement'))} GROUP BY path, visit, visitor"
-        f") AS t WHERE 1 = 1{_search(q, page, 'path')} GROUP BY path ORDER BY v DESC, value{_window(page)}"
+        f"WHERE {query_parts.events(_named('engagement'))} GROUP BY path, visit, visitor"
+        f") AS t WHERE 1 = 1{_search(query_parts, page, 'path')} "
+        f"GROUP BY path ORDER BY v DESC, value{_window(page)}"
     )
 
     def row(r: tuple[Any, ...]) -> dict[str, Any]:
@@ -144,18 +147,19 @@ def _vital(value: Any, name: str) -> float | None:
     return round(float(value), 3 if name == "CLS" else 0)
 
 
-def web_vitals(q: Query, page: Page, _: str | None) -> Made:
+def web_vitals(query_parts: Query, page: Page, _: str | None) -> Made:
     """Per page: the visits that measured it, and the p75 of LCP, INP and CLS with their ratings."""
     p75 = [
-        q.d.quantile.format(value=f"CASE WHEN vital = '{name}' THEN figure END", level="0.75")
+        query_parts.dialect.quantile.format(value=f"CASE WHEN vital = '{name}' THEN figure END", level="0.75")
         for name in PAGE_VITALS
     ]
     query = (
         "SELECT path AS value, count(DISTINCT visit) AS v, count(DISTINCT visitor) AS people, "
         f"{', '.join(p75)} "
-        f"FROM (SELECT path, visit, visitor, {_text(q, 'name')} AS vital, "
-        f"{rules.prop_number(q.d, q.bind, 'value')} AS figure FROM events "
-        f"WHERE {q.events(_named('web_vital'))}) AS t WHERE 1 = 1{_search(q, page, 'path')} "
+        f"FROM (SELECT path, visit, visitor, {_text(query_parts, 'name')} AS vital, "
+        f"{rules.prop_number(query_parts.dialect, query_parts.bind, 'value')} AS figure FROM events "
+        f"WHERE {query_parts.events(_named('web_vital'))}) AS "
+        f"t WHERE 1 = 1{_search(query_parts, page, 'path')} "
         f"GROUP BY path ORDER BY v DESC, value{_window(page)}"
     )
 
@@ -171,17 +175,18 @@ def web_vitals(q: Query, page: Page, _: str | None) -> Made:
 
 
 def _frustrated(flag: str) -> Callable[[Query, Page, str | None], Made]:
-    def report(q: Query, page: Page, _: str | None) -> Made:
+    def report(query_parts: Query, page: Page, _: str | None) -> Made:
         """Heatmap clicks flagged ``rage`` (or ``dead``) per element and page: visitors, bursts
         (``events``) and the clicks they hold."""
-        clicks = rules.prop_number(q.d, q.bind, "clicks")
-        flagged = rules.prop_is(q.d, q.bind, flag, "true")
+        clicks = rules.prop_number(query_parts.dialect, query_parts.bind, "clicks")
+        flagged = rules.prop_is(query_parts.dialect, query_parts.bind, flag, "true")
         query = (
             "SELECT selector AS value, path, count(DISTINCT visitor) AS people, count(*) AS n, "
             "sum(c) AS total "
-            f"FROM (SELECT coalesce({_text(q, 'selector')}, '') AS selector, path, visitor, {clicks} AS c "
-            f"FROM events WHERE {q.events(_named('heatmap_click'))} AND {flagged}"
-            f") AS t WHERE selector != ''{_search(q, page, 'selector', 'path')} "
+            f"FROM (SELECT coalesce({_text(query_parts, 'selector')}, "
+            f"'') AS selector, path, visitor, {clicks} AS c "
+            f"FROM events WHERE {query_parts.events(_named('heatmap_click'))} AND {flagged}"
+            f") AS t WHERE selector != ''{_search(query_parts, page, 'selector', 'path')} "
             f"GROUP BY selector, path ORDER BY n DESC, value, path{_window(page)}"
         )
         return query, lambda r: {
@@ -208,29 +213,38 @@ REPORTS = {
 
 
 def breakdown(
-    run: Run, d: Dialect, site_id: int, span: Span, filters: Filters, dim: str, page: Page, name: str | None
+    run: Run,
+    dialect: Dialect,
+    site_id: int,
+    span: Span,
+    filters: Filters,
+    dim: str,
+    page: Page,
+    name: str | None,
 ) -> tuple[Rows, bool]:
     """One page of one autocapture table, and whether more rows follow."""
-    q = Query(d, site_id, span, filters)
-    query, shape = REPORTS[dim](q, page, name)
-    rows = [shape(r) for r in run(query, q.p.values)]
+    query_parts = Query(dialect, site_id, span, filters)
+    query, shape = REPORTS[dim](query_parts, page, name)
+    rows = [shape(r) for r in run(query, query_parts.params.values)]
     return rows[: page.limit], len(rows) > page.limit
 
 
-def vitals(run: Run, d: Dialect, site_id: int, span: Span, filters: Filters) -> list[dict[str, Any]]:
+def vitals(run: Run, dialect: Dialect, site_id: int, span: Span, filters: Filters) -> list[dict[str, Any]]:
     """Each web vital of the period: p75 and its rating, the measurements, and the share of them
     the SDK rated good, needs improvement and poor."""
-    q = Query(d, site_id, span, filters)
+    query_parts = Query(dialect, site_id, span, filters)
     query = (
-        f"SELECT vital, count(*), {d.quantile.format(value='figure', level='0.75')}, "
+        f"SELECT vital, count(*), {dialect.quantile.format(value='figure', level='0.75')}, "
         "sum(CASE WHEN rated = 'good' THEN 1 ELSE 0 END), "
         "sum(CASE WHEN rated = 'needs-improvement' THEN 1 ELSE 0 END), "
         "sum(CASE WHEN rated = 'poor' THEN 1 ELSE 0 END) "
-        f"FROM (SELECT {_text(q, 'name')} AS vital, {rules.prop_number(d, q.bind, 'value')} AS figure, "
-        f"{_text(q, 'rating')} AS rated FROM events WHERE {q.events(_named('web_vital'))}) AS t "
+        f"FROM (SELECT {_text(query_parts, 'name')} AS vital, "
+        f"{rules.prop_number(dialect, query_parts.bind, 'value')} AS figure, "
+        f"{_text(query_parts, 'rating')} AS rated FROM events "
+        f"WHERE {query_parts.events(_named('web_vital'))}) AS t "
         "WHERE figure IS NOT NULL GROUP BY vital"
     )
-    found = {r[0]: r for r in run(query, q.p.values)}
+    found = {r[0]: r for r in run(query, query_parts.params.values)}
     out = []
     for name in THRESHOLDS:
         samples = int(found[name][1]) if name in found else 0

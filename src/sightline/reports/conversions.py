@@ -31,7 +31,7 @@ MAX_PERIODS = 12
 def funnel_report(report: Report, steps: Sequence[Step], dimension: str | None) -> dict[str, Any]:
     span = (report.period.start, report.period.end)
     column = FUNNEL_DIMENSIONS[dimension] if dimension else None
-    whole, split = funnel(report.run, report.d, report.site_id, span, report.filters, steps, column)
+    whole, split = funnel(report.run, report.dialect, report.site_id, span, report.filters, steps, column)
     out = report.meta(report.period)
     out["steps"] = whole
     if dimension:
@@ -60,7 +60,7 @@ def retention_report(report: Report, interval: str, periods: int) -> dict[str, A
             break
         spans.append((a, min(b, limit)))
     elapsed = len(spans)
-    rows = retention(report.run, report.d, report.site_id, spans, report.filters, periods, elapsed)
+    rows = retention(report.run, report.dialect, report.site_id, spans, report.filters, periods, elapsed)
     out = report.meta(period)
     out["interval"] = interval
     out["periods"] = periods
@@ -76,7 +76,7 @@ def journeys_report(report: Report, start: Step, direction: str, depth: int) -> 
     out = report.meta(report.period)
     out.update(start=start.label, direction=direction, depth=depth)
     out["paths"] = journeys(
-        report.run, report.d, report.site_id, span, report.filters, start, direction, depth
+        report.run, report.dialect, report.site_id, span, report.filters, start, direction, depth
     )
     return out
 

@@ -42,34 +42,34 @@ def exact(value: object) -> int:
 EXACT = Visitors("count(DISTINCT visitor)", exact)
 
 
-def threshold(d: Dialect) -> int:
+def threshold(dialect: Dialect) -> int:
     """Events (or visits) of a span from which its visitors are estimated (the store's dialect may
     set its own: ``Dialect.exact_below``)."""
-    return EXACT_BELOW if d.exact_below is None else d.exact_below
+    return EXACT_BELOW if dialect.exact_below is None else dialect.exact_below
 
 
-def visitors(d: Dialect, events: int, groups: int = 1, rows: int | None = None) -> Visitors:
+def visitors(dialect: Dialect, events: int, groups: int = 1, rows: int | None = None) -> Visitors:
     """Unique visitors of ``groups`` groups (time buckets) sharing ``events`` events: a bitmap of
     four times a group's share of the rows read (``rows``, when a report reads fewer rows than
     the events, visits say; default the events)."""
-    if d.bitmap is None or events < threshold(d):
+    if dialect.bitmap is None or events < threshold(dialect):
         return EXACT
-    return _bitmap(d, 4 * max(1, (events if rows is None else rows) // max(1, groups)))
+    return _bitmap(dialect, 4 * max(1, (events if rows is None else rows) // max(1, groups)))
 
 
-def per_value(d: Dialect, rows: int, values: int, room: int | None = None) -> Visitors:
+def per_value(dialect: Dialect, rows: int, values: int, room: int | None = None) -> Visitors:
     """Unique visitors of each of ``values`` values of a breakdown of ``rows`` visits or events,
     where one value holds at most ``room`` of them (default: all the rows): each bitmap has a bit
     for every two of them (up to 8 M bits; at most two visitors a bit, a standard error of at most
     1.05 / sqrt(bits): 0.15 % at 2^19 bits, half the bitmap's cache misses of a bit each)."""
-    if d.bitmap is None or rows < threshold(d) or values > MAX_VALUES:
+    if dialect.bitmap is None or rows < threshold(dialect) or values > MAX_VALUES:
         return EXACT
-    return _bitmap(d, max(1, (room or rows) // 2))
+    return _bitmap(dialect, max(1, (room or rows) // 2))
 
 
-def _bitmap(d: Dialect, room: int) -> Visitors:
+def _bitmap(dialect: Dialect, room: int) -> Visitors:
     """Linear counting with a bitmap of at least ``room`` bits (within MIN_BITS..MAX_BITS)."""
-    assert d.bitmap is not None
+    assert dialect.bitmap is not None
     size = 1 << min(MAX_BITS, max(MIN_BITS, (room - 1).bit_length()))
 
     def estimate(value: object) -> int:
@@ -78,4 +78,4 @@ def _bitmap(d: Dialect, room: int) -> Visitors:
             return ones
         return round(-size * math.log1p(-ones / size))
 
-    return Visitors(d.bitmap.format(column="visitor", mask=size - 1), estimate)
+    return Visitors(dialect.bitmap.format(column="visitor", mask=size - 1), estimate)

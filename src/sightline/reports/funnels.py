@@ -21,7 +21,7 @@ from sightline.store.dialects import Dialect
 BREAKDOWN_ROWS = 10
 
 
-def _sql(q: Query, steps: Sequence[Step], column: str | None) -> str:
+def _sql(query: Query, steps: Sequence[Step], column: str | None) -> str:
     """Each CTE ``s{k}`` holds the visits that reached step k: its own column names at every level
     (ClickHouse resolves an alias equal to a column's name in its favour).
 
@@ -36,21 +36,21 @@ def _sql(q: Query, steps: Sequence[Step], column: str | None) -> str:
     than the text, which costs more to compare, keep and group at 600,000 visits; the names are
     joined back to the few rows of the answer.
     """
-    d = q.d
+    dialect = query.dialect
     dim = "min(dc)" if column else "0"
     coded = f" JOIN dn ON dv = {column}" if column else ""
-    conditions = [step.condition(d, q.bind) for step in steps]
+    conditions = [step.condition(dialect, query.bind) for step in steps]
     ctes = [
         "s1 AS (SELECT v0 AS v1, w0 AS w1, d0 AS d1, t0 AS t1, t0 AS p1 FROM (SELECT visit AS v0, "
         f"min(visitor) AS w0, {dim} AS d0, min(time) AS t0, min(visit_start) AS b0 FROM events{coded} "
-        f"WHERE {since(q)} AND {conditions[0]} GROUP BY visit) AS f WHERE {started(q, 'v0', 'b0')})",
+        f"WHERE {since(query)} AND {conditions[0]} GROUP BY visit) AS f WHERE {started(query, 'v0', 'b0')})",
     ]
     if column:
-        values = f"SELECT DISTINCT {column} AS dv FROM events WHERE {since(q)}"
+        values = f"SELECT DISTINCT {column} AS dv FROM events WHERE {since(query)}"
         ctes.insert(0, f"dn AS (SELECT dv, row_number() OVER (ORDER BY dv) AS dc FROM ({values}) AS n)")
     for k in range(2, len(steps) + 1):
         j = k - 1
-        reached = f"SELECT visit, time FROM events WHERE {since(q)} AND {conditions[j]}"
+        reached = f"SELECT visit, time FROM events WHERE {since(query)} AND {conditions[j]}"
         ctes.append(
             f"s{k} AS (SELECT v{j} AS v{k}, min(w{j}) AS w{k}, min(d{j}) AS d{k}, min(time) AS t{k}, "
             f"min(t{j}) AS p{k} FROM s{j} JOIN ({reached}) AS e ON e.visit = s{j}.v{j} "
@@ -58,7 +58,7 @@ def _sql(q: Query, steps: Sequence[Step], column: str | None) -> str:
         )
     # Step 1 has no time from a previous step: no median (the costliest one, over every visit).
     medians = ["NULL"] + [
-        d.median.format(value=f"(t{k} - p{k}) / 1000000.0") for k in range(2, len(steps) + 1)
+        dialect.median.format(value=f"(t{k} - p{k}) / 1000000.0") for k in range(2, len(steps) + 1)
     ]
     # Per step the whole funnel (``whole`` 1) and, with a dimension, each of its values (0): both
     # from the same visits of each step, which the engine finds once.
@@ -99,7 +99,7 @@ def _steps(steps: Sequence[Step], reached: dict[int, tuple[int, float | None]]) 
 
 def funnel(
     run: Run,
-    d: Dialect,
+    dialect: Dialect,
     site_id: int,
     span: Span,
     filters: Filters,
@@ -108,10 +108,10 @@ def funnel(
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:
     """The funnel's steps, and with ``column`` (a visit attribute) the funnel of each of its top
     values (by visitors at step 1)."""
-    q = Query(d, site_id, span, filters)
+    query = Query(dialect, site_id, span, filters)
     whole: dict[int, tuple[int, float | None]] = {}
     per: dict[str, dict[int, tuple[int, float | None]]] = {}
-    for total, k, value, n, s in run(_sql(q, steps, column), q.p.values):
+    for total, k, value, n, s in run(_sql(query, steps, column), query.params.values):
         if not int(n):  # a step no visit reached (its median is no number on ClickHouse)
             continue
         if int(total):

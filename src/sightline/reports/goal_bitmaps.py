@@ -90,10 +90,10 @@ def _sum(parts: Sequence[tuple[int, str]]) -> str:
     return " + ".join(f"(CASE WHEN {condition} THEN {bit} ELSE 0 END)" for bit, condition in parts)
 
 
-def _branches(q: Query, goals: Sequence[Goal], amounts: bool) -> list[_Branch]:
+def _branches(query: Query, goals: Sequence[Goal], amounts: bool) -> list[_Branch]:
     """Pageviews and the other events, with the flags of the prop goals each can meet and (when
     ``amounts``) each revenue goal's amount."""
-    d = q.d
+    dialect = query.dialect
     columns = (len(goals) + BITS - 1) // BITS
     flags: dict[bool, list[list[tuple[int, str]]]] = {
         side: [[] for _ in range(columns)] for side in (True, False)
@@ -103,26 +103,28 @@ def _branches(q: Query, goals: Sequence[Goal], amounts: bool) -> list[_Branch]:
         viewed = _viewed(goal)
         if goal.prop_key is not None:  # depends on the event's props: a flag bit of its branch
             column, bit = divmod(i, BITS)
-            flags[viewed][column].append((1 << bit, rules.goal_condition(d, q.bind, goal)))
+            flags[viewed][column].append((1 << bit, rules.goal_condition(dialect, query.bind, goal)))
         if amounts and goal.revenue_prop is not None:
-            condition = rules.goal_condition(d, q.bind, goal)
-            amount = f"CASE WHEN {condition} THEN {rules.prop_number(d, q.bind, goal.revenue_prop)} END"
+            condition = rules.goal_condition(dialect, query.bind, goal)
+            amount = (
+                f"CASE WHEN {condition} THEN {rules.prop_number(dialect, query.bind, goal.revenue_prop)} END"
+            )
             values[viewed].append(amount)
             values[not viewed].append("NULL")
-    sent = f"name IN ({', '.join(q.bind(n) for n in _sent(goals))})" if _sent(goals) else "FALSE"
+    sent = f"name IN ({', '.join(query.bind(n) for n in _sent(goals))})" if _sent(goals) else "FALSE"
     return [
         _Branch("path", VIEWED, [_sum(f) for f in flags[True]], values[True]),
         _Branch("name", sent, [_sum(f) for f in flags[False]], values[False]),
     ]
 
 
-def _masks(q: Query, goals: Sequence[Goal]) -> list[str]:
+def _masks(query: Query, goals: Sequence[Goal]) -> list[str]:
     """Per mask column, the goal bits of a group (``name``, ``path``, its flags ``f{c}``)."""
     static: list[list[tuple[int, str]]] = [[] for _ in range((len(goals) + BITS - 1) // BITS)]
     for i, goal in enumerate(goals):
         if goal.prop_key is None:
             column, bit = divmod(i, BITS)
-            static[column].append((1 << bit, rules.goal_condition(q.d, q.bind, goal)))
+            static[column].append((1 << bit, rules.goal_condition(query.dialect, query.bind, goal)))
     return [f"{_sum(parts)} + f{c}" for c, parts in enumerate(static)]
 
 
@@ -154,7 +156,7 @@ def index_of(bounds: Sequence[int]) -> str:
     return f"(CASE {cases} ELSE {branches[-1][1]} END)"
 
 
-def _tally(q: Query, branches: list[_Branch], masks: list[str], own: int, index: str) -> str:
+def _tally(query: Query, branches: list[_Branch], masks: list[str], own: int, index: str) -> str:
     """Per piece and group its events, revenue and goal masks; with ``own`` bits, also each custom
     event group's bitmap of visitors (NULL for pageviews)."""
     fs = [f"f{c}" for c in range(len(masks))]
@@ -177,7 +179,7 @@ def _tally(q: Query, branches: list[_Branch], masks: list[str], own: int, index:
             outer.append("NULL AS b")
         parts.append(
             f"SELECT {', '.join(outer)} FROM (SELECT {', '.join(inner)} FROM events "
-            f"WHERE {q.events(b.where)}) AS x GROUP BY {', '.join(['day', b.key, *_grouped(b)])}"
+            f"WHERE {query.events(b.where)}) AS x GROUP BY {', '.join(['day', b.key, *_grouped(b)])}"
         )
     revenue = "".join(f", r{k}, k{k}" for k in range(len(branches[0].amounts)))
     ms = ", ".join(f"{m} AS m{c}" for c, m in enumerate(masks))
@@ -187,7 +189,7 @@ def _tally(q: Query, branches: list[_Branch], masks: list[str], own: int, index:
     )
 
 
-def _reach(q: Query, branches: list[_Branch], keys: list[list[tuple[Any, ...]]], aggregates: str) -> str:
+def _reach(query: Query, branches: list[_Branch], keys: list[list[tuple[Any, ...]]], aggregates: str) -> str:
     """``aggregates`` over every event with its value ``s`` from a join on the branch's key and
     flags with the tally's groups (``keys``: per branch, rows ``(key, *flags, s)``)."""
     parts = []
@@ -199,15 +201,17 @@ def _reach(q: Query, branches: list[_Branch], keys: list[list[tuple[Any, ...]]],
         chosen = [0, *(1 + int(f[1:]) for f in fs)]
         names = [f"k_{b.key}", *(f"k_{f}" for f in fs)]
         table = ", ".join(
-            f"unnest({q.bind(list(columns[i]))}) AS {n}" for i, n in zip(chosen, names, strict=True)
+            f"unnest({query.bind(list(columns[i]))}) AS {n}" for i, n in zip(chosen, names, strict=True)
         )
-        table += f", CAST(unnest({q.bind(list(columns[-1]))}) AS {q.d.uint64}) AS s"  # for a bit OR
+        table += (
+            f", CAST(unnest({query.bind(list(columns[-1]))}) AS {query.dialect.uint64}) AS s"  # for a bit OR
+        )
         on = " AND ".join(f"{x} = k_{x}" for x in [b.key, *fs])
         inner = ", ".join(
             ["visitor", "time", b.key, *(f"{f} AS f{c}" for c, f in enumerate(b.flags) if f != "0")]
         )
         parts.append(
-            f"SELECT visitor, time, s FROM (SELECT {inner} FROM events WHERE {q.events(b.where)}) AS e "
+            f"SELECT visitor, time, s FROM (SELECT {inner} FROM events WHERE {query.events(b.where)}) AS e "
             f"JOIN (SELECT {table}) AS k ON {on}"
         )
     return f"SELECT {aggregates} FROM ({' UNION ALL '.join(parts)}) AS x"
@@ -283,7 +287,7 @@ def _revenue(goals: Sequence[Goal], sums: list[list[float]]) -> list[tuple[float
 
 def figures(
     run: Run,
-    d: Dialect,
+    dialect: Dialect,
     site_id: int,
     span: Span,
     filters: Filters,
@@ -293,18 +297,18 @@ def figures(
     """Every goal's figures over ``span``; with ``days``, complete past days are taken from (and
     added to) what earlier requests kept."""
     # The period's visitors (the rate's denominator) and pageviews: the summary's own figures.
-    summary = queries.totals(run, d, site_id, span, filters)
+    summary = queries.totals(run, dialect, site_id, span, filters)
     people = summary["visitors"]
     own = bits_for(people)  # each bitmap: no goal has more visitors than the period
-    if summary["pageviews"] >= counting.threshold(d) and _groups(goals) * own <= MAX_TOTAL:
+    if summary["pageviews"] >= counting.threshold(dialect) and _groups(goals) * own <= MAX_TOTAL:
         bounds = days.bounds(span) if days is not None else [micros(span[0]), micros(span[1])]
         if days is not None:
-            found = days.figures(run, d, site_id, bounds, goals, own)
+            found = days.figures(run, dialect, site_id, bounds, goals, own)
         else:
-            found = pieces(run, d, site_id, bounds, range(len(bounds) - 1), goals, own)
+            found = pieces(run, dialect, site_id, bounds, range(len(bounds) - 1), goals, own)
         if found is not None:
             return _merged(list(found.values()), goals, own, people)
-    return _counted_exactly(run, d, site_id, span, filters, goals, people)
+    return _counted_exactly(run, dialect, site_id, span, filters, goals, people)
 
 
 def _merged(found: list[Piece], goals: Sequence[Goal], size: int, people: int) -> Figures:
@@ -340,7 +344,7 @@ def _span(bounds: Sequence[int], first: int, last: int) -> Span:
 
 def pieces(
     run: Run,
-    d: Dialect,
+    dialect: Dialect,
     site_id: int,
     bounds: Sequence[int],
     wanted: Sequence[int],
@@ -353,14 +357,16 @@ def pieces(
     out: dict[int, Piece] = {}
     per_query = max(1, MAX_TOTAL // max(1, _groups(goals) * own))
     for first, last in _runs(wanted, per_query):
-        q = Query(d, site_id, _span(bounds, first, last), Filters())
-        branches, masks = _branches(q, goals, amounts=True), _masks(q, goals)
+        query = Query(dialect, site_id, _span(bounds, first, last), Filters())
+        branches, masks = _branches(query, goals, amounts=True), _masks(query, goals)
         amounts = len(branches[0].amounts)
-        found = _read(run(_tally(q, branches, masks, own, index), q.p.values), goals, len(masks), amounts)
+        found = _read(
+            run(_tally(query, branches, masks, own, index), query.params.values), goals, len(masks), amounts
+        )
         page_classes = {s for *_, s in found.keys[0]}
         if len(page_classes) * own > MAX_TOTAL:
             return None
-        visited = _visited(run, d, site_id, bounds, (first, last), goals, found, own, index)
+        visited = _visited(run, dialect, site_id, bounds, (first, last), goals, found, own, index)
         for day in range(first, last + 1):
             bits = visited.get(day, [0] * len(goals))
             for mask, bitmap in found.bitmaps.get(day, []):
@@ -386,7 +392,7 @@ def _runs(wanted: Sequence[int], most: int) -> list[tuple[int, int]]:
 
 def _visited(
     run: Run,
-    d: Dialect,
+    dialect: Dialect,
     site_id: int,
     bounds: Sequence[int],
     pieces: tuple[int, int],
@@ -409,15 +415,15 @@ def _visited(
     step = max(1, MAX_TOTAL // (count * own))
     for first in range(pieces[0], pieces[1] + 1, step):
         last = min(pieces[1], first + step - 1)
-        q = Query(d, site_id, _span(bounds, first, last), Filters())
-        branches = _branches(q, goals, amounts=False)
+        query = Query(dialect, site_id, _span(bounds, first, last), Filters())
+        branches = _branches(query, goals, amounts=False)
         # Each class's bitmap starts at its offset, which the join brings; each piece's after the last's.
         offsets = [[(*key, s * own) for *key, s in found.keys[0]], []]
-        at = f"CAST(({index} - {first}) * {count * own} AS {d.uint64}) + s"
+        at = f"CAST(({index} - {first}) * {count * own} AS {dialect.uint64}) + s"
         end = (last - first + 1) * count * own - 1
         bitmap = f"bitstring_agg({at} | (visitor & {own - 1}), 0, {end})::BLOB"
-        sql = _reach(q, branches, offsets, bitmap)
-        data = bytes(run(sql, _used(sql, q.p.values))[0][0])
+        sql = _reach(query, branches, offsets, bitmap)
+        data = bytes(run(sql, _used(sql, query.params.values))[0][0])
         for day in range(first, last + 1):
             base = (day - first) * count * width
             bits = []
@@ -431,23 +437,25 @@ def _visited(
 
 
 def _counted_exactly(
-    run: Run, d: Dialect, site_id: int, span: Span, filters: Filters, goals: Sequence[Goal], people: int
+    run: Run, dialect: Dialect, site_id: int, span: Span, filters: Filters, goals: Sequence[Goal], people: int
 ) -> Figures:
     """One tally over the whole span, then each goal's distinct visitors counted exactly over the
     events of its classes."""
-    q = Query(d, site_id, span, filters)
-    branches, masks = _branches(q, goals, amounts=True), _masks(q, goals)
+    query = Query(dialect, site_id, span, filters)
+    branches, masks = _branches(query, goals, amounts=True), _masks(query, goals)
     amounts = len(branches[0].amounts)
-    found = _read(run(_tally(q, branches, masks, 0, "0"), q.p.values), goals, len(masks), amounts)
+    found = _read(
+        run(_tally(query, branches, masks, 0, "0"), query.params.values), goals, len(masks), amounts
+    )
     conversions = found.conversions.get(0, [0] * len(goals))
     revenue = _revenue(goals, found.revenue.get(0, [[0.0, 0] for _ in range(amounts)]))
     of_goal = [[s for mask, s in found.classes.items() if mask >> i & 1] for i in range(len(goals))]
     if not any(of_goal):  # no event converts on any goal
         return Figures([0] * len(goals), conversions, revenue, people)
-    reach = Query(d, site_id, span, filters)  # its own parameters: the tally's rules are not bound
+    reach = Query(dialect, site_id, span, filters)  # its own parameters: the tally's rules are not bound
     exact = [f"count(DISTINCT visitor) FILTER (WHERE s IN ({', '.join(map(str, s))}))" for s in of_goal if s]
     sql = _reach(reach, _branches(reach, goals, amounts=False), found.keys, ", ".join(exact))
-    counted = iter(run(sql, _used(sql, reach.p.values))[0])
+    counted = iter(run(sql, _used(sql, reach.params.values))[0])
     visitors = [int(next(counted) or 0) if s else 0 for s in of_goal]
     return Figures(visitors, conversions, revenue, people)
 

@@ -88,7 +88,7 @@ class Ledger:
     def fill(
         self,
         run: Run,
-        d: Dialect,
+        dialect: Dialect,
         site_id: int,
         bounds: Sequence[int],
         days: Sequence[int],
@@ -109,7 +109,7 @@ class Ledger:
                 try:
                     for at in range(0, len(days), FILL_DAYS):
                         chunk = days[at : at + FILL_DAYS]
-                        found = goal_bitmaps.pieces(run, d, site_id, bounds, chunk, goals, own)
+                        found = goal_bitmaps.pieces(run, dialect, site_id, bounds, chunk, goals, own)
                         for i, piece in (found or {}).items():
                             self.keep(site_id, (bounds[i], bounds[i + 1]), rules, seen, piece)
                 except Exception:  # a report answered without it: the next request reads again
@@ -176,7 +176,7 @@ class Days:
         return out
 
     def figures(
-        self, run: Run, d: Dialect, site_id: int, bounds: Sequence[int], goals: Sequence[Goal], own: int
+        self, run: Run, dialect: Dialect, site_id: int, bounds: Sequence[int], goals: Sequence[Goal], own: int
     ) -> dict[int, Piece] | None:
         """Each piece's figures: kept days from the ledger, the others read (and the complete days
         among them kept). With most complete days not kept (the first request after a start or an
@@ -184,7 +184,7 @@ class Days:
         are read and kept in the background."""
         complete = [i for i in range(len(bounds) - 1) if self._whole(bounds[i], bounds[i + 1])]
         if not complete:  # today only, or a span of hours: nothing to keep
-            return goal_bitmaps.pieces(run, d, site_id, bounds, range(len(bounds) - 1), goals, own)
+            return goal_bitmaps.pieces(run, dialect, site_id, bounds, range(len(bounds) - 1), goals, own)
         seen = self.ledger.kept.sync(site_id)
         rules = [rule_of(g) for g in goals]
         out: dict[int, Piece] = {}
@@ -203,10 +203,10 @@ class Days:
         cold = len(missing) > MOST_MISSING * len(complete) and self.ledger.background
         if cold or not room:  # the whole span as one piece (and, with room, its days kept later)
             if room:
-                self.ledger.fill(run, d, site_id, bounds, missing, goals, own, seen)
-            return goal_bitmaps.pieces(run, d, site_id, [bounds[0], bounds[-1]], [0], goals, own)
+                self.ledger.fill(run, dialect, site_id, bounds, missing, goals, own, seen)
+            return goal_bitmaps.pieces(run, dialect, site_id, [bounds[0], bounds[-1]], [0], goals, own)
         wanted = [i for i in range(len(bounds) - 1) if i not in out]
-        read = goal_bitmaps.pieces(run, d, site_id, bounds, wanted, goals, own) if wanted else {}
+        read = goal_bitmaps.pieces(run, dialect, site_id, bounds, wanted, goals, own) if wanted else {}
         if read is None:
             return None
         for i, piece in read.items():

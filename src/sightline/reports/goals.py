@@ -36,23 +36,23 @@ def _mask(parts: Sequence[tuple[int, str]]) -> str:
     return " + ".join(f"(CASE WHEN {condition} THEN {bit} ELSE 0 END)" for bit, condition in parts)
 
 
-def _sql(q: Query, goals: Sequence[Goal]) -> str:
-    d = q.d
+def _sql(query: Query, goals: Sequence[Goal]) -> str:
+    dialect = query.dialect
     columns = (len(goals) + BITS - 1) // BITS
     static: list[list[tuple[int, str]]] = [[] for _ in range(columns)]  # by name and path
     dynamic: list[list[tuple[int, str]]] = [[] for _ in range(columns)]  # by the event's props
     amounts: list[str] = []
     for i, goal in enumerate(goals):
-        condition = rules.goal_condition(d, q.bind, goal)
+        condition = rules.goal_condition(dialect, query.bind, goal)
         column, bit = divmod(i, BITS)
         (dynamic if goal.prop_key is not None else static)[column].append((1 << bit, condition))
         if goal.revenue_prop is not None:
-            amount = rules.prop_number(d, q.bind, goal.revenue_prop)
+            amount = rules.prop_number(dialect, query.bind, goal.revenue_prop)
             amounts.append(f"CASE WHEN {condition} THEN {amount} END AS a{len(amounts)}")
     # Every pageview path from the span's start on (a superset of the paths the events below
     # read, whatever the filters) with its goals' bits; other events are tested inline.
     paths = (
-        f"SELECT DISTINCT name, path FROM events WHERE site_id = {q.site} AND time >= {q.a} "
+        f"SELECT DISTINCT name, path FROM events WHERE site_id = {query.site} AND time >= {query.low} "
         f"AND name = '{PAGEVIEW}'"
     )
     looked_up = ", ".join(f"{_mask(static[c])} AS pm{c}" for c in range(columns))
@@ -65,13 +65,13 @@ def _sql(q: Query, goals: Sequence[Goal]) -> str:
     ctes = (
         f"pm AS (SELECT path AS pm_path, {looked_up} FROM ({paths}) AS pp), "
         f"e AS (SELECT visitor, {', '.join(masks + amounts)} FROM events LEFT JOIN pm ON path = pm_path "
-        f"WHERE {q.events()})"
+        f"WHERE {query.events()})"
     )
     ms = ", ".join(f"m{c}" for c in range(columns))
 
     def has(i: int, prefix: str) -> str:
         column, bit = divmod(i, BITS)
-        return f"{d.div(f'{prefix}{column}', str(1 << bit))} % 2 = 1"
+        return f"{dialect.div(f'{prefix}{column}', str(1 << bit))} % 2 = 1"
 
     # One row of events: per goal its conversions, then each revenue goal's sum and count.
     sums = "".join(f", sum(a{k}) AS r{k}, count(a{k}) AS k{k}" for k in range(len(amounts)))
@@ -79,7 +79,7 @@ def _sql(q: Query, goals: Sequence[Goal]) -> str:
     events_row = ["0"] + [f"sum(CASE WHEN {has(i, 'm')} THEN n ELSE 0 END)" for i in range(len(goals))]
     events_row += [f"sum(r{k}), sum(k{k})" for k in range(len(amounts))]
     # One row of visitors: the period's, then per goal those who converted.
-    ors = ", ".join(f"{d.bit_or.format(value=f'm{c}')} AS v{c}" for c in range(columns))
+    ors = ", ".join(f"{dialect.bit_or.format(value=f'm{c}')} AS v{c}" for c in range(columns))
     per_visitor = f"SELECT {ors} FROM e GROUP BY visitor"
     visitors_row = ["count(*)"] + [
         f"sum(CASE WHEN {has(i, 'v')} THEN 1 ELSE 0 END)" for i in range(len(goals))
@@ -91,9 +91,9 @@ def _sql(q: Query, goals: Sequence[Goal]) -> str:
     )
 
 
-def _figures(run: Run, q: Query, goals: Sequence[Goal]) -> Figures:
+def _figures(run: Run, query: Query, goals: Sequence[Goal]) -> Figures:
     """Every goal's figures from the one query above (exact)."""
-    rows = {int(row[0]): row[1:] for row in run(_sql(q, goals), q.p.values)}
+    rows = {int(row[0]): row[1:] for row in run(_sql(query, goals), query.params.values)}
     events, people = rows[0], rows[1]
     revenues = iter(events[1 + len(goals) :])
     revenue: list[tuple[float, int] | None] = []
@@ -112,7 +112,7 @@ def _figures(run: Run, q: Query, goals: Sequence[Goal]) -> Figures:
 
 def breakdown(
     run: Run,
-    d: Dialect,
+    dialect: Dialect,
     site_id: int,
     span: Span,
     filters: Filters,
@@ -126,10 +126,10 @@ def breakdown(
     chosen = [g for g in goals if not page.search or page.search.lower() in g.name.lower()]
     if not chosen:
         return [], False
-    if d.bitmap is None or filters:  # ClickHouse, or a selection of visits best read once: exact
-        found = _figures(run, Query(d, site_id, span, filters), chosen)
+    if dialect.bitmap is None or filters:  # ClickHouse, or a selection of visits best read once: exact
+        found = _figures(run, Query(dialect, site_id, span, filters), chosen)
     else:
-        found = goal_bitmaps.figures(run, d, site_id, span, filters, chosen, days)
+        found = goal_bitmaps.figures(run, dialect, site_id, span, filters, chosen, days)
     out: list[dict[str, Any]] = []
     for i, goal in enumerate(chosen):
         converted = found.visitors[i]

@@ -40,19 +40,19 @@ def bucket_centre(index: int) -> float:
     return round((index + 0.5) / BUCKETS, 4)
 
 
-def _clicks(q: Query, path: str | None, viewport: str | None) -> str:
+def _clicks(query: Query, path: str | None, viewport: str | None) -> str:
     """The period's heatmap clicks (of one page, of one width class) as the rows of a subquery:
     selector, path, visitor, clicks, x, y, viewport."""
-    where = [q.events("name = 'heatmap_click'")]
+    where = [query.events("name = 'heatmap_click'")]
     if path is not None:
-        where.append(f"path = {q.bind(path)}")
-    width = q.d.prop.format(props="props", prefix=q.bind("viewport\x1f"))
+        where.append(f"path = {query.bind(path)}")
+    width = query.dialect.prop.format(props="props", prefix=query.bind("viewport\x1f"))
     if viewport is not None:
-        where.append(f"{width} IN ({', '.join(q.bind(c) for c in VIEWPORTS[viewport])})")
-    selector = q.d.prop.format(props="props", prefix=q.bind("selector\x1f"))
+        where.append(f"{width} IN ({', '.join(query.bind(c) for c in VIEWPORTS[viewport])})")
+    selector = query.dialect.prop.format(props="props", prefix=query.bind("selector\x1f"))
 
     def number(key: str) -> str:
-        return rules.prop_number(q.d, q.bind, key)
+        return rules.prop_number(query.dialect, query.bind, key)
 
     return (
         f"SELECT coalesce({selector}, '') AS selector, path, visitor, {number('clicks')} AS c, "
@@ -61,30 +61,36 @@ def _clicks(q: Query, path: str | None, viewport: str | None) -> str:
     )
 
 
-def _search(q: Query, page: Page, column: str) -> str:
+def _search(query: Query, page: Page, column: str) -> str:
     if not page.search:
         return ""
-    return f" AND {q.d.search.format(column=column, value=q.bind(page.search))}"
+    return f" AND {query.dialect.search.format(column=column, value=query.bind(page.search))}"
 
 
 def _window(page: Page) -> str:
     return f" LIMIT {int(page.limit) + 1} OFFSET {int(page.offset)}"
 
 
-def pages(run: Run, d: Dialect, site_id: int, span: Span, filters: Filters, page: Page) -> tuple[Rows, bool]:
+def pages(
+    run: Run, dialect: Dialect, site_id: int, span: Span, filters: Filters, page: Page
+) -> tuple[Rows, bool]:
     """The pages with heatmap clicks: the path, its visitors and its clicks, most clicked first."""
-    q = Query(d, site_id, span, filters)
+    query_parts = Query(dialect, site_id, span, filters)
     query = (
-        f"SELECT path, count(DISTINCT visitor), sum(c) AS n FROM ({_clicks(q, None, None)}) AS t "
-        f"WHERE selector != ''{_search(q, page, 'path')} GROUP BY path ORDER BY n DESC, path{_window(page)}"
+        f"SELECT path, count(DISTINCT visitor), sum(c) AS n FROM ({_clicks(query_parts, None, None)}) AS t "
+        f"WHERE selector != ''{_search(query_parts, page, 'path')} "
+        f"GROUP BY path ORDER BY n DESC, path{_window(page)}"
     )
-    rows = [{"value": r[0], "visitors": int(r[1]), "clicks": int(r[2] or 0)} for r in run(query, q.p.values)]
+    rows = [
+        {"value": r[0], "visitors": int(r[1]), "clicks": int(r[2] or 0)}
+        for r in run(query, query_parts.params.values)
+    ]
     return rows[: page.limit], len(rows) > page.limit
 
 
 def elements(
     run: Run,
-    d: Dialect,
+    dialect: Dialect,
     site_id: int,
     span: Span,
     filters: Filters,
@@ -93,22 +99,26 @@ def elements(
     viewport: str | None,
 ) -> tuple[Rows, bool]:
     """One page's clicked elements: the selector, its visitors and clicks, most clicked first."""
-    q = Query(d, site_id, span, filters)
+    query_parts = Query(dialect, site_id, span, filters)
     query = (
-        f"SELECT selector, count(DISTINCT visitor), sum(c) AS n FROM ({_clicks(q, path, viewport)}) AS t "
-        f"WHERE selector != ''{_search(q, page, 'selector')} "
+        "SELECT selector, count(DISTINCT visitor), sum(c) AS "
+        f"n FROM ({_clicks(query_parts, path, viewport)}) AS t "
+        f"WHERE selector != ''{_search(query_parts, page, 'selector')} "
         f"GROUP BY selector ORDER BY n DESC, selector{_window(page)}"
     )
-    rows = [{"value": r[0], "visitors": int(r[1]), "clicks": int(r[2] or 0)} for r in run(query, q.p.values)]
+    rows = [
+        {"value": r[0], "visitors": int(r[1]), "clicks": int(r[2] or 0)}
+        for r in run(query, query_parts.params.values)
+    ]
     return rows[: page.limit], len(rows) > page.limit
 
 
 def spots(
-    run: Run, d: Dialect, site_id: int, span: Span, filters: Filters, path: str, viewport: str | None
+    run: Run, dialect: Dialect, site_id: int, span: Span, filters: Filters, path: str, viewport: str | None
 ) -> tuple[Rows, bool]:
     """One page's clicks per element and position cell (``MAX_SPOTS`` at most, most clicked
     first), and whether more cells had clicks."""
-    q = Query(d, site_id, span, filters)
+    query_parts = Query(dialect, site_id, span, filters)
 
     def cell(share: str) -> str:
         return f"CAST(least(floor(coalesce({share}, 0) * {BUCKETS}), {BUCKETS - 1}) AS INTEGER)"
@@ -116,7 +126,8 @@ def spots(
     query = (
         "SELECT selector, cx, cy, sum(c) AS n FROM ("
         f"SELECT selector, {cell('x')} AS cx, {cell('y')} AS cy, c "
-        f"FROM ({_clicks(q, path, viewport)}) AS s WHERE selector != '' AND x IS NOT NULL AND y IS NOT NULL"
+        f"FROM ({_clicks(query_parts, path, viewport)}) AS s "
+        "WHERE selector != '' AND x IS NOT NULL AND y IS NOT NULL"
         f") AS t GROUP BY selector, cx, cy ORDER BY n DESC, selector, cx, cy LIMIT {MAX_SPOTS + 1}"
     )
     rows = [
@@ -126,14 +137,19 @@ def spots(
             "y": bucket_centre(int(r[2])),
             "clicks": int(r[3] or 0),
         }
-        for r in run(query, q.p.values)
+        for r in run(query, query_parts.params.values)
     ]
     return rows[:MAX_SPOTS], len(rows) > MAX_SPOTS
 
 
-def widths(run: Run, d: Dialect, site_id: int, span: Span, filters: Filters, path: str) -> dict[str, int]:
+def widths(
+    run: Run, dialect: Dialect, site_id: int, span: Span, filters: Filters, path: str
+) -> dict[str, int]:
     """One page's clicks in each width class of the console's switch."""
-    q = Query(d, site_id, span, filters)
-    query = f"SELECT wclass, sum(c) FROM ({_clicks(q, path, None)}) AS t WHERE selector != '' GROUP BY wclass"
-    found = {r[0]: int(r[1] or 0) for r in run(query, q.p.values)}
+    query_parts = Query(dialect, site_id, span, filters)
+    query = (
+        f"SELECT wclass, sum(c) FROM ({_clicks(query_parts, path, None)}) "
+        "AS t WHERE selector != '' GROUP BY wclass"
+    )
+    found = {r[0]: int(r[1] or 0) for r in run(query, query_parts.params.values)}
     return {name: sum(found.get(c, 0) for c in classes) for name, classes in VIEWPORTS.items()}

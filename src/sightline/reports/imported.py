@@ -99,7 +99,7 @@ class History:
     def merged(
         self,
         run: queries.Run,
-        d: Dialect,
+        dialect: Dialect,
         span: queries.Span,
         days: Days,
         dim: str,
@@ -116,7 +116,7 @@ class History:
         def collected(rows: int, values: tuple[str, ...] = ()) -> list[dict[str, Any]]:
             found, _ = tables.breakdown(
                 run,
-                d,
+                dialect,
                 self.site_id,
                 span,
                 self.filters,

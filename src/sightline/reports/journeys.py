@@ -34,34 +34,35 @@ def label(value: str) -> str:
     return f"event:{value[1:]}" if value.startswith("!") else f"page:{value}"
 
 
-def _sql(q: Query, start: Step, direction: str, depth: int, exact: bool) -> str:
-    d = q.d
-    key = d.sequence  # (time, id) as one value
+def _sql(query: Query, start: Step, direction: str, depth: int, exact: bool) -> str:
+    dialect = query.dialect
+    key = dialect.sequence  # (time, id) as one value
     # Each visit's first hit of the start: its least (time, id), its visitor, and whether the visit
     # started in the span (``started``: decided on these few columns, mostly without the visits
     # table). Only then the events of those visits on the chosen side of it, with their values: the
     # ``depth`` nearest, by a top-n aggregate (no window, no sort of the visit's events) over a key
     # relative to the first hit (``Dialect.near``), or over ``sequence`` itself (``exact``).
     first = (
-        f"SELECT hv, who, {d.sequence_time.format(k='k0')} AS t0, {d.sequence_id.format(k='k0')} AS i0 "
+        f"SELECT hv, who, {dialect.sequence_time.format(k='k0')} "
+        f"AS t0, {dialect.sequence_id.format(k='k0')} AS i0 "
         f"FROM (SELECT visit AS hv, min(visitor) AS who, min({key}) AS k0, "
-        f"min(visit_start) AS b0 FROM events WHERE {since(q)} AND {start.condition(d, q.bind)} "
-        f"GROUP BY visit) AS f WHERE {started(q, 'hv', 'b0')}"
+        f"min(visit_start) AS b0 FROM events WHERE {since(query)} AND {start.condition(dialect, query.bind)} "
+        f"GROUP BY visit) AS f WHERE {started(query, 'hv', 'b0')}"
     )
-    nearest = d.first if direction == "next" else d.last
-    relative = not exact and d.near is not None and d.loose is not None
+    nearest = dialect.first if direction == "next" else dialect.last
+    relative = not exact and dialect.near is not None and dialect.loose is not None
     # An event whose relative key is ``loose`` (it may stand in the wrong place among events of its
     # moment) has the value "" (no step has it): were a visit's path wrong, one of its steps would
     # be such an event, so a path with "" means the exact key must answer.
-    value = f"CASE WHEN {d.loose} THEN '' ELSE {VALUE} END" if relative else VALUE
+    value = f"CASE WHEN {dialect.loose} THEN '' ELSE {VALUE} END" if relative else VALUE
     after = "time >= t0 AND (time > t0 OR id > i0)"
     side = after if direction == "next" else "time <= t0 AND (time < t0 OR id < i0)"
-    picked = nearest.format(value=value, key=d.near if relative else key, n=int(depth))
+    picked = nearest.format(value=value, key=dialect.near if relative else key, n=int(depth))
     per_visit = (
         f"SELECT hv, any_value(who) AS person, {picked} AS ls FROM events "
-        f"JOIN ({first}) AS h ON visit = hv WHERE {since(q)} AND {STEPS} AND {side} GROUP BY hv"
+        f"JOIN ({first}) AS h ON visit = hv WHERE {since(query)} AND {STEPS} AND {side} GROUP BY hv"
     )
-    picks = ", ".join(f"{d.at('ls', str(i))} AS l{i}" for i in range(1, depth + 1))
+    picks = ", ".join(f"{dialect.at('ls', str(i))} AS l{i}" for i in range(1, depth + 1))
     names = ", ".join(f"l{i}" for i in range(1, depth + 1))
     # The top paths are chosen by the engine: tens of thousands of paths made Python objects and
     # sorted cost more than the query. A missing step (the visit ended) sorts first, as a shorter
@@ -77,13 +78,20 @@ def _sql(q: Query, start: Step, direction: str, depth: int, exact: bool) -> str:
 
 
 def journeys(
-    run: Run, d: Dialect, site_id: int, span: Span, filters: Filters, start: Step, direction: str, depth: int
+    run: Run,
+    dialect: Dialect,
+    site_id: int,
+    span: Span,
+    filters: Filters,
+    start: Step,
+    direction: str,
+    depth: int,
 ) -> list[dict[str, Any]]:
-    q = Query(d, site_id, span, filters)
-    rows = run(_sql(q, start, direction, depth, exact=False), q.p.values)
-    if rows and d.near is not None and "" in rows[0][:-1]:  # a loose step: the exact key answers
-        q = Query(d, site_id, span, filters)
-        rows = run(_sql(q, start, direction, depth, exact=True), q.p.values)
+    query = Query(dialect, site_id, span, filters)
+    rows = run(_sql(query, start, direction, depth, exact=False), query.params.values)
+    if rows and dialect.near is not None and "" in rows[0][:-1]:  # a loose step: the exact key answers
+        query = Query(dialect, site_id, span, filters)
+        rows = run(_sql(query, start, direction, depth, exact=True), query.params.values)
     paths: list[dict[str, Any]] = []
     for *values, people in rows:
         shown: list[str] = []

@@ -123,17 +123,17 @@ def overview(
 
 def _read(store: StoreReader, asked: Sequence[Site]) -> None:
     """Fills every site's figures from one statement."""
-    d = store.dialect
-    p = Params(d)
+    dialect = store.dialect
+    params = Params(dialect)
     groups: dict[tuple[Period, Period], list[Site]] = {}
     for site in asked:
         groups.setdefault((site.period, site.period.previous()), []).append(site)
     parts = [
-        _part(d, p, period, previous, [s.id for s in members])
+        _part(dialect, params, period, previous, [s.id for s in members])
         for (period, previous), members in groups.items()
     ]
     by_id = {site.id: site for site in asked}
-    for site_id, i, visitors, pageviews in store.query(" UNION ALL ".join(parts), p.values):
+    for site_id, i, visitors, pageviews in store.query(" UNION ALL ".join(parts), params.values):
         site = by_id[int(site_id)]
         n, pv = int(visitors or 0), int(pageviews or 0)
         if int(i) == TOTAL:
@@ -162,16 +162,16 @@ def _read_kept(store: StoreReader, ledger: Ledger, asked: Sequence[Site], now: d
     return True
 
 
-def _part(d: Dialect, p: Params, period: Period, previous: Period, site_ids: list[int]) -> str:
+def _part(dialect: Dialect, params: Params, period: Period, previous: Period, site_ids: list[int]) -> str:
     """The rows (site, bucket, visitors, pageviews) of the sites sharing one period: each bucket
     of the period (1, 2, ...), the previous period (``PREVIOUS``) and the whole period's visitors
     (``TOTAL``)."""
-    q = Query(d, 0, (period.start, period.end), Filters())
-    q.p = p  # one statement: every part binds its values into the same parameters
+    query = Query(dialect, 0, (period.start, period.end), Filters())
+    query.params = params  # one statement: every part binds its values into the same parameters
     listed = ", ".join(str(int(site_id)) for site_id in sorted(site_ids))
-    a, b = q.bind(micros(period.start)), q.bind(micros(period.end))
-    pa, pb = q.bind(micros(previous.start)), q.bind(micros(previous.end))
-    i = bucket(q, _buckets(period), "time")
+    a, b = query.bind(micros(period.start)), query.bind(micros(period.end))
+    pa, pb = query.bind(micros(previous.start)), query.bind(micros(previous.end))
+    i = bucket(query, _buckets(period), "time")
     current = f"time >= {a} AND time < {b}"
     return (
         f"SELECT site_id, i, count(DISTINCT visitor), sum(pv) FROM (SELECT site_id, visitor, "

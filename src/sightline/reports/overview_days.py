@@ -130,12 +130,12 @@ def plan(period: Period) -> Plan:
     return Plan(spans, owner, whole, len(buckets), shape)
 
 
-def read(run: Run, d: Dialect, wanted: dict[Span, list[int]]) -> dict[tuple[int, Span], Piece]:
+def read(run: Run, dialect: Dialect, wanted: dict[Span, list[int]]) -> dict[tuple[int, Span], Piece]:
     """The figures of each span of ``wanted`` for each of its sites, in one query: one scan per
     set of sites asking the same spans (a site and span without events is an empty piece)."""
     if not wanted:
         return {}
-    p = Params(d)
+    params = Params(dialect)
     order = list(wanted)
     groups: dict[frozenset[int], list[int]] = {}
     for k, span in enumerate(order):
@@ -144,22 +144,24 @@ def read(run: Run, d: Dialect, wanted: dict[Span, list[int]]) -> dict[tuple[int,
     for site_ids, ks in groups.items():
         listed = ", ".join(str(s) for s in sorted(site_ids))
         cases = " ".join(
-            f"WHEN time >= {p.bind(order[k][0])} AND time < {p.bind(order[k][1])} THEN {k}" for k in ks
+            f"WHEN time >= {params.bind(order[k][0])} AND time < {params.bind(order[k][1])} THEN {k}"
+            for k in ks
         )
         low, high = min(order[k][0] for k in ks), max(order[k][1] for k in ks)
         parts.append(
             f"SELECT site_id, CASE {cases} END AS k, visitor, CASE WHEN {VIEWED} THEN 1 ELSE 0 END AS pv "
-            f"FROM events WHERE site_id IN ({listed}) AND time >= {p.bind(low)} AND time < {p.bind(high)}"
+            f"FROM events WHERE site_id IN ({listed}) AND time "
+            f">= {params.bind(low)} AND time < {params.bind(high)}"
         )
     every = " UNION ALL ".join(parts)
     sql = (
-        f"SELECT site_id, k, {d.group_list.format(value='visitor')}, sum(pv) FROM (SELECT site_id, k, "
+        f"SELECT site_id, k, {dialect.group_list.format(value='visitor')}, sum(pv) FROM (SELECT site_id, k, "
         f"visitor, sum(pv) AS pv FROM ({every}) AS e WHERE k IS NOT NULL GROUP BY site_id, k, visitor) AS v "
         "GROUP BY site_id, k"
     )
     found = {
         (int(site_id), order[int(k)]): Piece(np.unique(np.array(keys, dtype=np.uint64)), int(pv or 0))  # type: ignore[call-overload]
-        for site_id, k, keys, pv in run(sql, p.values)
+        for site_id, k, keys, pv in run(sql, params.values)
     }
     for span, ids in wanted.items():
         for site_id in ids:
@@ -216,7 +218,7 @@ class Ledger:
         return found
 
     def answer(
-        self, run: Run, d: Dialect, periods: dict[int, tuple[Period, Period]], at: int
+        self, run: Run, dialect: Dialect, periods: dict[int, tuple[Period, Period]], at: int
     ) -> dict[int, tuple[Counted, Counted]] | None:
         """Each site's figures of its period and the previous one (``periods``) at ``at``, from
         kept figures and the pieces read now (one query: the pieces going on, and those not
@@ -250,9 +252,9 @@ class Ledger:
                     wanted.setdefault(span, []).append(site_id)
                     missing += whole
         if missing > MOST_MISSING * days and self.background:
-            self.fill(run, d, {span: ids for span, ids in wanted.items() if span[1] <= at}, seen, at)
+            self.fill(run, dialect, {span: ids for span, ids in wanted.items() if span[1] <= at}, seen, at)
             return None
-        for (site_id, span), piece in read(run, d, wanted).items():
+        for (site_id, span), piece in read(run, dialect, wanted).items():
             have[(site_id, span)] = piece
             self.keep(site_id, span, piece, seen[site_id], at)
         out: dict[int, tuple[Counted, Counted]] = {}
@@ -288,7 +290,7 @@ class Ledger:
         return e
 
     def fill(
-        self, run: Run, d: Dialect, wanted: dict[Span, list[int]], seen: dict[int, Seen], now: int
+        self, run: Run, dialect: Dialect, wanted: dict[Span, list[int]], seen: dict[int, Seen], now: int
     ) -> None:
         """Reads and keeps the ``wanted`` spans in a thread of its own (one at a time: a request
         arriving meanwhile is answered by the statement)."""
@@ -302,7 +304,7 @@ class Ledger:
                 spans = list(wanted)
                 for at in range(0, len(spans), FILL_SPANS):
                     chunk = {span: wanted[span] for span in spans[at : at + FILL_SPANS]}
-                    for (site_id, span), piece in read(run, d, chunk).items():
+                    for (site_id, span), piece in read(run, dialect, chunk).items():
                         self.keep(site_id, span, piece, seen[site_id], now)
             except Exception:  # answered without it: the next request reads again
                 log.exception("the overview's days could not be read in the background")

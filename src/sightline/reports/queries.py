@@ -47,24 +47,24 @@ class Query:
     """One query's SQL pieces and bound values for one site, span and set of filters."""
 
     def __init__(self, dialect: Dialect, site_id: int, span: Span, filters: Filters) -> None:
-        self.d = dialect
-        self.p = Params(dialect)
+        self.dialect = dialect
+        self.params = Params(dialect)
         self.filters = filters
         self.site_id, self.span = site_id, span
         self.last: int | None = None  # the last event of the span's visits (``bound``)
         self.kept: str | None = None  # a table of the selected visits' rows in the store (``keep``)
         self.moved: list[int] | None = None  # visits whose events' rows may be stale (``by_rows``)
         self.within = False  # the selection's start also bounded by the store's ``kept_low``/``kept_high``
-        self.site = self.p.bind(site_id)
-        self.a = self.p.bind(micros(span[0]))
-        self.b = self.p.bind(micros(span[1]))
+        self.site = self.params.bind(site_id)
+        self.low = self.params.bind(micros(span[0]))
+        self.high = self.params.bind(micros(span[1]))
 
     def bind(self, value: Any) -> str:
-        return self.p.bind(value)
+        return self.params.bind(value)
 
     def duration(self) -> str:
         """Whole seconds from a visit's first event to its last (half a second rounds up)."""
-        return self.d.div("last - start + 500000", "1000000")
+        return self.dialect.div("last - start + 500000", "1000000")
 
     def sums(self, visitors: bool = True, unique: counting.Visitors = counting.EXACT) -> list[str]:
         """Visitors (counted as ``unique`` says), visits, pageviews, bounces and duration of the
@@ -85,9 +85,12 @@ class Query:
 
     def selected(self) -> str:
         """The WHERE clause of the visits the filters select (they started in the span)."""
-        parts = [f"site_id = {self.site}", f"start >= {self.a}", f"start < {self.b}"]
+        parts = [f"site_id = {self.site}", f"start >= {self.low}", f"start < {self.high}"]
         if self.within:
-            parts += [f"start >= {self.d.param(LOW, 'Int64')}", f"start < {self.d.param(HIGH, 'Int64')}"]
+            parts += [
+                f"start >= {self.dialect.param(LOW, 'Int64')}",
+                f"start < {self.dialect.param(HIGH, 'Int64')}",
+            ]
         if self.kept is not None:
             return " AND ".join([*parts, f"visit IN (SELECT visit FROM {self.kept})"])
         parts.extend(self._rule(rule) for rule in self.filters.rules)
@@ -96,8 +99,8 @@ class Query:
     def chosen(self) -> str:
         """FROM and WHERE of the selected visits' rows (every column of the visits table)."""
         if self.kept is None:
-            return f"{self.d.visits} WHERE {self.selected()}"
-        return f"{self.kept} WHERE site_id = {self.site} AND start >= {self.a} AND start < {self.b}"
+            return f"{self.dialect.visits} WHERE {self.selected()}"
+        return f"{self.kept} WHERE site_id = {self.site} AND start >= {self.low} AND start < {self.high}"
 
     def keep(self, run: Run) -> None:
         """With a filter on the visits' events (page, event, goal, prop), asks the store to keep
@@ -112,10 +115,10 @@ class Query:
         if keep is None or self.kept is not None or not by_events(self.filters):
             return
         self.bound(run)
-        s = Query(self.d, self.site_id, self.span, self.filters)
-        s.last, s.within = self.last, True
-        sql = f"SELECT {KEPT} FROM {self.d.visits} WHERE {s.selected()}"
-        self.kept = keep(sql, s.p.values, self.site_id, (micros(self.span[0]), micros(self.span[1])))
+        query = Query(self.dialect, self.site_id, self.span, self.filters)
+        query.last, query.within = self.last, True
+        sql = f"SELECT {KEPT} FROM {self.dialect.visits} WHERE {query.selected()}"
+        self.kept = keep(sql, query.params.values, self.site_id, (micros(self.span[0]), micros(self.span[1])))
 
     def _rule(self, rule: Filter) -> str:
         """One filter as a condition on the visits table."""
@@ -124,26 +127,28 @@ class Query:
             if dimensions.BY_NAME[rule.name].values == dimensions.PATH:  # a visit without a page: ''
                 column = f"coalesce({column}, '')"
             if rule.op == CONTAINS:
-                return self.d.search.format(column=column, value=self.bind(rule.value))
+                return self.dialect.search.format(column=column, value=self.bind(rule.value))
             return f"{column} {'=' if rule.op == IS else '!='} {self.bind(rule.value)}"
         if rule.name == "page":
             if rule.op == CONTAINS:
-                condition = f"{VIEWED} AND {self.d.search.format(column='path', value=self.bind(rule.value))}"
+                condition = (
+                    f"{VIEWED} AND {self.dialect.search.format(column='path', value=self.bind(rule.value))}"
+                )
             else:
                 condition = f"{VIEWED} AND path = {self.bind(rule.value)}"
         elif rule.name == "event":
             if rule.op == CONTAINS:
-                found = self.d.search.format(column="name", value=self.bind(rule.value))
+                found = self.dialect.search.format(column="name", value=self.bind(rule.value))
                 condition = f"name != '{PAGEVIEW}' AND {found}"
             else:
                 condition = f"name = {self.bind(rule.value)}"
         elif rule.name == "goal":
             if rule.goal is None:
                 raise ValueError(f"goal filter {rule.value} without its goal")
-            condition = rules.goal_condition(self.d, self.bind, rule.goal)
+            condition = rules.goal_condition(self.dialect, self.bind, rule.goal)
         elif rule.name == "prop":
             assert rule.key is not None
-            condition = rules.prop_is(self.d, self.bind, rule.key, rule.value)
+            condition = rules.prop_is(self.dialect, self.bind, rule.key, rule.value)
         else:
             raise ValueError(f"unknown filter {rule.name!r}")
         return f"visit {'NOT IN' if rule.op == IS_NOT else 'IN'} ({self._visits_with(condition)})"
@@ -158,8 +163,8 @@ class Query:
         of the visits that started in it once ``bound`` has read it."""
         until = f" AND time <= {self.bind(self.last)}" if self.last is not None else ""
         if self.within:  # a selected visit's events are no earlier than its start
-            until += f" AND time >= {self.d.param(LOW, 'Int64')}"
-        return f"site_id = {self.site} AND time >= {self.a}{until}"
+            until += f" AND time >= {self.dialect.param(LOW, 'Int64')}"
+        return f"site_id = {self.site} AND time >= {self.low}{until}"
 
     def bound(self, run: Run) -> None:
         """With filters on a span that ended over an hour ago, reads the last event of the visits
@@ -172,8 +177,10 @@ class Query:
             or self.span[1] > datetime.now(UTC) - timedelta(hours=1)
         ):
             return
-        q = Query(self.d, self.site_id, self.span, Filters())
-        last = run(f"SELECT max(last) FROM {self.d.visits} WHERE {q.selected()}", q.p.values)[0][0]
+        query = Query(self.dialect, self.site_id, self.span, Filters())
+        last = run(
+            f"SELECT max(last) FROM {self.dialect.visits} WHERE {query.selected()}", query.params.values
+        )[0][0]
         self.last = int(last if last is not None else micros(self.span[0]))
 
     def by_rows(self, run: Run) -> None:
@@ -187,27 +194,29 @@ class Query:
         around an edge, read here: usually none); those are selected from the visits table."""
         if not self.filters or any(rule.name not in ROW_FILTERS for rule in self.filters.rules):
             return
-        q = Query(self.d, self.site_id, self.span, Filters())
+        query = Query(self.dialect, self.site_id, self.span, Filters())
         moved = run(
-            f"SELECT visit FROM {self.d.visits} WHERE site_id = {q.site} AND start < born "
-            f"AND born >= {q.a} AND start < {q.b}",
-            q.p.values,
+            f"SELECT visit FROM {self.dialect.visits} WHERE site_id = {query.site} AND start < born "
+            f"AND born >= {query.low} AND start < {query.high}",
+            query.params.values,
         )
         self.moved = [int(visit) for (visit,) in moved]
 
     def events(self, *extra: str) -> str:
         """The span's events; with filters, every event of the selected visits."""
         if not self.filters:
-            return " AND ".join([f"site_id = {self.site}", f"time >= {self.a}", f"time < {self.b}", *extra])
+            return " AND ".join(
+                [f"site_id = {self.site}", f"time >= {self.low}", f"time < {self.high}", *extra]
+            )
         if self.moved is not None:
-            rows = [f"visit_start >= {self.a}", f"visit_start < {self.b}"]
+            rows = [f"visit_start >= {self.low}", f"visit_start < {self.high}"]
             rows.extend(self._rule(rule) for rule in self.filters.rules)
             chosen = " AND ".join(rows)
             if self.moved:
-                keys = self.d.visit_numbers(self.bind(self.moved))
+                keys = self.dialect.visit_numbers(self.bind(self.moved))
                 chosen = (
                     f"(({chosen} AND visit NOT IN (SELECT {keys})) OR visit IN (SELECT visit FROM "
-                    f"{self.d.visits} WHERE {self.selected()} AND visit IN (SELECT {keys})))"
+                    f"{self.dialect.visits} WHERE {self.selected()} AND visit IN (SELECT {keys})))"
                 )
             return " AND ".join([self.their_time(), chosen, *extra])
         chosen = f"visit IN (SELECT visit FROM {self.chosen()})"
@@ -223,35 +232,39 @@ def figures_of(row: Sequence[Any]) -> dict[str, int]:
     return {**{name: int(x or 0) for name, x in zip(FIGURES, row, strict=True)}, "events": 0}
 
 
-def totals(run: Run, d: Dialect, site_id: int, span: Span, filters: Filters) -> dict[str, int]:
-    q = Query(d, site_id, span, filters)
-    q.bound(run)
-    q.keep(run)
-    unique = selection(run, d, site_id, span) if filters else counting.EXACT
+def totals(run: Run, dialect: Dialect, site_id: int, span: Span, filters: Filters) -> dict[str, int]:
+    query = Query(dialect, site_id, span, filters)
+    query.bound(run)
+    query.keep(run)
+    unique = selection(run, dialect, site_id, span) if filters else counting.EXACT
     # Without filters, visitors come from the span's events below: not counted twice.
-    sums = ", ".join(q.sums(visitors=bool(filters), unique=unique))
-    visitors, *row = run(f"SELECT {sums} FROM {q.chosen()}", q.p.values)[0]
+    sums = ", ".join(query.sums(visitors=bool(filters), unique=unique))
+    visitors, *row = run(f"SELECT {sums} FROM {query.chosen()}", query.params.values)[0]
     figures = figures_of((unique.read(visitors), *row))
     if not filters:  # visitors and pageviews of the events in the span
-        figures.update(_visitors_in(run, d, site_id, span, figures))
+        figures.update(_visitors_in(run, dialect, site_id, span, figures))
     return figures
 
 
 def selection(
-    run: Run, d: Dialect, site_id: int, span: Span, groups: int = 1, whole: bool = False
+    run: Run, dialect: Dialect, site_id: int, span: Span, groups: int = 1, whole: bool = False
 ) -> counting.Visitors:
     """How to count the unique visitors of the visits filters select, in ``groups`` groups (time
     buckets sharing them, or with ``whole`` a table's values, each of which may hold them all): a
     bitmap each when the span holds enough visits for counting's threshold (all of them: as many
     as a selection can hold; one count of the span's visits decides), else exactly."""
-    if d.bitmap is None:
+    if dialect.bitmap is None:
         return counting.EXACT
-    q = Query(d, site_id, span, Filters())
-    visits = int(run(f"SELECT count(*) FROM {d.visits} WHERE {q.selected()}", q.p.values)[0][0] or 0)
-    return counting.per_value(d, visits, groups, room=visits if whole else visits // max(1, groups))
+    query = Query(dialect, site_id, span, Filters())
+    visits = int(
+        run(f"SELECT count(*) FROM {dialect.visits} WHERE {query.selected()}", query.params.values)[0][0] or 0
+    )
+    return counting.per_value(dialect, visits, groups, room=visits if whole else visits // max(1, groups))
 
 
-def _visitors_in(run: Run, d: Dialect, site_id: int, span: Span, visits: dict[str, int]) -> dict[str, int]:
+def _visitors_in(
+    run: Run, dialect: Dialect, site_id: int, span: Span, visits: dict[str, int]
+) -> dict[str, int]:
     """Unique visitors and pageviews of the span's events (``visits``: the figures of the visits
     that started in it, whose pageviews size the count). Counted exactly, the events are read.
     Estimated (a big span), from the visits that started in the span, plus the events of the few
@@ -259,40 +272,41 @@ def _visitors_in(run: Run, d: Dialect, site_id: int, span: Span, visits: dict[st
     fall between its start and last event): their visitors, and their pageviews counted inside the
     span instead of their visit's whole ``pageviews``. A third of the rows; pageviews exact, and no
     visitor missed when a visit's events reached the server out of order (``timeseries``)."""
-    q = Query(d, site_id, span, Filters())
-    unique = counting.visitors(d, visits["pageviews"])
+    query = Query(dialect, site_id, span, Filters())
+    unique = counting.visitors(dialect, visits["pageviews"])
     viewed = f"CASE WHEN name = '{PAGEVIEW}' THEN 1 ELSE 0 END"
     if unique is counting.EXACT:
-        sql = f"SELECT {unique.sql}, sum({viewed}) FROM events WHERE {q.events()}"
-        visitors, pageviews = run(sql, q.p.values)[0]
+        sql = f"SELECT {unique.sql}, sum({viewed}) FROM events WHERE {query.events()}"
+        visitors, pageviews = run(sql, query.params.values)[0]
         return {"visitors": unique.read(visitors), "pageviews": int(pageviews or 0)}
     crossing = run(
-        f"SELECT visit, start, last, pageviews FROM {d.visits} WHERE site_id = {q.site} AND start < {q.b} "
-        f"AND last >= {q.a} AND (start < {q.a} OR last >= {q.b})",
-        q.p.values,
+        f"SELECT visit, start, last, pageviews FROM {dialect.visits} "
+        f"WHERE site_id = {query.site} AND start < {query.high} "
+        f"AND last >= {query.low} AND (start < {query.low} OR last >= {query.high})",
+        query.params.values,
     )
-    q = Query(d, site_id, span, Filters())
-    who = f"SELECT visitor, 0 AS pv FROM {d.visits} WHERE {q.selected()}"
+    query = Query(dialect, site_id, span, Filters())
+    who = f"SELECT visitor, 0 AS pv FROM {dialect.visits} WHERE {query.selected()}"
     if crossing:
-        who += f" UNION ALL SELECT visitor, {viewed} FROM ({events_of(q, crossing)}) AS e"
-    visitors, viewed_there = run(f"SELECT {unique.sql}, sum(pv) FROM ({who}) AS w", q.p.values)[0]
+        who += f" UNION ALL SELECT visitor, {viewed} FROM ({events_of(query, crossing)}) AS e"
+    visitors, viewed_there = run(f"SELECT {unique.sql}, sum(pv) FROM ({who}) AS w", query.params.values)[0]
     begun = micros(span[0])  # the crossing visits' pageviews count where each pageview is
     pageviews = visits["pageviews"] - sum(int(pv) for _, start, _, pv in crossing if int(start) >= begun)
     return {"visitors": unique.read(visitors), "pageviews": pageviews + int(viewed_there or 0)}
 
 
-def events_of(q: Query, crossing: Sequence[tuple[Any, ...]]) -> str:
-    """The events (time, visitor, visit, name) inside ``q``'s span of the visits ``crossing``
+def events_of(query: Query, crossing: Sequence[tuple[Any, ...]]) -> str:
+    """The events (time, visitor, visit, name) inside ``query``'s span of the visits ``crossing``
     lists (rows of visit, start, last, ...), read from the stretches of time those visits cover."""
-    first, end = micros(q.span[0]), micros(q.span[1])
-    keys = q.bind([int(visit) for visit, *_ in crossing])
+    first, end = micros(query.span[0]), micros(query.span[1])
+    keys = query.bind([int(visit) for visit, *_ in crossing])
     covered = stretches([(max(int(row[1]), first), min(int(row[2]), end - 1)) for row in crossing])
     reads = " UNION ALL ".join(
-        f"SELECT time, visitor, visit, name FROM events WHERE site_id = {q.site} "
-        f"AND time >= {q.bind(a)} AND time <= {q.bind(b)}"
+        f"SELECT time, visitor, visit, name FROM events WHERE site_id = {query.site} "
+        f"AND time >= {query.bind(a)} AND time <= {query.bind(b)}"
         for a, b in covered
     )
-    listed = q.d.visit_numbers(keys)
+    listed = query.dialect.visit_numbers(keys)
     return f"SELECT * FROM ({reads}) AS r WHERE visit IN (SELECT {listed})"
 
 
@@ -310,24 +324,30 @@ def stretches(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return [(a, b) for a, b in merged]
 
 
-def bucket(q: Query, spans: Sequence[Span], column: str) -> str:
+def bucket(query: Query, spans: Sequence[Span], column: str) -> str:
     """The 1-based index of the span ``column`` falls in, for values inside the spans: a division
     per run of spans of one length (one run without a clock change; a few around one, as a
     day of 23 or 25 hours), chosen by a comparison with the runs' edges."""
     return _per_run(
-        q, spans, column, lambda a, size, first: f"{q.d.div(f'{column} - {a}', size)} + {first + 1}"
+        query,
+        spans,
+        column,
+        lambda a, size, first: f"{query.dialect.div(f'{column} - {a}', size)} + {first + 1}",
     )
 
 
-def edge_after(q: Query, spans: Sequence[Span], column: str) -> str:
+def edge_after(query: Query, spans: Sequence[Span], column: str) -> str:
     """The end of the span ``column`` falls in, for values inside the spans (past the end of the
     last span when that span was cut short: a period that ends now)."""
     return _per_run(
-        q, spans, column, lambda a, size, _: f"{a} + ({q.d.div(f'{column} - {a}', size)} + 1) * {size}"
+        query,
+        spans,
+        column,
+        lambda a, size, _: f"{a} + ({query.dialect.div(f'{column} - {a}', size)} + 1) * {size}",
     )
 
 
-def _per_run(q: Query, spans: Sequence[Span], column: str, part: Callable[[str, str, int], str]) -> str:
+def _per_run(query: Query, spans: Sequence[Span], column: str, part: Callable[[str, str, int], str]) -> str:
     """``part`` (of a run's first edge, its spans' length and its first span's index) for the run
     of spans of one length ``column`` falls in. A last span cut short (a period that ends now)
     belongs to the run before it: its values divide as the run's do."""
@@ -337,10 +357,10 @@ def _per_run(q: Query, spans: Sequence[Span], column: str, part: Callable[[str, 
         cut_short = i == len(spans) - 1 and runs and b - a < runs[-1][1]
         if not runs or (runs[-1][1] != b - a and not cut_short):
             runs.append((a, b - a, i))
-    parts = [part(q.bind(a), q.bind(size), first) for a, size, first in runs]
+    parts = [part(query.bind(a), query.bind(size), first) for a, size, first in runs]
     if len(parts) == 1:
         return parts[0]
-    ends = [q.bind(a) for a, _, _ in runs[1:]]
+    ends = [query.bind(a) for a, _, _ in runs[1:]]
     branches = " ".join(f"WHEN {column} < {end} THEN {part}" for end, part in zip(ends, parts, strict=False))
     return f"CASE {branches} ELSE {parts[-1]} END"
 
@@ -367,18 +387,18 @@ class Page:
     values: tuple[str, ...] = ()
 
 
-def realtime(run: Run, d: Dialect, site_id: int, since: datetime, until: datetime) -> dict[str, Any]:
+def realtime(run: Run, dialect: Dialect, site_id: int, since: datetime, until: datetime) -> dict[str, Any]:
     """Visitors and pageviews since ``since``, and the pages being viewed."""
-    q = Query(d, site_id, (since, until), Filters())
+    query = Query(dialect, site_id, (since, until), Filters())
     visitors, pageviews = run(
         f"SELECT count(DISTINCT visitor), sum(CASE WHEN name = '{PAGEVIEW}' THEN 1 ELSE 0 END) "
-        f"FROM events WHERE {q.events()}",
-        q.p.values,
+        f"FROM events WHERE {query.events()}",
+        query.params.values,
     )[0]
     pages = run(
-        f"SELECT path, count(DISTINCT visitor) AS n FROM events WHERE {q.events(VIEWED)} "
+        f"SELECT path, count(DISTINCT visitor) AS n FROM events WHERE {query.events(VIEWED)} "
         "GROUP BY path ORDER BY n DESC, path LIMIT 10",
-        q.p.values,
+        query.params.values,
     )
     return {
         "visitors": int(visitors or 0),
@@ -387,16 +407,18 @@ def realtime(run: Run, d: Dialect, site_id: int, since: datetime, until: datetim
     }
 
 
-def per_minute(run: Run, d: Dialect, site_id: int, since: datetime, minutes: int) -> list[dict[str, int]]:
+def per_minute(
+    run: Run, dialect: Dialect, site_id: int, since: datetime, minutes: int
+) -> list[dict[str, int]]:
     """Visitors and pageviews in each of ``minutes`` whole minutes from ``since`` (a minute's start)."""
-    q = Query(d, site_id, (since, since + timedelta(minutes=minutes)), Filters())
-    at = d.div(f"time - {q.a}", "60000000")
+    query_parts = Query(dialect, site_id, (since, since + timedelta(minutes=minutes)), Filters())
+    at = dialect.div(f"time - {query_parts.low}", "60000000")
     points = [{"visitors": 0, "pageviews": 0} for _ in range(minutes)]
     query = (
         f"SELECT {at} AS i, count(DISTINCT visitor), sum(CASE WHEN name = '{PAGEVIEW}' THEN 1 ELSE 0 END) "
-        f"FROM events WHERE {q.events()} GROUP BY i"
+        f"FROM events WHERE {query_parts.events()} GROUP BY i"
     )
-    for i, visitors, pageviews in run(query, q.p.values):
+    for i, visitors, pageviews in run(query, query_parts.params.values):
         if 0 <= int(i) < minutes:
             points[int(i)] = {"visitors": int(visitors), "pageviews": int(pageviews or 0)}
     return points

@@ -104,16 +104,16 @@ class Ledger:
         return len(self._sites)
 
     def answer(
-        self, run: Run, d: Dialect, site_id: int, window: Window, first: datetime, minutes: int
+        self, run: Run, dialect: Dialect, site_id: int, window: Window, first: datetime, minutes: int
     ) -> Answer:
         """Visitors, pageviews and top pages of the events in ``window``, and each of ``minutes``
         whole minutes from ``first`` (a minute's start, before the window), as ``plain`` counts them."""
-        if d.name != "duckdb":
-            return plain(run, d, site_id, window, first, minutes)
+        if dialect.name != "duckdb":
+            return plain(run, dialect, site_id, window, first, minutes)
         since, start = micros(window[0]), micros(first)
         with self._lock:
             if self._too_big.get(site_id, 0.0) > time.monotonic():
-                return plain(run, d, site_id, window, first, minutes)
+                return plain(run, dialect, site_id, window, first, minutes)
             site = self._sites.get(site_id)
             if site is None:
                 site = self._sites[site_id] = _Site(horizon=start, pruned=start)
@@ -122,21 +122,21 @@ class Ledger:
             self._sites.move_to_end(site_id)
         with site.lock:
             if start < site.horizon or since < site.pruned:  # an older moment than kept: not kept
-                return plain(run, d, site_id, window, first, minutes)
+                return plain(run, dialect, site_id, window, first, minutes)
             _advance(site, start)
             seen = self.kept.sync(site_id)
             if seen.epoch != site.seen[0] or seen.removed > site.seen[1]:  # rows deleted or replaced
                 site = self._restart(site_id, start)
                 with site.lock:
                     _read(run, site_id, site, since, seen)
-                    return self._answered(run, d, site_id, site, window, first, minutes)
+                    return self._answered(run, dialect, site_id, site, window, first, minutes)
             _read(run, site_id, site, since, seen)
-            return self._answered(run, d, site_id, site, window, first, minutes)
+            return self._answered(run, dialect, site_id, site, window, first, minutes)
 
     def _answered(
         self,
         run: Run,
-        d: Dialect,
+        dialect: Dialect,
         site_id: int,
         site: _Site,
         window: Window,
@@ -145,7 +145,7 @@ class Ledger:
     ) -> Answer:
         start, end = micros(first), micros(first) + minutes * MINUTE
         if site.newest >= min(end, micros(window[1])):  # events after the window (a past moment)
-            return plain(run, d, site_id, window, first, minutes)
+            return plain(run, dialect, site_id, window, first, minutes)
         answer = _figures(site, micros(window[0]), start, minutes)
         site.size = site.entries
         self._bound(site_id, site)
@@ -176,10 +176,10 @@ class Ledger:
         return site
 
 
-def plain(run: Run, d: Dialect, site_id: int, window: Window, first: datetime, minutes: int) -> Answer:
+def plain(run: Run, dialect: Dialect, site_id: int, window: Window, first: datetime, minutes: int) -> Answer:
     """The figures straight from the window's events (two queries over all of them)."""
-    chart = queries.per_minute(run, d, site_id, first, minutes)
-    found = queries.realtime(run, d, site_id, *window)
+    chart = queries.per_minute(run, dialect, site_id, first, minutes)
+    found = queries.realtime(run, dialect, site_id, *window)
     return Answer(found["visitors"], found["pageviews"], found["pages"], chart)
 
 

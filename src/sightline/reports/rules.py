@@ -33,35 +33,35 @@ def glob_regex(path: str) -> str:
     return "^" + "".join(parts) + "$"
 
 
-def page_condition(d: Dialect, bind: Bind, match: str, path: str) -> str:
+def page_condition(dialect: Dialect, bind: Bind, match: str, path: str) -> str:
     """Pageviews of a path rule."""
     viewed = f"name = '{PAGEVIEW}'"
     if match == "exact":
         return f"{viewed} AND path = {bind(path)}"
     if match == "prefix":
-        return f"{viewed} AND {d.starts.format(column='path', value=bind(path))}"
+        return f"{viewed} AND {dialect.starts.format(column='path', value=bind(path))}"
     if match == "glob":
-        return f"{viewed} AND {d.regex.format(column='path', value=bind(glob_regex(path)))}"
+        return f"{viewed} AND {dialect.regex.format(column='path', value=bind(glob_regex(path)))}"
     raise ValueError(f"unknown match kind {match!r}")
 
 
-def prop_is(d: Dialect, bind: Bind, key: str, value: str) -> str:
-    return d.contains("props", bind(f"{key}\x1f{value}"))
+def prop_is(dialect: Dialect, bind: Bind, key: str, value: str) -> str:
+    return dialect.contains("props", bind(f"{key}\x1f{value}"))
 
 
-def goal_condition(d: Dialect, bind: Bind, goal: Goal) -> str:
+def goal_condition(dialect: Dialect, bind: Bind, goal: Goal) -> str:
     """The events that convert on ``goal``."""
     if goal.kind == "page":
         assert goal.match is not None
         assert goal.path is not None
-        return f"({page_condition(d, bind, goal.match, goal.path)})"
+        return f"({page_condition(dialect, bind, goal.match, goal.path)})"
     condition = f"name = {bind(goal.event)}"
     if goal.prop_key is not None and goal.prop_value is not None:
-        condition += f" AND {prop_is(d, bind, goal.prop_key, goal.prop_value)}"
+        condition += f" AND {prop_is(dialect, bind, goal.prop_key, goal.prop_value)}"
     return f"({condition})"
 
 
-def prop_number(d: Dialect, bind: Bind, key: str) -> str:
+def prop_number(dialect: Dialect, bind: Bind, key: str) -> str:
     """The numeric value of prop ``key`` of an event (NULL when missing or not a number)."""
-    text = d.prop.format(props="props", prefix=bind(f"{key}\x1f"))
-    return d.number.format(value=text)
+    text = dialect.prop.format(props="props", prefix=bind(f"{key}\x1f"))
+    return dialect.number.format(value=text)

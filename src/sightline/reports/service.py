@@ -73,7 +73,7 @@ class Report:
         self.filters = _resolved(query.filters, self.goals)
         self.store = store
         self.run = queries.Runner(store)
-        self.d = store.dialect
+        self.dialect = store.dialect
         self.site = site
         # Realtime compares with nothing: a comparison asked for is left out.
         self.query = replace(query, compare=False) if query.range == "realtime" else query
@@ -119,7 +119,7 @@ class Report:
 
     def totals(self, period: Period) -> dict[str, int]:
         span = (period.start, period.end)
-        return queries.totals(self.run, self.d, self.site_id, span, self.filters)
+        return queries.totals(self.run, self.dialect, self.site_id, span, self.filters)
 
     def figures(self, period: Period, reason: str | None) -> dict[str, int]:
         """The period's totals, with the imported ones unless ``reason`` says why not."""
@@ -142,7 +142,7 @@ class Report:
     def points(self, period: Period, reason: str | None = "unavailable") -> list[dict[str, Any]]:
         spans = period.buckets()
         kept = kept_of(self.store)
-        figures = timeseries.series(self.run, self.d, self.site_id, spans, self.filters, kept)
+        figures = timeseries.series(self.run, self.dialect, self.site_id, spans, self.filters, kept)
         self.history.add_points(spans, figures, period, reason)
         return [{"time": period.label(a), **present(f)} for (a, _), f in zip(spans, figures, strict=True)]
 
@@ -167,16 +167,23 @@ class Report:
         page = queries.Page(self.query.limit, self.query.offset, self.query.search)
         if dimension.dim in autocapture.REPORTS:
             found, more = autocapture.breakdown(
-                self.run, self.d, self.site_id, span, self.filters, dimension.dim, page, self.query.name
+                self.run, self.dialect, self.site_id, span, self.filters, dimension.dim, page, self.query.name
             )
             return self._rows(found, more)
         if dimension.dim == "heatmap_pages":
-            found, more = heatmaps.pages(self.run, self.d, self.site_id, span, self.filters, page)
+            found, more = heatmaps.pages(self.run, self.dialect, self.site_id, span, self.filters, page)
             return self._rows(found, more)
         if dimension.dim == "clicked_elements":
             assert self.query.name is not None
             found, more = heatmaps.elements(
-                self.run, self.d, self.site_id, span, self.filters, page, self.query.name, self.query.viewport
+                self.run,
+                self.dialect,
+                self.site_id,
+                span,
+                self.filters,
+                page,
+                self.query.name,
+                self.query.viewport,
             )
             out = self._rows(found, more)
             if self.query.viewport is not None:
@@ -186,19 +193,19 @@ class Report:
             ledger = goal_days.ledger_of(self.store)
             kept = goal_days.Days(ledger, self.zone, self.now) if ledger is not None else None
             found, more = goals.breakdown(
-                self.run, self.d, self.site_id, span, self.filters, self.goals, page, kept
+                self.run, self.dialect, self.site_id, span, self.filters, self.goals, page, kept
             )
             return self._rows(found, more)
         reason = self.history.left_out(dimension=dimension.dim)
         days = self.history.days(self.period)
         if reason is None and days is not None:
             rows, more = self.history.merged(
-                self.run, self.d, span, days, dimension.dim, dimension.order, page
+                self.run, self.dialect, span, days, dimension.dim, dimension.order, page
             )
         else:
             rows, more = tables.breakdown(
                 self.run,
-                self.d,
+                self.dialect,
                 self.site_id,
                 span,
                 self.filters,
@@ -217,7 +224,7 @@ class Report:
     def web_vitals(self) -> dict[str, Any]:
         out = self.meta(self.period)
         span = (self.period.start, self.period.end)
-        out["vitals"] = autocapture.vitals(self.run, self.d, self.site_id, span, self.filters)
+        out["vitals"] = autocapture.vitals(self.run, self.dialect, self.site_id, span, self.filters)
         return out
 
     def heatmap(self) -> dict[str, Any]:
@@ -226,8 +233,8 @@ class Report:
         out = self.meta(self.period)
         span = (self.period.start, self.period.end)
         path, viewport = self.query.path, self.query.viewport
-        found, more = heatmaps.spots(self.run, self.d, self.site_id, span, self.filters, path, viewport)
-        widths = heatmaps.widths(self.run, self.d, self.site_id, span, self.filters, path)
+        found, more = heatmaps.spots(self.run, self.dialect, self.site_id, span, self.filters, path, viewport)
+        widths = heatmaps.widths(self.run, self.dialect, self.site_id, span, self.filters, path)
         out.update(
             path=path,
             viewport=viewport,

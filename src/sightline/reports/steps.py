@@ -27,20 +27,20 @@ class Step:
     def label(self) -> str:
         return f"{self.kind}:{self.value}"
 
-    def condition(self, d: Dialect, bind: Bind) -> str:
+    def condition(self, dialect: Dialect, bind: Bind) -> str:
         if self.kind == "page":
-            return f"({page_condition(d, bind, 'glob' if '*' in self.value else 'exact', self.value)})"
+            return f"({page_condition(dialect, bind, 'glob' if '*' in self.value else 'exact', self.value)})"
         return f"(name = {bind(self.value)} AND name != '{PAGEVIEW}')"
 
 
-def since(q: Query) -> str:
+def since(query: Query) -> str:
     """The events funnels and journeys read: those of visits that may have started in the span. An
     event's ``visit_start`` (its visit's start when it was fed) is never earlier than the visit's
     start, so ``visit_start >= a`` drops no event of a visit started in the span."""
-    return f"site_id = {q.site} AND time >= {q.a} AND visit_start >= {q.a}"
+    return f"site_id = {query.site} AND time >= {query.low} AND visit_start >= {query.low}"
 
 
-def started(q: Query, visit: str, fed: str) -> str:
+def started(query: Query, visit: str, fed: str) -> str:
     """Whether the visit ``visit``, the least ``visit_start`` of whose events read (``since``) is
     ``fed``, is one the filters select. With filters, a lookup in the selected visits. Without,
     only the visits that cross the span's edges need the visits table (a few), which is cheaper
@@ -49,17 +49,19 @@ def started(q: Query, visit: str, fed: str) -> str:
     with a start after the span began in it only if it crosses the span's end (an earlier event fed
     later moved its start back).
     """
-    d = q.d
-    if q.filters:
-        return f"{visit} IN (SELECT visit FROM {d.visits} WHERE {q.selected()})"
+    dialect = query.dialect
+    if query.filters:
+        return f"{visit} IN (SELECT visit FROM {dialect.visits} WHERE {query.selected()})"
     crossing_start = (
-        f"SELECT visit FROM {d.visits} WHERE site_id = {q.site} AND start < {q.a} AND last >= {q.a}"
+        f"SELECT visit FROM {dialect.visits} WHERE site_id = "
+        f"{query.site} AND start < {query.low} AND last >= {query.low}"
     )
     crossing_end = (
-        f"SELECT visit FROM {d.visits} WHERE site_id = {q.site} AND start >= {q.a} AND start < {q.b} "
-        f"AND last >= {q.b}"
+        f"SELECT visit FROM {dialect.visits} WHERE site_id = "
+        f"{query.site} AND start >= {query.low} AND start < {query.high} "
+        f"AND last >= {query.high}"
     )
-    return f"{visit} NOT IN ({crossing_start}) AND ({fed} < {q.b} OR {visit} IN ({crossing_end}))"
+    return f"{visit} NOT IN ({crossing_start}) AND ({fed} < {query.high} OR {visit} IN ({crossing_end}))"
 
 
 def parse_step(field: str, raw: str) -> Step:

@@ -34,7 +34,7 @@ from sightline.store.epoch import micros
 
 def ranked(
     run: Run,
-    q: Query,
+    query: Query,
     column: str,
     where: str,
     page: Page,
@@ -53,21 +53,21 @@ def ranked(
     found: dict[object, object] = {}
 
     def read(part: Sequence[Span]) -> list[dict[str, int]]:
-        if q.filters:
+        if query.filters:
             whole = unique if len(part) == len(days) else None
-            counts, people = _read_selected(run, q, column, where, part, page, whole)
+            counts, people = _read_selected(run, query, column, where, part, page, whole)
             found.update(people)
             return counts
-        p = Query(q.d, q.site_id, (part[0][0], part[-1][1]), Filters())
+        query_parts = Query(query.dialect, query.site_id, (part[0][0], part[-1][1]), Filters())
         sql = (
-            f"SELECT {bucket(p, part, 'time')} AS i, {column}, count(*) FROM events "
-            f"WHERE {p.events(where)} GROUP BY i, {column}"
+            f"SELECT {bucket(query_parts, part, 'time')} AS i, {column}, count(*) FROM events "
+            f"WHERE {query_parts.events(where)} GROUP BY i, {column}"
         )
-        return _grouped(run(sql, p.p.values), part)[0]
+        return _grouped(run(sql, query_parts.params.values), part)[0]
 
-    counted = f"table {column} {where}" + (f" selected by start {q.filters!r}" if q.filters else "")
+    counted = f"table {column} {where}" + (f" selected by start {query.filters!r}" if query.filters else "")
     total: Counter[str] = Counter()
-    for counts in series_days.series(kept, q.site_id, days, counted, read):
+    for counts in series_days.series(kept, query.site_id, days, counted, read):
         total.update(counts)
     ordered = sorted(total.items(), key=lambda item: (-item[1], item[0]))
     return ordered[int(page.offset) : int(page.offset) + int(page.limit) + 1], found
@@ -75,7 +75,7 @@ def ranked(
 
 def _read_selected(
     run: Run,
-    q: Query,
+    query: Query,
     column: str,
     where: str,
     part: Sequence[Span],
@@ -84,21 +84,26 @@ def _read_selected(
 ) -> tuple[list[dict[str, int]], dict[object, object]]:
     """Each day's counts per value of the events of the selected visits that started in it; with
     ``unique``, also the visitors of the page of values their sum ranks (``ranked``)."""
-    s = Query(q.d, q.site_id, q.span, q.filters)
-    s.last = q.last
-    s.keep(run)  # asked now, after the layer's sync: never a selection older than its change number
-    low, high = s.bind(micros(part[0][0])), s.bind(micros(part[-1][1]))
-    day = bucket(s, part, "start")  # for each selected visit, not each of its events
+    query_parts = Query(query.dialect, query.site_id, query.span, query.filters)
+    query_parts.last = query.last
+    query_parts.keep(run)  # asked now, after the layer's sync: never a selection older than its change number
+    low, high = query_parts.bind(micros(part[0][0])), query_parts.bind(micros(part[-1][1]))
+    day = bucket(query_parts, part, "start")  # for each selected visit, not each of its events
     chosen = (
-        f"SELECT visit AS v_visit, {day} AS v_day FROM {s.chosen()} AND start >= {low} AND start < {high}"
+        f"SELECT visit AS v_visit, {day} AS v_day FROM "
+        f"{query_parts.chosen()} AND start >= {low} AND start < {high}"
     )
     rows = (
         f"SELECT v_day, {column} AS value, visitor FROM events JOIN ({chosen}) AS v ON visit = v_visit "
-        f"WHERE {s.their_time()} AND time >= {low} AND {where}"
+        f"WHERE {query_parts.their_time()} AND time >= {low} AND {where}"
     )
     if unique is None:
         return _grouped(
-            run(f"SELECT v_day, value, count(*) FROM ({rows}) AS t GROUP BY v_day, value", s.p.values), part
+            run(
+                f"SELECT v_day, value, count(*) FROM ({rows}) AS t GROUP BY v_day, value",
+                query_parts.params.values,
+            ),
+            part,
         )
     window = f" LIMIT {int(page.limit) + 1} OFFSET {int(page.offset)}"
     return _grouped(
@@ -109,7 +114,7 @@ def _read_selected(
             "SELECT v_day, value, n FROM days UNION ALL "
             f"SELECT 0, r.value, {unique.sql} FROM sel JOIN ranked AS r ON sel.value = r.value "
             "GROUP BY r.value",
-            s.p.values,
+            query_parts.params.values,
         ),
         part,
     )

@@ -47,7 +47,7 @@ FETCH = 200  # values read to rank a table by visitors (at least 4 pages' worth)
 
 def breakdown(
     run: Run,
-    d: Dialect,
+    dialect: Dialect,
     site_id: int,
     span: Span,
     filters: Filters,
@@ -60,23 +60,23 @@ def breakdown(
 ) -> tuple[list[dict[str, Any]], bool]:
     """One page of a table. With ``kept`` and the span's ``days`` (its spans in the site's zone),
     the unfiltered pages and custom events tables rank by counts kept per ended day."""
-    q = Query(d, site_id, span, filters)
-    q.keep(run)
+    query = Query(dialect, site_id, span, filters)
+    query.keep(run)
     if dim in VISIT_COLUMNS:
-        rows = _visit_breakdown(run, q, dim, order, page)
+        rows = _visit_breakdown(run, query, dim, order, page)
     elif dim == "prop":
-        rows = _prop_breakdown(run, q, name or "", page)
+        rows = _prop_breakdown(run, query, name or "", page)
     else:
-        rows = _event_breakdown(run, q, dim, page, kept, days)
+        rows = _event_breakdown(run, query, dim, page, kept, days)
     return rows[: page.limit], len(rows) > page.limit
 
 
-def _search(q: Query, column: str, page: Page) -> str:
+def _search(query: Query, column: str, page: Page) -> str:
     out = ""
     if page.search:
-        out += f" AND {q.d.search.format(column=column, value=q.bind(page.search))}"
+        out += f" AND {query.dialect.search.format(column=column, value=query.bind(page.search))}"
     if page.values:
-        out += f" AND {q.d.contains(q.bind(list(page.values)), column)}"
+        out += f" AND {query.dialect.contains(query.bind(list(page.values)), column)}"
     return out
 
 
@@ -84,27 +84,29 @@ def _window(page: Page) -> str:
     return f" LIMIT {int(page.limit) + 1} OFFSET {int(page.offset)}"
 
 
-def _visit_breakdown(run: Run, q: Query, dim: str, order: str, page: Page) -> list[dict[str, Any]]:
+def _visit_breakdown(run: Run, query: Query, dim: str, order: str, page: Page) -> list[dict[str, Any]]:
     column = VISIT_COLUMNS[dim]
     if order not in FIGURES:
         raise ValueError(f"unknown order {order!r}")
-    condition = q.chosen()  # FROM and WHERE: the visits table, or the selection kept (``Query.keep``)
+    condition = query.chosen()  # FROM and WHERE: the visits table, or the selection kept (``Query.keep``)
     if dim in OPTIONAL:
         condition += f" AND {column} != ''"
     elif dimensions.BY_KEY[dim].values == dimensions.PATH:  # a visit's entry or exit page: NULL unknown
         condition += f" AND {column} IS NOT NULL"
-    condition += _search(q, column, page)
-    if q.d.bitmap is None or (_selects_by_events(q) and q.kept is None):  # one query: a costly selection
-        ranked = _visit_rows(run, q, column, condition, order, _window(page), visitors=True)
+    condition += _search(query, column, page)
+    if query.dialect.bitmap is None or (
+        _selects_by_events(query) and query.kept is None
+    ):  # one query: a costly selection
+        ranked = _visit_rows(run, query, column, condition, order, _window(page), visitors=True)
         counted = {value: row["visitors"] for value, row in ranked}
-    elif order == "visitors" and (found := _by_visitors(run, q, column, condition, page)) is not None:
+    elif order == "visitors" and (found := _by_visitors(run, query, column, condition, page)) is not None:
         ranked, counted = found
     elif order == "visitors":  # too many values could reach the page: every value counted at once
-        ranked = _visit_rows(run, q, column, condition, order, _window(page), visitors=True)
+        ranked = _visit_rows(run, query, column, condition, order, _window(page), visitors=True)
         counted = {value: row["visitors"] for value, row in ranked}
     else:
-        ranked = _visit_rows(run, q, column, condition, order, _window(page))
-        counted = _visitors_of(run, q, column, condition, ranked)
+        ranked = _visit_rows(run, query, column, condition, order, _window(page))
+        counted = _visitors_of(run, query, column, condition, ranked)
     out = []
     for value, row in ranked:
         row["visitors"] = counted[value]
@@ -114,56 +116,58 @@ def _visit_breakdown(run: Run, q: Query, dim: str, order: str, page: Page) -> li
     return out
 
 
-def _selects_by_events(q: Query) -> bool:
+def _selects_by_events(query: Query) -> bool:
     """Whether a filter selects visits by their events (page, event, goal, prop): a semi-join over
     the span's events (or, kept, a probe of the span's visits or events into the selected visits:
     ``Query.keep``) that every query of the table would repeat, so the table is one query."""
-    return by_events(q.filters)
+    return by_events(query.filters)
 
 
 def _visit_rows(
-    run: Run, q: Query, column: str, condition: str, order: str, window: str, visitors: bool = False
+    run: Run, query_parts: Query, column: str, condition: str, order: str, window: str, visitors: bool = False
 ) -> list[tuple[Any, dict[str, int]]]:
     """Each value's figures (visitors 0 unless ``visitors``), ranked by ``order``, then value."""
     names = ", ".join(f"n_{n}" for n in FIGURES)  # not the columns' own names (ClickHouse)
-    sums = ", ".join(f"{s} AS n_{n}" for s, n in zip(q.sums(visitors), FIGURES, strict=True))
+    sums = ", ".join(f"{s} AS n_{n}" for s, n in zip(query_parts.sums(visitors), FIGURES, strict=True))
     query = (
         f"SELECT value, {names} FROM (SELECT {column} AS value, {sums} FROM {condition} "
         f"GROUP BY {column}) AS t ORDER BY n_{order} DESC, value{window}"
     )
-    return [(value, figures_of(figures)) for value, *figures in run(query, q.p.values)]
+    return [(value, figures_of(figures)) for value, *figures in run(query, query_parts.params.values)]
 
 
 def _visitors_of(
-    run: Run, q: Query, column: str, condition: str, rows: list[tuple[Any, dict[str, int]]]
+    run: Run, query: Query, column: str, condition: str, rows: list[tuple[Any, dict[str, int]]]
 ) -> dict[Any, int]:
     """The unique visitors of the visits of each of these values."""
     if not rows:
         return {}
     visits = [row["visits"] for _, row in rows]
-    unique = counting.per_value(q.d, sum(visits), len(visits), room=max(visits))
-    bound = len(q.p.values)
-    values = ", ".join(q.bind(value) for value, _ in rows)
+    unique = counting.per_value(query.dialect, sum(visits), len(visits), room=max(visits))
+    bound = len(query.params.values)
+    values = ", ".join(query.bind(value) for value, _ in rows)
     found = run(
         f"SELECT {column}, {unique.sql} FROM {condition} AND {column} IN ({values}) GROUP BY {column}",
-        q.p.values,
+        query.params.values,
     )
-    for name in list(q.p.values)[bound:]:  # this query's values only: the next queries reuse ``q``
-        del q.p.values[name]
+    for name in list(query.params.values)[
+        bound:
+    ]:  # this query's values only: the next queries reuse ``query``
+        del query.params.values[name]
     return {value: unique.read(n) for value, n in found}
 
 
 def _by_visitors(
-    run: Run, q: Query, column: str, condition: str, page: Page
+    run: Run, query: Query, column: str, condition: str, page: Page
 ) -> tuple[list[tuple[Any, dict[str, int]]], dict[Any, int]] | None:
     """The page of values ranked by visitors, counting the visitors of as few values as it can;
     None when more values than ``FETCH`` could still reach the page (many values with few visits
     each), where counting every value at once costs less."""
     wanted = int(page.offset) + int(page.limit) + 1
     fetch = max(FETCH, 4 * wanted)
-    rows = _visit_rows(run, q, column, condition, "visits", f" LIMIT {fetch}")
+    rows = _visit_rows(run, query, column, condition, "visits", f" LIMIT {fetch}")
     complete = len(rows) < fetch  # every value is in ``rows``
-    counted = _visitors_of(run, q, column, condition, rows[:wanted])
+    counted = _visitors_of(run, query, column, condition, rows[:wanted])
     while True:
         best = sorted(counted.items(), key=lambda item: (-item[1], item[0]))[:wanted]
         floor = best[-1][1] if len(best) == wanted else 0
@@ -172,7 +176,7 @@ def _by_visitors(
         more = [(value, row) for value, row in rows if row["visits"] >= floor and value not in counted]
         if not more:
             break
-        counted.update(_visitors_of(run, q, column, condition, more))
+        counted.update(_visitors_of(run, query, column, condition, more))
     figures = dict(rows)
     page_of = best[int(page.offset) :]
     return [(value, figures[value]) for value, _ in page_of], counted
@@ -187,7 +191,7 @@ def _event_row(value: str, visitors: int, count_name: str, count: int) -> dict[s
 
 def _event_breakdown(
     run: Run,
-    q: Query,
+    query_parts: Query,
     dim: str,
     page: Page,
     kept: Kept | None = None,
@@ -200,40 +204,48 @@ def _event_breakdown(
         column, where, count_name = "path", f"name = '{PAGEVIEW}'", "pageviews"
     else:
         column, where, count_name = "name", f"name NOT IN ('{PAGEVIEW}', {_MEASUREMENTS})", "events"
-    q.by_rows(run)
-    condition = q.events(where) + _search(q, column, page)
+    query_parts.by_rows(run)
+    condition = query_parts.events(where) + _search(query_parts, column, page)
     by_days = kept if days and not page.search and not page.values else None  # ranked by kept days
-    unique = selection(run, q.d, q.site_id, q.span, int(page.limit) + 1, whole=True) if q.filters else None
+    unique = (
+        selection(
+            run, query_parts.dialect, query_parts.site_id, query_parts.span, int(page.limit) + 1, whole=True
+        )
+        if query_parts.filters
+        else None
+    )
     if unique is not None and unique is not counting.EXACT:
         # Pages only: a custom events table reads few rows, and its one pass costs less than two.
-        if by_days is not None and dim == "page" and _selects_by_events(q):
-            ranked, people = table_days.ranked(run, q, column, where, page, by_days, days, unique)
-            return _with_visitors(run, q, column, condition, ranked, count_name, unique, people)
+        if by_days is not None and dim == "page" and _selects_by_events(query_parts):
+            ranked, people = table_days.ranked(run, query_parts, column, where, page, by_days, days, unique)
+            return _with_visitors(run, query_parts, column, condition, ranked, count_name, unique, people)
         chosen = f"SELECT {column} AS value, visitor FROM events WHERE {condition}"
-        return _ranked_once(run, q, chosen, count_name, page, unique)
-    if q.d.bitmap is None or _selects_by_events(q):  # one pass: the selection is the costly part
+        return _ranked_once(run, query_parts, chosen, count_name, page, unique)
+    if query_parts.dialect.bitmap is None or _selects_by_events(
+        query_parts
+    ):  # one pass: the selection is the costly part
         query = (
             f"SELECT {column} AS value, count(*) AS n, count(DISTINCT visitor) AS people FROM events "
             f"WHERE {condition} GROUP BY {column} ORDER BY n DESC, value{_window(page)}"
         )
-        found = run(query, q.p.values)
+        found = run(query, query_parts.params.values)
         return [_event_row(value, int(people), count_name, int(n)) for value, n, people in found]
-    if by_days is not None and not q.filters:
-        ranked = table_days.ranked(run, q, column, where, page, by_days, days)[0]
+    if by_days is not None and not query_parts.filters:
+        ranked = table_days.ranked(run, query_parts, column, where, page, by_days, days)[0]
     else:
         ranked = run(
             f"SELECT {column} AS value, count(*) AS n FROM events WHERE {condition} "
             f"GROUP BY {column} ORDER BY n DESC, value{_window(page)}",
-            q.p.values,
+            query_parts.params.values,
         )
     counts = [int(n) for _, n in ranked] or [0]
-    unique = counting.per_value(q.d, sum(counts), len(counts), room=max(counts))
-    return _with_visitors(run, q, column, condition, ranked, count_name, unique)
+    unique = counting.per_value(query_parts.dialect, sum(counts), len(counts), room=max(counts))
+    return _with_visitors(run, query_parts, column, condition, ranked, count_name, unique)
 
 
 def _with_visitors(
     run: Run,
-    q: Query,
+    query: Query,
     column: str,
     condition: str,
     ranked: Sequence[tuple[str, int]],
@@ -251,11 +263,11 @@ def _with_visitors(
         return [_event_row(value, unique.read(counted[value]), count_name, int(n)) for value, n in ranked]
     if not ranked:
         return []
-    k = q.d.position.format(array=q.bind([value for value, _ in ranked]), value=column)
+    k = query.dialect.position.format(array=query.bind([value for value, _ in ranked]), value=column)
     found = run(
         f"SELECT k, {unique.sql} FROM (SELECT {k} AS k, visitor FROM events WHERE {condition}) AS t "
         "WHERE k > 0 GROUP BY k",
-        q.p.values,
+        query.params.values,
     )
     people = {int(k): n for k, n in found}
     return [
@@ -265,7 +277,7 @@ def _with_visitors(
 
 
 def _ranked_once(
-    run: Run, q: Query, chosen: str, count_name: str, page: Page, unique: counting.Visitors
+    run: Run, query: Query, chosen: str, count_name: str, page: Page, unique: counting.Visitors
 ) -> list[dict[str, Any]]:
     """Pages, custom events or props of the visits filters select (``chosen``: their rows' value and
     visitor), in one query that reads the selection once: its rows kept (the semi-join over the
@@ -279,24 +291,33 @@ def _ranked_once(
         f"WITH sel AS MATERIALIZED ({chosen}), ranked AS ({ranked}) "
         f"SELECT r.value, r.n, {unique.sql} FROM sel JOIN ranked AS r ON sel.value = r.value "
         "GROUP BY r.value, r.n ORDER BY r.n DESC, r.value",
-        q.p.values,
+        query.params.values,
     )
     return [_event_row(value, unique.read(people), count_name, int(n)) for value, n, people in found]
 
 
-def _prop_breakdown(run: Run, q: Query, name: str, page: Page) -> list[dict[str, Any]]:
+def _prop_breakdown(run: Run, query_parts: Query, name: str, page: Page) -> list[dict[str, Any]]:
     """Props of one custom event: ``value`` is ``key\x1fvalue``. Under filters on a big span, ranked
     by count with the shown rows' visitors on bitmaps (``_ranked_once``), else counted exactly."""
-    q.by_rows(run)
-    condition = q.events(f"name = {q.bind(name)}")
-    search = _search(q, "kv", page)
-    rows = f"SELECT {q.d.explode('props')} AS kv, visitor FROM events WHERE {condition}"
-    unique = selection(run, q.d, q.site_id, q.span, int(page.limit) + 1, whole=True) if q.filters else None
+    query_parts.by_rows(run)
+    condition = query_parts.events(f"name = {query_parts.bind(name)}")
+    search = _search(query_parts, "kv", page)
+    rows = f"SELECT {query_parts.dialect.explode('props')} AS kv, visitor FROM events WHERE {condition}"
+    unique = (
+        selection(
+            run, query_parts.dialect, query_parts.site_id, query_parts.span, int(page.limit) + 1, whole=True
+        )
+        if query_parts.filters
+        else None
+    )
     if unique is not None and unique is not counting.EXACT:
         chosen = f"SELECT kv AS value, visitor FROM ({rows}) AS t WHERE 1 = 1{search}"
-        return _ranked_once(run, q, chosen, "events", page, unique)
+        return _ranked_once(run, query_parts, chosen, "events", page, unique)
     query = (
         f"SELECT kv, count(*) AS n, count(DISTINCT visitor) AS people FROM ({rows}) AS t "
         f"WHERE 1 = 1{search} GROUP BY kv ORDER BY n DESC, kv{_window(page)}"
     )
-    return [_event_row(kv, int(people), "events", int(n)) for kv, n, people in run(query, q.p.values)]
+    return [
+        _event_row(kv, int(people), "events", int(n))
+        for kv, n, people in run(query, query_parts.params.values)
+    ]

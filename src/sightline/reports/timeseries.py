@@ -36,7 +36,7 @@ from sightline.store.epoch import micros
 
 def series(
     run: Run,
-    d: Dialect,
+    dialect: Dialect,
     site_id: int,
     spans: Sequence[Span],
     filters: Filters,
@@ -46,57 +46,62 @@ def series(
     ``kept``, a big period's spans that ended are kept there between requests (``series_days``)."""
     if not spans:
         return []
-    if not filters and d.bitmap is not None:
-        q = Query(d, site_id, (spans[0][0], spans[-1][1]), filters)
+    if not filters and dialect.bitmap is not None:
+        query = Query(dialect, site_id, (spans[0][0], spans[-1][1]), filters)
         visits, viewed = run(
-            f"SELECT count(*), sum(pageviews) FROM {d.visits} WHERE {q.selected()}", q.p.values
+            f"SELECT count(*), sum(pageviews) FROM {dialect.visits} WHERE {query.selected()}",
+            query.params.values,
         )[0]
-        unique = counting.visitors(d, int(viewed or 0), len(spans), rows=int(visits or 0))
+        unique = counting.visitors(dialect, int(viewed or 0), len(spans), rows=int(visits or 0))
         if unique is not counting.EXACT and kept is not None:
             return series_days.series(
-                kept, site_id, spans, unique.sql, lambda part: _estimated(run, d, site_id, part, unique)
+                kept, site_id, spans, unique.sql, lambda part: _estimated(run, dialect, site_id, part, unique)
             )
         if unique is not counting.EXACT:
-            return _estimated(run, d, site_id, spans, unique)
-    points = _visits(run, d, site_id, spans, filters)
+            return _estimated(run, dialect, site_id, spans, unique)
+    points = _visits(run, dialect, site_id, spans, filters)
     if not filters:
-        _events(run, d, site_id, spans, points)
+        _events(run, dialect, site_id, spans, points)
     return points
 
 
 def _visits(
-    run: Run, d: Dialect, site_id: int, spans: Sequence[Span], filters: Filters
+    run: Run, dialect: Dialect, site_id: int, spans: Sequence[Span], filters: Filters
 ) -> list[dict[str, int]]:
     """The selected visits' figures grouped by the span their start falls in (unique visitors
     only with filters: without, they are the events', counted apart)."""
     whole = (spans[0][0], spans[-1][1])
-    unique = selection(run, d, site_id, whole, len(spans)) if filters else counting.EXACT
-    q = Query(d, site_id, whole, filters)
-    q.bound(run)
-    q.keep(run)
+    unique = selection(run, dialect, site_id, whole, len(spans)) if filters else counting.EXACT
+    query_parts = Query(dialect, site_id, whole, filters)
+    query_parts.bound(run)
+    query_parts.keep(run)
     points = [figures_of((0, 0, 0, 0, 0)) for _ in spans]
-    sums = ", ".join(q.sums(visitors=bool(filters), unique=unique))
-    query = f"SELECT {bucket(q, spans, 'start')} AS i, {sums} FROM {q.chosen()} GROUP BY i"
-    for i, visitors, *row in run(query, q.p.values):
+    sums = ", ".join(query_parts.sums(visitors=bool(filters), unique=unique))
+    query = (
+        f"SELECT {bucket(query_parts, spans, 'start')} AS i, {sums} FROM {query_parts.chosen()} GROUP BY i"
+    )
+    for i, visitors, *row in run(query, query_parts.params.values):
         points[int(i) - 1] = figures_of((unique.read(visitors), *row))
     return points
 
 
-def _events(run: Run, d: Dialect, site_id: int, spans: Sequence[Span], points: list[dict[str, int]]) -> None:
+def _events(
+    run: Run, dialect: Dialect, site_id: int, spans: Sequence[Span], points: list[dict[str, int]]
+) -> None:
     """Each span's unique visitors (exact) and pageviews, from its events."""
-    q = Query(d, site_id, (spans[0][0], spans[-1][1]), Filters())
+    query_parts = Query(dialect, site_id, (spans[0][0], spans[-1][1]), Filters())
     query = (
-        f"SELECT {bucket(q, spans, 'time')} AS i, count(DISTINCT visitor), "
-        f"sum(CASE WHEN {VIEWED} THEN 1 ELSE 0 END) FROM events WHERE {q.events()} GROUP BY i"
+        f"SELECT {bucket(query_parts, spans, 'time')} AS i, count(DISTINCT visitor), "
+        f"sum(CASE WHEN {VIEWED} THEN 1 ELSE 0 END) FROM events WHERE {query_parts.events()} GROUP BY i"
     )
     for point in points:
         point["visitors"] = point["pageviews"] = 0
-    for i, visitors, pageviews in run(query, q.p.values):
+    for i, visitors, pageviews in run(query, query_parts.params.values):
         points[int(i) - 1].update(visitors=int(visitors or 0), pageviews=int(pageviews or 0))
 
 
 def _estimated(
-    run: Run, d: Dialect, site_id: int, spans: Sequence[Span], unique: counting.Visitors
+    run: Run, dialect: Dialect, site_id: int, spans: Sequence[Span], unique: counting.Visitors
 ) -> list[dict[str, int]]:
     """Every figure of each span from the visits that started in it, plus the events of the visits
     that cross a span's edge (begun before the period, or ending in a later span than they
@@ -105,16 +110,19 @@ def _estimated(
     (1.5 M visits), a few thousand visits cross a midnight: their events are read from the
     stretches of time they cover, not from the whole period. Pageviews exact, visitors as exact as
     the bitmap, and no visitor missed when a visit's events reached the server out of order."""
-    q = Query(d, site_id, (spans[0][0], spans[-1][1]), Filters())
+    query_parts = Query(dialect, site_id, (spans[0][0], spans[-1][1]), Filters())
     crossing = run(
-        f"SELECT visit, start, last, pageviews FROM {d.visits} WHERE site_id = {q.site} AND start < {q.b} "
-        f"AND last >= {q.a} AND (start < {q.a} OR last >= {q.b} OR last >= {edge_after(q, spans, 'start')})",
-        q.p.values,
+        f"SELECT visit, start, last, pageviews FROM {dialect.visits} WHERE "
+        f"site_id = {query_parts.site} AND start < {query_parts.high} "
+        f"AND last >= {query_parts.low} AND (start < {query_parts.low} OR last >= "
+        f"{query_parts.high} OR last >= {edge_after(query_parts, spans, 'start')})",
+        query_parts.params.values,
     )
-    q = Query(d, site_id, (spans[0][0], spans[-1][1]), Filters())
+    query_parts = Query(dialect, site_id, (spans[0][0], spans[-1][1]), Filters())
     rows = (
-        f"SELECT {bucket(q, spans, 'start')} AS i, visitor, 1 AS n, pageviews AS pv, {q.bounce()} AS bounce, "
-        f"{q.duration()} AS duration FROM {d.visits} WHERE {q.selected()}"
+        f"SELECT {bucket(query_parts, spans, 'start')} AS i, visitor, "
+        f"1 AS n, pageviews AS pv, {query_parts.bounce()} AS bounce, "
+        f"{query_parts.duration()} AS duration FROM {dialect.visits} WHERE {query_parts.selected()}"
     )
     points = [figures_of((0, 0, 0, 0, 0)) for _ in spans]
     if crossing:
@@ -124,13 +132,13 @@ def _estimated(
             if int(start) >= first:
                 points[bisect.bisect_right(edges, int(start)) - 1]["pageviews"] -= int(pageviews)
         rows += (
-            f" UNION ALL SELECT {bucket(q, spans, 'time')} AS i, visitor, 0, "
-            f"CASE WHEN {VIEWED} THEN 1 ELSE 0 END, 0, 0 FROM ({events_of(q, crossing)}) AS e"
+            f" UNION ALL SELECT {bucket(query_parts, spans, 'time')} AS i, visitor, 0, "
+            f"CASE WHEN {VIEWED} THEN 1 ELSE 0 END, 0, 0 FROM ({events_of(query_parts, crossing)}) AS e"
         )
     query = (
         f"SELECT i, {unique.sql}, sum(n), sum(pv), sum(bounce), sum(duration) FROM ({rows}) AS u GROUP BY i"
     )
-    for i, visitors, *row in run(query, q.p.values):
+    for i, visitors, *row in run(query, query_parts.params.values):
         point = points[int(i) - 1]
         figures = figures_of((unique.read(visitors), *row))
         figures["pageviews"] += point["pageviews"]
