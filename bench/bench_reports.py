@@ -51,7 +51,7 @@ from sightline.database.schema import events
 from sightline.sites import service as sites_service
 
 TARGET_MS = 150.0
-MAX_ERROR = 0.01  # issue 11: unique visitors exact, or within 1 % when approximate (docs/reports.md)
+MAX_ERROR = 0.01  # unique visitors exact, or within 1 % when approximate (docs/reports.md)
 EMAIL = "bench@example.com"
 PASSWORD = "a long benchmark password"
 ZONE = "America/New_York"

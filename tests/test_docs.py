@@ -48,11 +48,14 @@ def test_every_error_code_in_the_code_is_documented() -> None:
     assert not missing, f"error codes missing from docs/: {missing}"
 
 
-def _tracked_markdown() -> list[Path]:
-    listed = subprocess.run(
-        ["git", "-C", str(ROOT), "ls-files", "*.md"], capture_output=True, text=True, check=True
+def _tracked(*patterns: str) -> list[str]:
+    return subprocess.run(
+        ["git", "-C", str(ROOT), "ls-files", *patterns], capture_output=True, text=True, check=True
     ).stdout.split()
-    return [ROOT / name for name in listed if not name.startswith("tests/")]
+
+
+def _tracked_markdown() -> list[Path]:
+    return [ROOT / name for name in _tracked("*.md") if not name.startswith("tests/")]
 
 
 def _history_in(text: str) -> list[str]:
@@ -94,3 +97,18 @@ def test_no_document_tells_the_history_of_the_work_or_names_a_machine_path() -> 
         if path.exists() and (lines := _history_in(path.read_text("utf-8")))
     }
     assert not found, f"history or machine paths in the docs (they belong in git): {found}"
+
+
+def test_no_comment_or_test_names_a_round_of_work_or_a_machine_path() -> None:
+    """Code, tests, benchmarks and scripts too: a comment cites the benchmark that measured a
+    figure, not the round of work that did."""
+    sources = _tracked("*.py", "*.ts", "*.tsx", "*.sh", "Makefile", "*.toml")
+    assert "src/sightline/app.py" in sources  # the listing itself works
+    found = {
+        name: lines
+        for name in sources
+        if name != "tests/test_docs.py"  # its own examples of what the patterns catch
+        and (ROOT / name).exists()
+        and (lines := _history_in((ROOT / name).read_text("utf-8")))
+    }
+    assert not found, f"history or machine paths in the code (they belong in git): {found}"

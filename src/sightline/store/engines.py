@@ -137,7 +137,7 @@ class Embedded:
             # subquery (the visits that sent an event) is the side to hash. DuckDB's optimizer
             # swaps the sides of a join by its estimates, and misjudges an equality on ``name``:
             # it hashed all 1.5 M visits of 30 days to probe 100,000 "signup" events, three times
-            # the CPU of the other way (docs/performance.md, session 9). Joins keep their sides.
+            # the CPU of the other way. Joins keep their sides.
             "disabled_optimizers": "build_side_probe_side",
         }
         con = duckdb.connect(str(self.path), config=config)

@@ -55,7 +55,7 @@ VALUE_MAX = 500  # paths and prop values are cut to this many characters
 LOOK_BACK = 2 * 86400 * 1_000_000  # how far back a visit is looked for in the store
 # Batches while a backlog is fed: one DuckDB row group, which DuckDB writes to the file straight
 # away instead of into its write-ahead log first, and one step's fixed cost over 6x the events:
-# 25 -> 16.5 µs of CPU per event (docs/performance.md, session 11).
+# 25 -> 16.5 µs of CPU per event (`python -m bench store`).
 BACKLOG_BATCH = 122_880
 BACKLOG_BYTES = 64 * 2**20  # ... or fewer, when the log's rows are big (props up to 64 KiB)
 # Each stored visit attribute (``schema.VISIT_ATTRIBUTES``, in the registry's order), as the

@@ -7,7 +7,7 @@ parsed by Arrow in C (``strftime`` in the query cost about a sixth of the read).
 
 On SQLite each row comes as one text, its columns joined by ``\x1f`` by SQLite's ``printf`` (a
 NULL is empty, which the feed treats as NULL anyway), and Arrow splits them in C: one Python object
-per row instead of one per column, 40 % less CPU for the read (docs/performance.md, session 11).
+per row instead of one per column, 40 % less CPU for the read (`python -m bench store`).
 A batch where a value holds the separator itself (the count of parts tells) is read again as
 tuples. Ingest refuses NUL characters, which would end a value in ``printf``. (Apache Arrow's ADBC
 SQLite driver would read Arrow directly, but it links a second copy of SQLite into the process,

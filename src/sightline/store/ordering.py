@@ -6,7 +6,7 @@ skips only by their minimum and maximum values. So, once a span of time has sett
 ``SETTLE``), its events and the visits born in it are written again sorted by site and time, in
 one transaction: each site's rows then fill row groups of their own, and a report of one site on a
 store of 50 reads its own (measured: a small site's unique visitors 6 times cheaper, the largest
-site's a third; docs/performance.md, session 9). A span holds at least ``CHUNK`` events (enough for
+site's a third, with `python -m bench scale`). A span holds at least ``CHUNK`` events (enough for
 the largest site's rows to fill whole row groups), or whatever settled more than a day ago.
 
 Events that arrive later for a span already sorted are simply appended; nothing is lost or read
