@@ -205,3 +205,65 @@ def test_a_backup_of_the_previous_layout_restores_with_its_channels(db: Database
         assert _channels(restored, "events") == _expected(site, rows)
     finally:
         restored.close()
+
+
+def _upgradable_store(db: Database, tmp_path: Path, doublings: int) -> Path:
+    """A DuckDB store of the previous layout, its rows doubled ``doublings`` times (so the blocks
+    an upgrade frees are many), closed; its file's path."""
+    _, site = helpers.create_site(db, "compact.example.com")
+    helpers.insert_events(db, sorted(generate(site, 100, seed=13), key=lambda e: e.time))
+    engine = Embedded(tmp_path / "data", 256)
+    feeder = Feeder(db, engine, batch=500)
+    feeder.catch_up()
+    feeder.close()
+    for _ in range(doublings):
+        engine.execute("INSERT INTO events SELECT * FROM events")
+    _as_previous_layout(engine, tmp_path)
+    return tmp_path / "data" / "store.duckdb"
+
+
+def test_an_upgraded_store_is_written_again_compactly(db: Database, tmp_path: Path) -> None:
+    path = _upgradable_store(db, tmp_path, doublings=9)
+    before = path.stat().st_size
+    with duckdb.connect(str(path), read_only=True) as con:
+        held = con.execute("SELECT count(*) FROM events").fetchone()
+    upgraded = Embedded(tmp_path / "data", 256)
+    try:
+        assert upgraded.query("SELECT count(*) FROM events", {}) == [held]
+        assert upgraded.query("SELECT format FROM store_meta", {}) == [(schema.FORMAT,)]
+    finally:
+        upgraded.close()
+    assert path.stat().st_size <= before * 1.25, (before, path.stat().st_size)  # doubled without the copy
+    assert not upgrade.compacting(path).exists()
+
+
+def test_without_the_compact_copy_the_upgrade_would_double_the_file(
+    db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the test above guards against: the upgrade's own rewrite leaves the freed blocks."""
+    path = _upgradable_store(db, tmp_path, doublings=9)
+    before = path.stat().st_size
+    monkeypatch.setattr(upgrade, "_copy", _refuse)
+    Embedded(tmp_path / "data", 256).close()
+    assert path.stat().st_size > before * 1.5, (before, path.stat().st_size)
+
+
+def _refuse(*_: object) -> None:
+    raise duckdb.IOException("No space left on device")
+
+
+def test_a_compact_copy_that_fails_leaves_the_upgraded_store_working(
+    db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = _upgradable_store(db, tmp_path, doublings=2)
+    upgrade.compacting(path).write_bytes(b"half written by a cut")
+    monkeypatch.setattr(upgrade, "_copy", _refuse)
+    store = Embedded(tmp_path / "data", 256)
+    try:
+        assert store.query("SELECT format FROM store_meta", {}) == [(schema.FORMAT,)]
+        assert store.query("SELECT count(*) FROM events WHERE channel = ''", {}) == [(0,)]
+    finally:
+        store.close()
+    assert "not written again compactly (No space left on device)" in caplog.text
+    assert not upgrade.compacting(path).exists()
+    assert not list(path.parent.glob("store.duckdb.unreadable*")), "not moved aside and rebuilt"

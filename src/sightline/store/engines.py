@@ -140,11 +140,13 @@ class Embedded:
             # the CPU of the other way. Joins keep their sides.
             "disabled_optimizers": "build_side_probe_side",
         }
+        upgrade.compacting(self.path).unlink(missing_ok=True)  # a copy a cut left half-written
         con = duckdb.connect(str(self.path), config=config)
         try:
             made = self._made_by(con)
             if made is not None and made[0] in upgrade.UPGRADABLE:  # DuckDB reads older files itself
                 upgrade.upgrade_duckdb(con, made[0])
+                con = upgrade.compacted(con, self.path, config)
                 made = (schema.FORMAT, made[1])
             if made is not None and made[0] != schema.FORMAT:
                 con.close()
