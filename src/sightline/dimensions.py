@@ -142,14 +142,14 @@ def markdown_table() -> str:
         "| name | old spellings (aliases) | what it is | read from | " + " | ".join(_SUPPORTS) + " |",
         "|---|---|---|---|" + "---|" * len(_SUPPORTS),
     ]
-    for d in DIMENSIONS:
-        source = f"the visit's `{d.key}`" if d.table == "visits" else "the visit's events"
-        if not d.stored:
+    for dimension in DIMENSIONS:
+        source = f"the visit's `{dimension.key}`" if dimension.table == "visits" else "the visit's events"
+        if not dimension.stored:
             source = "worked out from the visit's source and UTM tags"
-        marks = " | ".join("yes" if d.has(feature) else "" for feature in _SUPPORTS)
-        aliases = ", ".join(f"`{alias}`" for alias in d.aliases)
-        what = d.label + (f" ({d.hint})" if d.hint else "")
-        lines.append(f"| `{d.name}` | {aliases} | {what} | {source} | {marks} |")
+        marks = " | ".join("yes" if dimension.has(feature) else "" for feature in _SUPPORTS)
+        aliases = ", ".join(f"`{alias}`" for alias in dimension.aliases)
+        what = dimension.label + (f" ({dimension.hint})" if dimension.hint else "")
+        lines.append(f"| `{dimension.name}` | {aliases} | {what} | {source} | {marks} |")
     return "\n".join(lines)
 
 
@@ -162,12 +162,13 @@ def typescript() -> str:
     filters = supporting(FILTER)
     breakdowns = supporting(BREAKDOWN)
     panels: dict[str, list[str]] = {}
-    for d in breakdowns:
-        if d.panel:
+    for dimension in breakdowns:
+        if dimension.panel:
             # A row of a pages table filters the visits that viewed that page.
-            target = "page" if d.values == PATH else d.name
-            tab = f'{{ dimension: "{d.name}", label: "{d.tab or d.label}", filter: "{target}" }}'
-            panels.setdefault(d.panel, []).append(tab)
+            target = "page" if dimension.values == PATH else dimension.name
+            title = dimension.tab or dimension.label
+            tab = f'{{ dimension: "{dimension.name}", label: "{title}", filter: "{target}" }}'
+            panels.setdefault(dimension.panel, []).append(tab)
     label = {d.name: d.label + (f" ({d.hint})" if d.values == PROP else "") for d in filters}
     lines = [
         "// Generated from the registry of dimensions (src/sightline/dimensions.py) by",
