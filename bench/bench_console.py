@@ -113,8 +113,10 @@ def main() -> int:
             create_owner(server, EMAIL, PASSWORD)
             with server.client() as client:
                 assert client.post("/api/login", json={"email": EMAIL, "password": PASSWORD}).is_success
-                for n in range(20):
-                    client.post("/api/sites", json={"name": f"Shop {n}", "domain": f"shop{n}.example.com"})
+                for number in range(20):
+                    client.post(
+                        "/api/sites", json={"name": f"Shop {number}", "domain": f"shop{number}.example.com"}
+                    )
             with sync_playwright() as pw:
                 browser = launch(pw)
                 try:

@@ -34,8 +34,8 @@ AGENT = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) 
 def addresses(count: int, seed: int = 7) -> list[str]:
     rng = random.Random(seed)
     out = []
-    for i in range(count):
-        if i % 5 == 4:
+    for index in range(count):
+        if index % 5 == 4:
             out.append(
                 f"2a01:{rng.randrange(0x100, 0xFFFF):x}:{rng.randrange(0xFFFF):x}::{rng.randrange(0xFFFF):x}"
             )
@@ -49,14 +49,14 @@ def addresses(count: int, seed: int = 7) -> list[str]:
 def city_database(path: Path, networks: int = 2000, seed: int = 3) -> Path:
     rng = random.Random(seed)
     writer = MMDBWriter(6, "GeoLite2-City", languages=["en"], description="bench", ipv4_compatible=True)
-    for n in range(networks):
+    for number in range(networks):
         network = f"{rng.randrange(1, 223)}.{rng.randrange(256)}.0.0/16"
         writer.insert_network(
             IPSet([network]),
             {
                 "country": {"iso_code": "GB", "names": {"en": "United Kingdom"}},
                 "subdivisions": [{"iso_code": "ENG", "names": {"en": "England"}}],
-                "city": {"names": {"en": f"City {n}"}},
+                "city": {"names": {"en": f"City {number}"}},
             },
         )
     writer.to_db_file(str(path))
@@ -91,7 +91,7 @@ def main() -> int:
         finally:
             with_city.close()
     salt = os.urandom(32)
-    cost = per_event(lambda a: visitor_code(salt, 1, a, AGENT), items, repeat)
+    cost = per_event(lambda address: visitor_code(salt, 1, address, AGENT), items, repeat)
     print(f"  cookieless visitor code:          {cost:6.2f} us/event")
     return 0
 

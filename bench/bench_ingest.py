@@ -229,16 +229,17 @@ def print_runs(runs: list[Result]) -> None:
         f"{'errors':>6} {'load':>5} {'catch-up s':>10} | µs of CPU per event: {'server':>7} "
         f"{'writer':>7} {'store':>7} {'other':>6} {'total':>7} | {'wrk µs/req':>10}"
     )
-    for r in runs:
-        ceiling = r.server == "ceiling"
+    for result in runs:
+        ceiling = result.server == "ceiling"
         cpu = " ".join(
-            f"{(r.us_per_request(role) if ceiling else r.us_per_event(role)):>{w}.1f}"
+            f"{(result.us_per_request(role) if ceiling else result.us_per_event(role)):>{w}.1f}"
             for role, w in (("server", 7), ("writer", 7), ("store", 7), ("other", 6), ("total", 7))
         )
         print(
-            f"{r.label:<20} {r.requests_per_s:>8.0f} {r.requests_per_s * r.per:>9.0f} {r.p50_ms:>7.2f} "
-            f"{r.p99_ms:>7.2f} {r.non_2xx:>7} {r.errors:>6} {r.load:>5.1f} {r.catch_up_s:>10.2f} | "
-            f"{'':>21}{cpu} | {r.wrk_cpu_s * 1e6 / max(r.requests, 1):>10.1f}"
+            f"{result.label:<20} {result.requests_per_s:>8.0f} {result.requests_per_s * result.per:>9.0f} "
+            f"{result.p50_ms:>7.2f} {result.p99_ms:>7.2f} {result.non_2xx:>7} {result.errors:>6} "
+            f"{result.load:>5.1f} {result.catch_up_s:>10.2f} | "
+            f"{'':>21}{cpu} | {result.wrk_cpu_s * 1e6 / max(result.requests, 1):>10.1f}"
         )
 
 

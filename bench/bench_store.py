@@ -221,8 +221,8 @@ def feed_rate(seconds: int) -> int:
     rate = fed / span if span else 0.0
     cpu_us = (last[3] - first[3]) * 1e6 / fed if fed else float("nan")
 
-    def rate_between(a: tuple[float, int, int, float], b: tuple[float, int, int, float]) -> float:
-        return (b[1] - a[1]) / (b[0] - a[0]) if b[0] > a[0] else 0.0
+    def rate_between(earlier: tuple[float, int, int, float], later: tuple[float, int, int, float]) -> float:
+        return (later[1] - earlier[1]) / (later[0] - earlier[0]) if later[0] > earlier[0] else 0.0
 
     early = rate_between(first, next((s for s in samples if s[0] - first[0] >= 10), last))
     late = rate_between(next((s for s in samples if last[0] - s[0] <= 10), first), last)

@@ -58,9 +58,9 @@ PROPS = [
 ]
 
 
-def _zipf(rng: np.random.Generator, n: int, size: int, a: float = 1.1) -> np.ndarray:
-    weights = 1.0 / np.arange(1, n + 1) ** a
-    return rng.choice(n, size=size, p=weights / weights.sum())
+def _zipf(rng: np.random.Generator, values: int, size: int, exponent: float = 1.1) -> np.ndarray:
+    weights = 1.0 / np.arange(1, values + 1) ** exponent
+    return rng.choice(values, size=size, p=weights / weights.sum())
 
 
 def generate(site_id: int, events: int, days: int, end: datetime, seed: int = 1) -> Iterator[list[tuple]]:  # type: ignore[type-arg]
@@ -97,21 +97,21 @@ def generate(site_id: int, events: int, days: int, end: datetime, seed: int = 1)
     )
     for lo in range(0, events, CHUNK):
         rows = []
-        for k, i in enumerate(order[lo : lo + CHUNK].tolist()):
-            v = int(visit_of[i])
-            c = int(campaign[v])
-            utm = CAMPAIGNS[c] if c >= 0 else (None, None, None)
-            browser, os_name, device = AGENTS[int(agent[v])]
-            is_custom = bool(custom[i])
+        for position, event in enumerate(order[lo : lo + CHUNK].tolist()):
+            visit = int(visit_of[event])
+            campaign_index = int(campaign[visit])
+            utm = CAMPAIGNS[campaign_index] if campaign_index >= 0 else (None, None, None)
+            browser, os_name, device = AGENTS[int(agent[visit])]
+            is_custom = bool(custom[event])
             rows.append(
                 (
                     site_id,
-                    str(stamps[lo + k]),
-                    f"visitor-{int(visitor[v])}",
-                    f"visit-{v}",
-                    CUSTOM[int(name[i])] if is_custom else "pageview",
-                    PAGES[int(page[i])],
-                    SOURCES[int(source[v])] if index_in_visit[i] == 0 else None,
+                    str(stamps[lo + position]),
+                    f"visitor-{int(visitor[visit])}",
+                    f"visit-{visit}",
+                    CUSTOM[int(name[event])] if is_custom else "pageview",
+                    PAGES[int(page[event])],
+                    SOURCES[int(source[visit])] if index_in_visit[event] == 0 else None,
                     None,
                     *utm,
                     None,
@@ -120,9 +120,9 @@ def generate(site_id: int, events: int, days: int, end: datetime, seed: int = 1)
                     os_name,
                     device,
                     None,
-                    PROPS[int(props[i])] if is_custom else None,
+                    PROPS[int(props[event])] if is_custom else None,
                     "bench",
-                    COUNTRIES[v % len(COUNTRIES)],
+                    COUNTRIES[visit % len(COUNTRIES)],
                     None,
                     None,
                     None,  # language

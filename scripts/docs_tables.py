@@ -34,7 +34,7 @@ def main() -> int:
         doc = DOCS / page
         block = re.compile(rf"(<!-- {name}-table:start -->\n).*?(\n<!-- {name}-table:end -->)", re.S)
         text, markdown = doc.read_text("utf-8"), table()
-        doc.write_text(block.sub(lambda m: m.group(1) + markdown + m.group(2), text), "utf-8")  # noqa: B023
+        doc.write_text(block.sub(lambda match: match.group(1) + markdown + match.group(2), text), "utf-8")  # noqa: B023
         print(f"updated the {name} table of {doc}", file=sys.stderr)
     for path, content in FILES:
         path.write_text(content(), "utf-8")

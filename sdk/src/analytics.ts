@@ -13,7 +13,7 @@
  */
 import type { ConnectionState, Props, SessionContext, Status, Utm } from "../analytics";
 import type { Config, Core, Host, Plugin, PluginFactory } from "./plugin";
-import { checkId, checkName, checkProps, cut } from "./validate";
+import { bytes, checkId, checkName, checkProps, cut } from "./validate";
 
 interface Ev {
   name: string;
@@ -26,6 +26,7 @@ interface Ev {
   referrer: string;
   title: string;
   screen: number;
+  language: string;
   utm?: Utm;
 }
 interface Batch {
@@ -51,6 +52,7 @@ const S = "sessionStorage";
 const VISITOR = "sightline_visitor";
 const VISIT = "sightline_visit";
 const MAX_BODY = 65536;
+const loc = location;
 
 const el = (D.currentScript || D.querySelector("script[data-site]")) as HTMLScriptElement | null;
 /** The snippet's data-* attributes (data-site, data-consent, data-auto-pageviews). */
@@ -65,22 +67,22 @@ const outKey = "sightline_out_" + key;
 
 let startup: Promise<Status> | undefined;
 let st: Status = {};
-let ready = 0;
-let dead = 0;
+let ready: number | undefined;
+let dead: number | undefined;
 let dropped = 0;
 let queue: Ev[] = [];
 let buf: Ev[] = [];
 let out: Batch[] = [];
 let inflight: Batch | undefined;
-let waiting = 0;
+let waiting: number | undefined;
 let attempt = 0;
-let flushTimer = 0;
+let flushTimer: number | undefined;
 let visitor = "";
 let memVisit: Visit | undefined;
 let recordingId: string | undefined;
-let lastPage = "";
-let keep = 0; // 1 once storage may be written (not a cookieless site)
-let named = 0; // 1 once identify() named the visitor
+let lastPage: string | undefined;
+let keep: number | undefined; // 1 once storage may be written (not a cookieless site)
+let named: number | undefined; // 1 once identify() named the visitor
 const plugins: Record<string, Promise<Plugin | void>> = {};
 const registrations: Record<string, (factory: PluginFactory) => void> = {};
 
@@ -113,7 +115,7 @@ const backoff = (retryAfter?: string | null): number =>
 const busy = (r: Response): boolean => r.status == 429 || r.status > 499;
 
 const campaign = (): Utm => {
-  const query = new URLSearchParams(location.search);
+  const query = new URLSearchParams(loc.search);
   const utm: Record<string, string> = {};
   for (const tag of ["source", "medium", "campaign", "term", "content"]) {
     const value = query.get("utm_" + tag);
@@ -138,8 +140,8 @@ const visit = (touch?: 1): Visit => {
 const context = (): SessionContext => {
   const v = startup && visit();
   return {
-    url: location.href,
-    path: location.pathname,
+    url: loc.href,
+    path: loc.pathname,
     referrer: D.referrer,
     utm: v ? v.u : campaign(),
     ...(v && { sessionId: v.i, visitorId: analytics.getVisitorId(), startedAt: new Date(v.t).toISOString() }),
@@ -175,7 +177,7 @@ const seal = (): void => {
     let size = 200;
     // An event too large for any batch still goes alone: the server refuses it (413), the SDK drops it.
     while (buf.length && batch.events.length < 20) {
-      size += new Blob([JSON.stringify(buf[0])]).size;
+      size += bytes(buf[0]);
       if (size > MAX_BODY && batch.events.length) break;
       batch.events.push(buf.shift()!);
     }
@@ -243,11 +245,12 @@ const push = (name: string, props: Props, at?: Partial<Ev>): void => {
     ts: v.l,
     visitor_id: visitor,
     session_id: v.i,
-    url: cut(location.href, 2000),
-    path: cut(location.pathname, 2000),
+    url: cut(loc.href, 2000),
+    path: cut(loc.pathname, 2000),
     referrer: cut(D.referrer, 2000),
     title: cut(D.title, 500),
     screen: screen.width | 0,
+    language: N.language.replace(/-.*/, ""),
     ...at,
   };
   if (Object.keys(v.u).length) ev.utm = v.u;
@@ -258,7 +261,7 @@ const push = (name: string, props: Props, at?: Partial<Ev>): void => {
 };
 
 const pageview = safe((force?: unknown): void => {
-  const page = location.pathname + location.search;
+  const page = loc.pathname + loc.search;
   if (force || page != lastPage) (lastPage = page), push("pageview", {});
 });
 
@@ -347,7 +350,7 @@ const boot = (resolve: (s: Status) => void): void => {
     if (store(L, "sightline_ignore")) halt("disabled");
     dead ? resolve(analytics.status()) : fetchConfig(resolve);
   };
-  /[?&]sightline=/.test(location.search) && !dead ? load("exclude").then(go) : go();
+  /[?&]sightline=/.test(loc.search) && !dead ? load("exclude").then(go) : go();
 };
 
 const host: Host = {
@@ -368,14 +371,13 @@ const host: Host = {
 };
 
 const analytics: Core = {
+  // The checks run (and may throw) before the call they are arguments of: only `push` is contained.
   event(name, props) {
-    const n = checkName(name);
-    const p = checkProps(props);
-    safe(push)(n, p);
+    safe(push)(checkName(name), checkProps(props));
   },
   identify(id) {
-    const code = checkId(id);
-    if (startup && !dead) store(L, VISITOR, (visitor = code)), (named = 1);
+    id = checkId(id);
+    if (startup && !dead) store(L, VISITOR, (visitor = id)), (named = 1);
   },
   start() {
     if (!startup) {

@@ -10,6 +10,9 @@ export const chars = (s: string): number => Array.from(s).length;
  */
 export const wf = (s: string): string => s.replace(/[\ud800-\udfff]/gu, "\ufffd");
 
+/** Bytes of `value` as JSON (UTF-8), as the server counts a body. */
+export const bytes = (value: unknown): number => new Blob([JSON.stringify(value)]).size;
+
 /** `s` cut to at most `n` characters without splitting a surrogate pair. */
 export const cut = (s: string, n: number): string => wf(s.length > n ? Array.from(s).slice(0, n).join("") : s);
 
@@ -38,7 +41,7 @@ export const checkProps = (props: unknown): Props => {
       fail("event", `props.${key} must be a string of at most 2000 characters, a finite number or a boolean`);
     copy[wf(key)] = type == "string" ? wf(value as string) : (value as number);
   }
-  if (new Blob([JSON.stringify(copy)]).size > 49152) fail("event", "props may be at most 48 KiB as JSON");
+  if (bytes(copy) > 49152) fail("event", "props may be at most 48 KiB as JSON");
   return copy;
 };
 

@@ -4,12 +4,14 @@ Each dimension is written here once: its one name in the API (the filter paramet
 breakdown's ``dimension``), the old spellings still accepted for it (``aliases``: the plural
 breakdown names), the key the reports' queries and imported figures use for it, the store's
 table and column (or SQL expression), the console's label and panel, its breakdown's ranking
-and figures, and what it supports. The reports' parameters, filters and queries, the funnels'
-split, imported figures, the stats API's documentation, the assistants' tools and the console's
-lists (``ui/src/reports/dimensions.gen.ts``, written by ``scripts/docs_tables.py``) all derive
-from it; the store's visit attributes are its ``visits`` entries with a stored column.
+and figures, the durable log's column and the raw events export's header, and what it supports.
+The reports' parameters, filters and queries, the funnels' split, imported figures, the raw events
+export's columns, the stats API's documentation, the assistants' tools and the console's lists
+(``ui/src/reports/dimensions.gen.ts``, written by ``scripts/docs_tables.py``) all derive from it;
+the store's visit attributes are its ``visits`` entries with a stored column.
 
-Adding a visit attribute: one ``Dimension`` below, the store's feed filling its column, and tests.
+Adding a visit attribute: one ``Dimension`` below, the store's feed filling its column, and tests;
+when the durable log keeps it too (``log_column``), the raw events export has its column.
 Imports nothing of Sightline's.
 """
 
@@ -33,7 +35,7 @@ VISIT_FIGURES = ("visitors", "visits", "pageviews", "bounce_rate", "visit_durati
 _ATTRIBUTE = frozenset({FILTER, BREAKDOWN, FUNNEL, IMPORT, EXPORT})
 _IN_LOG = frozenset({FILTER, BREAKDOWN, IMPORT, EXPORT})
 _OWN = frozenset({FILTER, BREAKDOWN})
-_LOCAL = frozenset({FILTER, BREAKDOWN, FUNNEL})  # neither imported nor in the raw events export
+_LOCAL = frozenset({FILTER, BREAKDOWN, FUNNEL, EXPORT})  # not in imported history
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,10 @@ class Dimension:
     stored: bool = True  # a column of its own in the store (False: an expression over others)
     on_rows: bool = True  # every event's row carries it as its visit has it (filters read rows)
     hint: str = ""  # what a value is, for the API's documentation
+    # The durable log's column (the SQL ``events`` table) that keeps it (None: the log does not;
+    # the store works it out, or it is a rule of its own); exported dimensions have one.
+    log_column: str | None = None
+    export_header: str = ""  # the raw events export's header for its column (default: ``log_column``)
 
     def has(self, feature: str) -> bool:
         return feature in self.supports
@@ -62,6 +68,11 @@ class Dimension:
     def spellings(self) -> tuple[str, ...]:
         return (self.name, *self.aliases)
 
+    @property
+    def header(self) -> str:
+        """Its column's header in the raw events export."""
+        return self.export_header or self.log_column or self.name
+
 
 def _visit(name: str, label: str, plural: str, panel: str = "", tab: str = "", **more: Any) -> Dimension:
     """A visit attribute: a column of its own on ``visits`` and on every event's row, or (``column``)
@@ -69,6 +80,7 @@ def _visit(name: str, label: str, plural: str, panel: str = "", tab: str = "", *
     column = more.pop("column", name)
     if column != name:
         more.update(stored=False, supports=more.get("supports", _ATTRIBUTE) - {FUNNEL, EXPORT})
+    more.setdefault("log_column", name if EXPORT in more.get("supports", _ATTRIBUTE) else None)
     return Dimension(name, label, "visits", column, name, (plural,), panel=panel, tab=tab, **more)
 
 
@@ -88,10 +100,10 @@ _EVENTS: dict[str, Any] = {"order": "events", "fields": ("visitors", "events")}
 _GOALS: dict[str, Any] = {"order": "visitors", "fields": ("visitors", "conversions", "conversion_rate")}
 _PAGES: dict[str, Any] = {"order": "pageviews", "fields": ("visitors", "pageviews"), "panel": "pages"}
 DIMENSIONS: tuple[Dimension, ...] = (
-    _event("page", "Page", "path", _IN_LOG, values=PATH, tab="Top pages", **_PAGES),
+    _event("page", "Page", "path", _IN_LOG, values=PATH, tab="Top pages", log_column="path", **_PAGES),
     _page("entry_page", "Entry page", "entry", ("visits", "bounce_rate", "visit_duration"), "Entry pages"),
     _page("exit_page", "Exit page", "exit", ("visits",), "Exit pages"),
-    _visit("source", "Source", "sources", "sources", "Sources"),
+    _visit("source", "Source", "sources", "sources", "Sources", log_column="referrer_source"),
     # Stored: the feed works it out once per visit from its source and UTM tags (``sightline.channels``).
     _visit("channel", "Channel", "channels", "sources", "Channels", values=CHANNEL, supports=_OWN | {IMPORT}),
     _visit("utm_source", "UTM source", "utm_sources", "sources", optional=True),
@@ -99,7 +111,7 @@ DIMENSIONS: tuple[Dimension, ...] = (
     _visit("utm_campaign", "UTM campaign", "utm_campaigns", "sources", optional=True),
     _visit("browser", "Browser", "browsers", "devices", "Browsers"),
     _visit("os", "Operating system", "operating_systems", "devices", "Systems"),
-    _visit("device", "Device", "devices", "devices", "Devices"),
+    _visit("device", "Device", "devices", "devices", "Devices", log_column="device_type"),
     _visit(
         "country",
         "Country",
@@ -112,9 +124,21 @@ DIMENSIONS: tuple[Dimension, ...] = (
     _visit("region", "Region", "regions", "places", "Regions", optional=True),
     _visit("city", "City", "cities", "places", "Cities", supports=_ATTRIBUTE - {IMPORT}, optional=True),
     _visit("language", "Language", "languages", "devices", "Languages", supports=_LOCAL, optional=True),
-    _event("event", "Event", "name", _IN_LOG, values=EVENT, panel="events", **_EVENTS),
+    _event(
+        "event",
+        "Event",
+        "name",
+        _IN_LOG,
+        values=EVENT,
+        panel="events",
+        log_column="name",
+        export_header="event",
+        **_EVENTS,
+    ),
     _event("goal", "Goal", None, _OWN, values=GOAL, hint="a goal's id", **_GOALS),
-    _event("prop", "Prop", "props", _OWN, values=PROP, hint="key:value", **_EVENTS),
+    _event(
+        "prop", "Prop", "props", _OWN | {EXPORT}, values=PROP, hint="key:value", log_column="props", **_EVENTS
+    ),
 )
 
 BY_NAME: dict[str, Dimension] = {d.name: d for d in DIMENSIONS}
@@ -126,6 +150,48 @@ SPELLINGS: dict[str, Dimension] = {spelling: d for d in DIMENSIONS for spelling 
 def supporting(feature: str) -> tuple[Dimension, ...]:
     """The dimensions that support ``feature``, in the registry's order."""
     return tuple(d for d in DIMENSIONS if d.has(feature))
+
+
+# The raw events export (``exports.events``), its columns in order: a dimension's column by the
+# dimension's name (its header and the log's column are the registry's), the log's columns that no
+# dimension reads by their own name. An exported dimension not placed here comes after these, in
+# the registry's order: a new dimension adds its column at the end, where no column a download
+# reads by position moves.
+_EXPORT_ORDER = (
+    "time",
+    "event",
+    "page",
+    "visitor_id",
+    "session_id",
+    "source",
+    "referrer",
+    "utm_source",
+    "utm_medium",
+    "utm_campaign",
+    "utm_term",
+    "utm_content",
+    "browser",
+    "os",
+    "device",
+    "screen_class",
+    "country",
+    "region",
+    "city",
+    "prop",
+)
+
+
+def export_columns() -> tuple[tuple[str, str], ...]:
+    """The raw events export's columns in order: (header, the log's column) each."""
+    exported = {d.name: d for d in supporting(EXPORT)}
+    placed = [
+        (name, name) if name not in exported else _exported(exported.pop(name)) for name in _EXPORT_ORDER
+    ]
+    return (*placed, *(_exported(d) for d in exported.values()))
+
+
+def _exported(dimension: Dimension) -> tuple[str, str]:
+    return dimension.header, str(dimension.log_column)
 
 
 # The store's columns of visit attributes, on the ``visits`` table and every event's row.
@@ -142,14 +208,14 @@ def markdown_table() -> str:
         "| name | old spellings (aliases) | what it is | read from | " + " | ".join(_SUPPORTS) + " |",
         "|---|---|---|---|" + "---|" * len(_SUPPORTS),
     ]
-    for d in DIMENSIONS:
-        source = f"the visit's `{d.key}`" if d.table == "visits" else "the visit's events"
-        if not d.stored:
+    for dimension in DIMENSIONS:
+        source = f"the visit's `{dimension.key}`" if dimension.table == "visits" else "the visit's events"
+        if not dimension.stored:
             source = "worked out from the visit's source and UTM tags"
-        marks = " | ".join("yes" if d.has(feature) else "" for feature in _SUPPORTS)
-        aliases = ", ".join(f"`{alias}`" for alias in d.aliases)
-        what = d.label + (f" ({d.hint})" if d.hint else "")
-        lines.append(f"| `{d.name}` | {aliases} | {what} | {source} | {marks} |")
+        marks = " | ".join("yes" if dimension.has(feature) else "" for feature in _SUPPORTS)
+        aliases = ", ".join(f"`{alias}`" for alias in dimension.aliases)
+        what = dimension.label + (f" ({dimension.hint})" if dimension.hint else "")
+        lines.append(f"| `{dimension.name}` | {aliases} | {what} | {source} | {marks} |")
     return "\n".join(lines)
 
 
@@ -162,12 +228,13 @@ def typescript() -> str:
     filters = supporting(FILTER)
     breakdowns = supporting(BREAKDOWN)
     panels: dict[str, list[str]] = {}
-    for d in breakdowns:
-        if d.panel:
+    for dimension in breakdowns:
+        if dimension.panel:
             # A row of a pages table filters the visits that viewed that page.
-            target = "page" if d.values == PATH else d.name
-            tab = f'{{ dimension: "{d.name}", label: "{d.tab or d.label}", filter: "{target}" }}'
-            panels.setdefault(d.panel, []).append(tab)
+            target = "page" if dimension.values == PATH else dimension.name
+            title = dimension.tab or dimension.label
+            tab = f'{{ dimension: "{dimension.name}", label: "{title}", filter: "{target}" }}'
+            panels.setdefault(dimension.panel, []).append(tab)
     label = {d.name: d.label + (f" ({d.hint})" if d.values == PROP else "") for d in filters}
     lines = [
         "// Generated from the registry of dimensions (src/sightline/dimensions.py) by",

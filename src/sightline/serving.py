@@ -262,11 +262,11 @@ class SlowClientLimits(HttpToolsProtocol):
         others = [c for c in self.connections if isinstance(c, SlowClientLimits) and c is not self]
         waiting = [c for c in others if c.waiting_since is not None]
         if waiting:
-            min(waiting, key=lambda c: c.waiting_since or 0.0)._close("evicted")
+            min(waiting, key=lambda connection: connection.waiting_since or 0.0)._close("evicted")
             return
         reading = [c for c in others if c.body_since is not None]
         if reading:
-            min(reading, key=lambda c: c.body_since or 0.0)._close("evicted")
+            min(reading, key=lambda connection: connection.body_since or 0.0)._close("evicted")
 
 
 class _Sweep:

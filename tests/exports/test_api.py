@@ -6,6 +6,7 @@ import csv
 import io
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import httpx
@@ -43,7 +44,7 @@ def seeded(owner: httpx.Client, server_db: Database) -> tuple[int, list[Event]]:
     )
     now = datetime.now(UTC).replace(microsecond=0)
     rows = [
-        pageview(site_id, now - timedelta(hours=30), "a", "/", "google.com"),
+        replace(pageview(site_id, now - timedelta(hours=30), "a", "/", "google.com"), language="de"),
         pageview(site_id, now - timedelta(hours=29), "a", "/pricing"),
         pageview(site_id, now - timedelta(hours=5), "b", "/"),
         pageview(site_id, now - timedelta(hours=4), "c", '=HYPERLINK("http://evil")', "=cmd"),
@@ -95,6 +96,7 @@ def test_the_raw_events_of_a_period_stream_from_the_log(
     assert [r["visitor_id"] for r in rows] == [e.visitor_id for e in expected]
     assert [r["event"] for r in rows] == ["pageview"] * 4
     assert rows[0]["referrer_source"] == "google.com"
+    assert [r["language"] for r in rows] == ["de", "", "", ""]
     assert rows[-1]["path"] == '\'=HYPERLINK("http://evil")'
     assert rows[-1]["referrer_source"] == "'=cmd"
     assert datetime.fromisoformat(rows[0]["time"].replace("Z", "+00:00")) == expected[0].time

@@ -4,6 +4,7 @@ a funnel from the visit's steps on the conversions page, then saves it."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -17,10 +18,13 @@ from sightline.database import open_database
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD
 from tests.reports import helpers
 from tests.reports.helpers import wait_caught_up
+from tests.support.axe import assert_accessible
 from tests.support.browser import DESKTOP_CHROME, ensure_built
 from tests.support.server import LiveServer
 from tests.support.shop import Shop
 from tests.web.conftest import Console, unique
+
+SIZES = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
 
 
 @pytest.fixture
@@ -227,3 +231,34 @@ def test_secondary_actions_and_the_conversions_fields_are_drawn_as_controls(cons
         box = field.bounding_box()
         assert box is not None
         assert box["height"] >= 36, box
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("size", list(SIZES))
+def test_the_conversions_page_has_the_consoles_one_period_menu_and_fits_the_screen(
+    console: Console, scheme: str, size: str
+) -> None:
+    tab = console.signed_in(scheme=scheme, viewport=SIZES[size])
+    site = console.api(
+        tab, "POST", "/api/sites", {"name": "Periods", "domain": f"{unique('periods')}.example.com"}
+    )
+    assert isinstance(site, dict)
+    tab.goto(f"/sites/{site['id']}/conversions?range=7d")
+    periods = tab.get_by_role("group", name="Date range")
+    expect(periods.get_by_role("button", name="7 days")).to_have_attribute("aria-pressed", "true")
+    # The menu's further periods, its keyboard shortcuts and its custom range, but no realtime
+    # and no comparison: the funnels, retention and journeys compare with nothing.
+    more = tab.get_by_label("More periods")
+    expect(more.locator("option")).not_to_contain_text(["Realtime"])
+    expect(tab.get_by_label("Compare with")).to_have_count(0)
+    more.select_option("month")
+    expect(tab).to_have_url(re.compile(r"/conversions\?.*range=month"))
+    tab.keyboard.press("d")
+    expect(tab).to_have_url(re.compile(r"range=today"))
+    expect(periods.get_by_role("button", name="Today")).to_have_attribute("aria-pressed", "true")
+    periods.get_by_role("button", name="Custom").click()
+    expect(tab.get_by_role("textbox", name="From")).to_be_visible()
+    width, viewport = tab.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+    assert width <= viewport
+    console.shoot(tab, f"conversions-periods-{scheme}-{size}")
+    assert_accessible(tab, f"the conversions page's periods ({scheme}, {size})")

@@ -20,9 +20,9 @@ from sightline.store import schema
 from sightline.store.dialects import DUCKDB
 from sightline.store.feed import key_of, micros, props_of
 from tests.reports import helpers, oracle
+from tests.reports.conversions_world import GOALS, with_purchases
 from tests.reports.helpers import Event
 from tests.reports.logged import logged_run
-from tests.reports.test_conversions import GOALS, with_purchases
 from tests.support.store_rows import EVENTS, VISITS
 
 SITE = 1

@@ -37,6 +37,7 @@ class StoredEvent:
     props: dict[str, Any]
     batch_id: str
     referrer: str | None = None
+    language: str | None = None
 
 
 class Store:
@@ -47,7 +48,7 @@ class Store:
 
     def events(self, site: Site) -> list[StoredEvent]:
         query = text(
-            "SELECT name, visitor_id, session_id, path, props, batch_id, referrer FROM events "
+            "SELECT name, visitor_id, session_id, path, props, batch_id, referrer, language FROM events "
             "WHERE site_id = :site ORDER BY id"
         )
         with self.db.read() as conn:
@@ -61,6 +62,7 @@ class Store:
                 json.loads(r.props or "{}"),
                 r.batch_id,
                 r.referrer,
+                r.language,
             )
             for r in rows
         ]

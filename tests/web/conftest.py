@@ -53,12 +53,14 @@ class Console:
         scheme: str = "light",
         viewport: dict[str, int] | None = None,
         clipboard: bool = False,
+        locale: str | None = None,
     ) -> BrowserContext:
         ctx = self.browser.new_context(
             base_url=self.url,
             color_scheme=scheme,  # type: ignore[arg-type]
             viewport=viewport or DESKTOP,  # type: ignore[arg-type]
             reduced_motion="reduce",
+            locale=locale,
         )
         if clipboard:
             ctx.grant_permissions(["clipboard-read", "clipboard-write"], origin=self.url)

@@ -189,8 +189,8 @@ class DatabasePart:
             path.parent.mkdir(parents=True, exist_ok=True)
             temporary = path.with_name(path.name + ".restoring")
             shutil.copyfile(source / self.SQLITE, temporary)
-            with temporary.open("rb") as f:
-                os.fsync(f.fileno())
+            with temporary.open("rb") as handle:
+                os.fsync(handle.fileno())
             temporary.replace(path)
             return
         command = ["pg_restore", "--no-owner", "--no-privileges", "--exit-on-error", "--single-transaction"]

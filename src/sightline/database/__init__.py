@@ -1,6 +1,7 @@
 """The SQL database (SQLite or PostgreSQL): the schema, its Alembic migrations, and the engines.
 
-May import: ``sightline.settings`` only. Feature modules import this package; it imports none of them.
+Imports nothing of Sightline's but its version (``sightline.__version__``). Feature modules import
+this package; it imports none of them.
 """
 
 from sightline.database.engines import Database, open_database

@@ -11,34 +11,16 @@ from datetime import datetime
 
 from sqlalchemy import select
 
+from sightline import dimensions
 from sightline.database import Database
 from sightline.database.schema import events
 from sightline.spreadsheet import safe_cell
 
 CHUNK = 2000
-COLUMNS = (
-    "time",
-    "name",
-    "path",
-    "visitor_id",
-    "session_id",
-    "referrer_source",
-    "referrer",
-    "utm_source",
-    "utm_medium",
-    "utm_campaign",
-    "utm_term",
-    "utm_content",
-    "browser",
-    "os",
-    "device_type",
-    "screen_class",
-    "country",
-    "region",
-    "city",
-    "props",
-)
-HEADER = ("time", "event", *COLUMNS[2:])
+# (header, the log's column) of each column, in order: the registry's, so that a dimension the log
+# keeps is a column here (``dimensions.export_columns``).
+COLUMNS = dimensions.export_columns()
+HEADER = tuple(header for header, _ in COLUMNS)
 
 
 def _cell(value: object) -> str:
@@ -62,7 +44,7 @@ def stream_events(db: Database, site_id: int, start: datetime, end: datetime) ->
     writer.writerow(HEADER)
     yield flush()
     query = (
-        select(*(events.c[name] for name in COLUMNS))
+        select(*(events.c[column] for _, column in COLUMNS))
         .where(events.c.site_id == site_id, events.c.time >= start, events.c.time < end)
         .order_by(events.c.time, events.c.id)
     )

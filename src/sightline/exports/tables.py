@@ -34,10 +34,10 @@ def timeseries_csv(answer: dict[str, Any]) -> str:
     names = [k for k in (points[0] if points else dict.fromkeys(("time", *FIGURES))) if k != "time"]
     header = ["time", *names, *(["previous_time", *(f"previous_{n}" for n in names)] if previous else [])]
     rows = []
-    for i, point in enumerate(points):
+    for index, point in enumerate(points):
         row = [point["time"], *(point.get(n) for n in names)]
         if previous:
-            before = previous[i] if i < len(previous) else {}
+            before = previous[index] if index < len(previous) else {}
             row += [before.get("time"), *(before.get(n) for n in names)]
         rows.append(row)
     return _csv(header, rows)

@@ -72,53 +72,61 @@ class IngestCollector(Collector):
         self.ingest = ingest
 
     def collect(self) -> Iterator[Metric]:
-        m = self.ingest.metrics()
+        figures = self.ingest.metrics()
         yield CounterMetricFamily(
-            "sightline_ingest_accepted_events", "Events stored and acknowledged.", value=m["stored_events"]
+            "sightline_ingest_accepted_events",
+            "Events stored and acknowledged.",
+            value=figures["stored_events"],
         )
         yield CounterMetricFamily(
-            "sightline_ingest_accepted_batches", "Batches stored and acknowledged.", value=m["stored_batches"]
+            "sightline_ingest_accepted_batches",
+            "Batches stored and acknowledged.",
+            value=figures["stored_batches"],
         )
         yield CounterMetricFamily(
             "sightline_ingest_duplicate_batches",
             "Batches sent again after they were stored (acknowledged, stored once).",
-            value=m["duplicate_batches"],
+            value=figures["duplicate_batches"],
         )
         dropped = CounterMetricFamily(
             "sightline_ingest_dropped_batches",
             "Batches not stored, by reason (bot: answered 202 like everyone, nothing stored).",
             labels=["reason"],
         )
-        for reason, count in sorted(m["dropped"].items()):
+        for reason, count in sorted(figures["dropped"].items()):
             dropped.add_metric([reason], count)
         yield dropped
         yield GaugeMetricFamily(
-            "sightline_ingest_queue_events", "Events waiting for the database now.", value=m["queue_depth"]
+            "sightline_ingest_queue_events",
+            "Events waiting for the database now.",
+            value=figures["queue_depth"],
         )
         yield GaugeMetricFamily(
             "sightline_ingest_queue_capacity_events",
             "Events that may wait at once (--ingest-queue-events); beyond it ingest answers 429.",
-            value=m["queue_capacity"],
+            value=figures["queue_capacity"],
         )
-        yield CounterMetricFamily("sightline_ingest_commits", "Group commits.", value=m["commits"])
+        yield CounterMetricFamily("sightline_ingest_commits", "Group commits.", value=figures["commits"])
         yield CounterMetricFamily(
             "sightline_ingest_failed_commits",
             "Group commits (or writer deaths) whose batches were answered 503.",
-            value=m["failed_commits"],
+            value=figures["failed_commits"],
         )
         yield histogram(
             "sightline_ingest_commit_duration_seconds",
             "Time of one group commit in the writer process (rows built, stored, committed).",
             [],
-            [([], m["commit_latency"])],
+            [([], figures["commit_latency"])],
         )
         yield GaugeMetricFamily(
-            "sightline_ingest_writer_up", "1 while the writer process takes batches.", value=m["writer_up"]
+            "sightline_ingest_writer_up",
+            "1 while the writer process takes batches.",
+            value=figures["writer_up"],
         )
         yield CounterMetricFamily(
             "sightline_ingest_writer_starts",
             "Writer processes started (1 plus restarts).",
-            value=m["writer_starts"],
+            value=figures["writer_starts"],
         )
 
 

@@ -71,7 +71,12 @@ def not_found(query_parts: Query, page: Page, _: str | None) -> Made:
         f"FROM events WHERE {query_parts.events(_named('404'))}{_search(query_parts, page, 'path')} "
         f"GROUP BY path ORDER BY n DESC, value{_window(page)}"
     )
-    return query, lambda r: {"value": r[0], "visitors": int(r[1]), "visits": int(r[2]), "events": int(r[3])}
+    return query, lambda row: {
+        "value": row[0],
+        "visitors": int(row[1]),
+        "visits": int(row[2]),
+        "events": int(row[3]),
+    }
 
 
 def not_found_referrers(query_parts: Query, page: Page, path: str | None) -> Made:
@@ -97,7 +102,12 @@ def not_found_referrers(query_parts: Query, page: Page, path: str | None) -> Mad
         f") AS t WHERE 1 = 1{_search(query_parts, page, 'value')} "
         f"GROUP BY value, kind ORDER BY n DESC, value, kind{_window(page)}"
     )
-    return query, lambda r: {"value": r[0], "kind": r[1], "visitors": int(r[2]), "events": int(r[3])}
+    return query, lambda row: {
+        "value": row[0],
+        "kind": row[1],
+        "visitors": int(row[2]),
+        "events": int(row[3]),
+    }
 
 
 def _links(name: str) -> Callable[[Query, Page, str | None], Made]:
@@ -110,7 +120,7 @@ def _links(name: str) -> Callable[[Query, Page, str | None], Made]:
             f"value != ''{_search(query_parts, page, 'value')} "
             f"GROUP BY value ORDER BY n DESC, value{_window(page)}"
         )
-        return query, lambda r: {"value": r[0], "visitors": int(r[1]), "events": int(r[2])}
+        return query, lambda row: {"value": row[0], "visitors": int(row[1]), "events": int(row[2])}
 
     return report
 
@@ -129,16 +139,16 @@ def engagement(query_parts: Query, page: Page, _: str | None) -> Made:
         f"GROUP BY path ORDER BY v DESC, value{_window(page)}"
     )
 
-    def row(r: tuple[Any, ...]) -> dict[str, Any]:
+    def shaped(row: tuple[Any, ...]) -> dict[str, Any]:
         return {
-            "value": r[0],
-            "visitors": int(r[2]),
-            "visits": int(r[1]),
-            "time_on_page": round(float(r[3] or 0)),
-            "scroll_depth": round(float(r[4] or 0)),
+            "value": row[0],
+            "visitors": int(row[2]),
+            "visits": int(row[1]),
+            "time_on_page": round(float(row[3] or 0)),
+            "scroll_depth": round(float(row[4] or 0)),
         }
 
-    return query, row
+    return query, shaped
 
 
 def _vital(value: Any, name: str) -> float | None:
@@ -163,15 +173,15 @@ def web_vitals(query_parts: Query, page: Page, _: str | None) -> Made:
         f"GROUP BY path ORDER BY v DESC, value{_window(page)}"
     )
 
-    def row(r: tuple[Any, ...]) -> dict[str, Any]:
-        out: dict[str, Any] = {"value": r[0], "visitors": int(r[2]), "visits": int(r[1])}
-        for name, raw in zip(PAGE_VITALS, r[3:], strict=True):
+    def shaped(row: tuple[Any, ...]) -> dict[str, Any]:
+        out: dict[str, Any] = {"value": row[0], "visitors": int(row[2]), "visits": int(row[1])}
+        for name, raw in zip(PAGE_VITALS, row[3:], strict=True):
             figure = _vital(raw, name)
             out[name.lower()] = figure
             out[f"{name.lower()}_rating"] = rating(name, figure)
         return out
 
-    return query, row
+    return query, shaped
 
 
 def _frustrated(flag: str) -> Callable[[Query, Page, str | None], Made]:
@@ -189,12 +199,12 @@ def _frustrated(flag: str) -> Callable[[Query, Page, str | None], Made]:
             f") AS t WHERE selector != ''{_search(query_parts, page, 'selector', 'path')} "
             f"GROUP BY selector, path ORDER BY n DESC, value, path{_window(page)}"
         )
-        return query, lambda r: {
-            "value": r[0],
-            "page": r[1],
-            "visitors": int(r[2]),
-            "events": int(r[3]),
-            "clicks": int(r[4] or 0),
+        return query, lambda row: {
+            "value": row[0],
+            "page": row[1],
+            "visitors": int(row[2]),
+            "events": int(row[3]),
+            "clicks": int(row[4] or 0),
         }
 
     return report

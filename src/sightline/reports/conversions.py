@@ -53,12 +53,12 @@ def retention_report(report: Report, interval: str, periods: int) -> dict[str, A
     now = report.now
     limit = next_hour(now)
     spans = []
-    for n in range(cohorts + periods - 1):
-        a = local_midnight(first_day + n * step, report.zone)
-        b = local_midnight(first_day + (n + 1) * step, report.zone)
-        if a >= limit:
+    for index in range(cohorts + periods - 1):
+        start = local_midnight(first_day + index * step, report.zone)
+        end = local_midnight(first_day + (index + 1) * step, report.zone)
+        if start >= limit:
             break
-        spans.append((a, min(b, limit)))
+        spans.append((start, min(end, limit)))
     elapsed = len(spans)
     rows = retention(report.run, report.dialect, report.site_id, spans, report.filters, periods, elapsed)
     out = report.meta(period)

@@ -21,7 +21,7 @@ PREFIX = {IS: "", IS_NOT: "!", CONTAINS: "~"}
 # (The attributes every event's row carries first, then entry and exit page: the API's order.)
 VISIT_FILTERS = {
     d.name: d.column
-    for d in sorted(dimensions.supporting(dimensions.FILTER), key=lambda d: not d.on_rows)
+    for d in sorted(dimensions.supporting(dimensions.FILTER), key=lambda dimension: not dimension.on_rows)
     if d.table == "visits" and d.column is not None
 }
 EVENT_FILTERS = tuple(d.name for d in dimensions.supporting(dimensions.FILTER) if d.table == "events")

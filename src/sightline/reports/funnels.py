@@ -48,13 +48,14 @@ def _sql(query: Query, steps: Sequence[Step], column: str | None) -> str:
     if column:
         values = f"SELECT DISTINCT {column} AS dv FROM events WHERE {since(query)}"
         ctes.insert(0, f"dn AS (SELECT dv, row_number() OVER (ORDER BY dv) AS dc FROM ({values}) AS n)")
-    for k in range(2, len(steps) + 1):
-        j = k - 1
-        reached = f"SELECT visit, time FROM events WHERE {since(query)} AND {conditions[j]}"
+    for number in range(2, len(steps) + 1):
+        previous = number - 1
+        reached = f"SELECT visit, time FROM events WHERE {since(query)} AND {conditions[previous]}"
         ctes.append(
-            f"s{k} AS (SELECT v{j} AS v{k}, min(w{j}) AS w{k}, min(d{j}) AS d{k}, min(time) AS t{k}, "
-            f"min(t{j}) AS p{k} FROM s{j} JOIN ({reached}) AS e ON e.visit = s{j}.v{j} "
-            f"WHERE time > t{j} GROUP BY v{j})"
+            f"s{number} AS (SELECT v{previous} AS v{number}, min(w{previous}) AS w{number}, "
+            f"min(d{previous}) AS d{number}, min(time) AS t{number}, min(t{previous}) AS p{number} "
+            f"FROM s{previous} JOIN ({reached}) AS e ON e.visit = s{previous}.v{previous} "
+            f"WHERE time > t{previous} GROUP BY v{previous})"
         )
     # Step 1 has no time from a previous step: no median (the costliest one, over every visit).
     medians = ["NULL"] + [
@@ -81,16 +82,16 @@ def _steps(steps: Sequence[Step], reached: dict[int, tuple[int, float | None]]) 
     out: list[dict[str, Any]] = []
     first = reached.get(1, (0, None))[0]
     before = first
-    for k, step in enumerate(steps, 1):
-        people, seconds = reached.get(k, (0, None))
+    for number, step in enumerate(steps, 1):
+        people, seconds = reached.get(number, (0, None))
         out.append(
             {
                 "label": step.label,
                 "visitors": people,
                 "conversion_rate": round(people / first, 4) if first else 0.0,
                 "step_conversion_rate": round(people / before, 4) if before else 0.0,
-                "dropoff": before - people if k > 1 else 0,
-                "median_seconds": None if k == 1 or seconds is None else round(float(seconds), 1),
+                "dropoff": before - people if number > 1 else 0,
+                "median_seconds": None if number == 1 or seconds is None else round(float(seconds), 1),
             }
         )
         before = people
@@ -111,14 +112,16 @@ def funnel(
     query = Query(dialect, site_id, span, filters)
     whole: dict[int, tuple[int, float | None]] = {}
     per: dict[str, dict[int, tuple[int, float | None]]] = {}
-    for total, k, value, n, s in run(_sql(query, steps, column), query.params.values):
-        if not int(n):  # a step no visit reached (its median is no number on ClickHouse)
+    for total, number, value, people, seconds in run(_sql(query, steps, column), query.params.values):
+        if not int(people):  # a step no visit reached (its median is no number on ClickHouse)
             continue
         if int(total):
-            whole[int(k)] = (int(n), s)
+            whole[int(number)] = (int(people), seconds)
         else:
-            per.setdefault(str(value) or "(none)", {})[int(k)] = (int(n), s)
+            per.setdefault(str(value) or "(none)", {})[int(number)] = (int(people), seconds)
     if column is None:
         return _steps(steps, whole), None
-    top = sorted(per, key=lambda v: (-per[v].get(1, (0, None))[0], v))[:BREAKDOWN_ROWS]
+    top = sorted(per, key=lambda candidate: (-per[candidate].get(1, (0, None))[0], candidate))[
+        :BREAKDOWN_ROWS
+    ]
     return _steps(steps, whole), [{"value": v, "steps": _steps(steps, per[v])} for v in top]

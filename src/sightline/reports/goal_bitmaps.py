@@ -99,10 +99,10 @@ def _branches(query: Query, goals: Sequence[Goal], amounts: bool) -> list[_Branc
         side: [[] for _ in range(columns)] for side in (True, False)
     }
     values: dict[bool, list[str]] = {True: [], False: []}
-    for i, goal in enumerate(goals):
+    for index, goal in enumerate(goals):
         viewed = _viewed(goal)
         if goal.prop_key is not None:  # depends on the event's props: a flag bit of its branch
-            column, bit = divmod(i, BITS)
+            column, bit = divmod(index, BITS)
             flags[viewed][column].append((1 << bit, rules.goal_condition(dialect, query.bind, goal)))
         if amounts and goal.revenue_prop is not None:
             condition = rules.goal_condition(dialect, query.bind, goal)
@@ -121,35 +121,35 @@ def _branches(query: Query, goals: Sequence[Goal], amounts: bool) -> list[_Branc
 def _masks(query: Query, goals: Sequence[Goal]) -> list[str]:
     """Per mask column, the goal bits of a group (``name``, ``path``, its flags ``f{c}``)."""
     static: list[list[tuple[int, str]]] = [[] for _ in range((len(goals) + BITS - 1) // BITS)]
-    for i, goal in enumerate(goals):
+    for index, goal in enumerate(goals):
         if goal.prop_key is None:
-            column, bit = divmod(i, BITS)
+            column, bit = divmod(index, BITS)
             static[column].append((1 << bit, rules.goal_condition(query.dialect, query.bind, goal)))
     return [f"{_sum(parts)} + f{c}" for c, parts in enumerate(static)]
 
 
-def _grouped(b: _Branch) -> list[str]:
+def _grouped(branch: _Branch) -> list[str]:
     """The flag columns a branch's events differ by (none without a prop goal on them)."""
-    return [f"f{c}" for c, f in enumerate(b.flags) if f != "0"]
+    return [f"f{c}" for c, f in enumerate(branch.flags) if f != "0"]
 
 
 def index_of(bounds: Sequence[int]) -> str:
     """The SQL of an event's piece: ``i`` for ``bounds[i] <= time < bounds[i + 1]`` (microseconds).
     Runs of whole days of 24 hours are one division; a day of 23 or 25 hours (a clock change) and
     a partial last piece are a branch of their own."""
-    n = len(bounds) - 1
+    count = len(bounds) - 1
     branches: list[tuple[int, str]] = []  # (the branch's end, its SQL)
-    i = 0
-    while i < n:
-        j = i
-        while j < n and bounds[j + 1] - bounds[j] == DAY:
-            j += 1
-        if j == i:  # not 24 hours long
-            branches.append((bounds[i + 1], str(i)))
-            i += 1
+    piece = 0
+    while piece < count:
+        run_end = piece
+        while run_end < count and bounds[run_end + 1] - bounds[run_end] == DAY:
+            run_end += 1
+        if run_end == piece:  # not 24 hours long
+            branches.append((bounds[piece + 1], str(piece)))
+            piece += 1
         else:
-            branches.append((bounds[j], f"(time - {bounds[i]}) // {DAY} + {i}"))
-            i = j
+            branches.append((bounds[run_end], f"(time - {bounds[piece]}) // {DAY} + {piece}"))
+            piece = run_end
     if len(branches) == 1:
         return branches[0][1]
     cases = " ".join(f"WHEN time < {end} THEN {sql}" for end, sql in branches[:-1])
@@ -161,25 +161,30 @@ def _tally(query: Query, branches: list[_Branch], masks: list[str], own: int, in
     event group's bitmap of visitors (NULL for pageviews)."""
     fs = [f"f{c}" for c in range(len(masks))]
     parts = []
-    for b in branches:
-        inner = [f"{index} AS day", b.key, *(f"{f} AS f{c}" for c, f in enumerate(b.flags) if f != "0")]
-        inner += [f"{a} AS a{k}" for k, a in enumerate(b.amounts) if a != "NULL"]
-        name, path = (f"'{PAGEVIEW}'", "path") if b.key == "path" else ("name", "''")
+    for branch in branches:
+        inner = [
+            f"{index} AS day",
+            branch.key,
+            *(f"{f} AS f{c}" for c, f in enumerate(branch.flags) if f != "0"),
+        ]
+        inner += [f"{a} AS a{k}" for k, a in enumerate(branch.amounts) if a != "NULL"]
+        name, path = (f"'{PAGEVIEW}'", "path") if branch.key == "path" else ("name", "''")
         outer = ["day", f"{name} AS name", f"{path} AS path"]
-        outer += [f"f{c}" if f != "0" else f"0 AS f{c}" for c, f in enumerate(b.flags)]
+        outer += [f"f{c}" if f != "0" else f"0 AS f{c}" for c, f in enumerate(branch.flags)]
         outer.append("count(*) AS n")
         outer += [
             f"sum(a{k}) AS r{k}, count(a{k}) AS k{k}" if a != "NULL" else f"NULL AS r{k}, 0 AS k{k}"
-            for k, a in enumerate(b.amounts)
+            for k, a in enumerate(branch.amounts)
         ]
-        if own and b.key == "name":
+        if own and branch.key == "name":
             inner.append("visitor")
             outer.append(f"bitstring_agg(visitor & {own - 1}, 0, {own - 1})::BLOB AS b")
         else:
             outer.append("NULL AS b")
         parts.append(
             f"SELECT {', '.join(outer)} FROM (SELECT {', '.join(inner)} FROM events "
-            f"WHERE {query.events(b.where)}) AS x GROUP BY {', '.join(['day', b.key, *_grouped(b)])}"
+            f"WHERE {query.events(branch.where)}) AS x "
+            f"GROUP BY {', '.join(['day', branch.key, *_grouped(branch)])}"
         )
     revenue = "".join(f", r{k}, k{k}" for k in range(len(branches[0].amounts)))
     ms = ", ".join(f"{m} AS m{c}" for c, m in enumerate(masks))
@@ -193,25 +198,26 @@ def _reach(query: Query, branches: list[_Branch], keys: list[list[tuple[Any, ...
     """``aggregates`` over every event with its value ``s`` from a join on the branch's key and
     flags with the tally's groups (``keys``: per branch, rows ``(key, *flags, s)``)."""
     parts = []
-    for b, rows in zip(branches, keys, strict=True):
+    for branch, rows in zip(branches, keys, strict=True):
         if not rows:  # no such events
             continue
-        fs = _grouped(b)
+        fs = _grouped(branch)
         columns = list(zip(*rows, strict=True))
         chosen = [0, *(1 + int(f[1:]) for f in fs)]
-        names = [f"k_{b.key}", *(f"k_{f}" for f in fs)]
+        names = [f"k_{branch.key}", *(f"k_{f}" for f in fs)]
         table = ", ".join(
             f"unnest({query.bind(list(columns[i]))}) AS {n}" for i, n in zip(chosen, names, strict=True)
         )
         table += (
             f", CAST(unnest({query.bind(list(columns[-1]))}) AS {query.dialect.uint64}) AS s"  # for a bit OR
         )
-        on = " AND ".join(f"{x} = k_{x}" for x in [b.key, *fs])
+        on = " AND ".join(f"{x} = k_{x}" for x in [branch.key, *fs])
         inner = ", ".join(
-            ["visitor", "time", b.key, *(f"{f} AS f{c}" for c, f in enumerate(b.flags) if f != "0")]
+            ["visitor", "time", branch.key, *(f"{f} AS f{c}" for c, f in enumerate(branch.flags) if f != "0")]
         )
         parts.append(
-            f"SELECT visitor, time, s FROM (SELECT {inner} FROM events WHERE {query.events(b.where)}) AS e "
+            f"SELECT visitor, time, s FROM (SELECT {inner} FROM events "
+            f"WHERE {query.events(branch.where)}) AS e "
             f"JOIN (SELECT {table}) AS k ON {on}"
         )
     return f"SELECT {aggregates} FROM ({' UNION ALL '.join(parts)}) AS x"
@@ -257,32 +263,41 @@ def _read(rows: list[tuple[Any, ...]], goals: Sequence[Goal], columns: int, amou
     found = _Tally({}, {}, {}, [[], []], {})
     keyed: dict[tuple[bool, tuple[Any, ...]], int] = {}  # (a custom event's, key) -> mask
     for row in rows:
-        day, name, path, flags, n = int(row[0]), row[1], row[2], row[3 : 3 + columns], int(row[3 + columns])
+        day, name, path, flags, count = (
+            int(row[0]),
+            row[1],
+            row[2],
+            row[3 : 3 + columns],
+            int(row[3 + columns]),
+        )
         conversions = found.conversions.setdefault(day, [0] * len(goals))
         sums = found.revenue.setdefault(day, [[0.0, 0] for _ in range(amounts)])
-        for k in range(amounts):
-            sums[k][0] += float(row[4 + columns + 2 * k] or 0)
-            sums[k][1] += int(row[5 + columns + 2 * k] or 0)
+        for amount in range(amounts):
+            sums[amount][0] += float(row[4 + columns + 2 * amount] or 0)
+            sums[amount][1] += int(row[5 + columns + 2 * amount] or 0)
         # Goal i is bit i of the mask (column c holds bits 62c to 62c + 61).
         mask = sum(int(m) << (BITS * c) for c, m in enumerate(row[4 + columns + 2 * amounts : -1]))
         if not mask:  # converts on no goal: never read again
             continue
-        for i in range(len(goals)):
-            if mask >> i & 1:
-                conversions[i] += n
+        for index in range(len(goals)):
+            if mask >> index & 1:
+                conversions[index] += count
         viewed = name == PAGEVIEW
         keyed[(not viewed, (path if viewed else name, *flags))] = mask
         if row[-1] is not None:
             found.bitmaps.setdefault(day, []).append((mask, int.from_bytes(row[-1], "big")))
     # The pageviews' classes first: their bitmaps come first in the reach pass's.
-    for (side, key), mask in sorted(keyed.items(), key=lambda g: g[0][0]):
+    for (side, key), mask in sorted(keyed.items(), key=lambda item: item[0][0]):
         found.keys[side].append((*key, found.classes.setdefault(mask, len(found.classes))))
     return found
 
 
 def _revenue(goals: Sequence[Goal], sums: list[list[float]]) -> list[tuple[float, int] | None]:
     earned = iter(sums)
-    return [None if g.revenue_prop is None else (lambda r: (r[0], int(r[1])))(next(earned)) for g in goals]
+    return [
+        None if g.revenue_prop is None else (lambda pair: (pair[0], int(pair[1])))(next(earned))
+        for g in goals
+    ]
 
 
 def figures(
@@ -315,16 +330,16 @@ def _merged(found: list[Piece], goals: Sequence[Goal], size: int, people: int) -
     """The span's figures from its pieces' (bitmaps of ``size`` bits or more, folded to it)."""
     visitors, conversions = [], []
     revenue: list[tuple[float, int] | None] = []
-    for i, goal in enumerate(goals):
+    for index, goal in enumerate(goals):
         union = 0
-        for p in found:
-            union |= fold(p.bits[i], p.size, size)
+        for piece in found:
+            union |= fold(piece.bits[index], piece.size, size)
         visitors.append(_counted(union, size))
-        conversions.append(sum(p.conversions[i] for p in found))
+        conversions.append(sum(p.conversions[index] for p in found))
         if goal.revenue_prop is None:
             revenue.append(None)
         else:
-            shares = [r for p in found if (r := p.revenue[i]) is not None]
+            shares = [share for p in found if (share := p.revenue[index]) is not None]
             revenue.append((sum(t for t, _ in shares), sum(c for _, c in shares)))
     return Figures(visitors, conversions, revenue, people)
 
@@ -370,9 +385,9 @@ def pieces(
         for day in range(first, last + 1):
             bits = visited.get(day, [0] * len(goals))
             for mask, bitmap in found.bitmaps.get(day, []):
-                for i in range(len(goals)):
-                    if mask >> i & 1 and not _viewed(goals[i]):
-                        bits[i] |= bitmap
+                for goal_index in range(len(goals)):
+                    if mask >> goal_index & 1 and not _viewed(goals[goal_index]):
+                        bits[goal_index] |= bitmap
             conversions = found.conversions.get(day, [0] * len(goals))
             sums = found.revenue.get(day, [[0.0, 0] for _ in range(amounts)])
             out[day] = Piece(conversions, _revenue(goals, sums), bits, own)
@@ -429,8 +444,8 @@ def _visited(
             bits = []
             for slots in of_goal:
                 union = 0
-                for s in slots:
-                    union |= int.from_bytes(data[base + s * width : base + (s + 1) * width], "big")
+                for slot in slots:
+                    union |= int.from_bytes(data[base + slot * width : base + (slot + 1) * width], "big")
                 bits.append(union)
             out[day] = bits
     return out

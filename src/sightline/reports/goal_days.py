@@ -81,8 +81,8 @@ class Ledger:
         def bigger(old: _Kept) -> bool:
             return old.size > piece.size
 
-        for i, rule in enumerate(rules):
-            kept = _Kept(piece.conversions[i], piece.revenue[i], piece.bits[i], piece.size)
+        for index, rule in enumerate(rules):
+            kept = _Kept(piece.conversions[index], piece.revenue[index], piece.bits[index], piece.size)
             self.kept.put((site_id, *span, ("goal", rule)), kept, seen, _bytes(piece.size), keeps=bigger)
 
     def fill(
@@ -110,8 +110,8 @@ class Ledger:
                     for at in range(0, len(days), FILL_DAYS):
                         chunk = days[at : at + FILL_DAYS]
                         found = goal_bitmaps.pieces(run, dialect, site_id, bounds, chunk, goals, own)
-                        for i, piece in (found or {}).items():
-                            self.keep(site_id, (bounds[i], bounds[i + 1]), rules, seen, piece)
+                        for index, piece in (found or {}).items():
+                            self.keep(site_id, (bounds[index], bounds[index + 1]), rules, seen, piece)
                 except Exception:  # a report answered without it: the next request reads again
                     log.exception("the Goals panel's days could not be read in the background")
                 finally:
@@ -188,11 +188,11 @@ class Days:
         seen = self.ledger.kept.sync(site_id)
         rules = [rule_of(g) for g in goals]
         out: dict[int, Piece] = {}
-        for i in complete:
-            kept = [self.ledger.get(site_id, (bounds[i], bounds[i + 1]), r, own, seen) for r in rules]
+        for index in complete:
+            kept = [self.ledger.get(site_id, (bounds[index], bounds[index + 1]), r, own, seen) for r in rules]
             if all(k is not None for k in kept):
                 ks = [k for k in kept if k is not None]
-                out[i] = Piece(
+                out[index] = Piece(
                     [k.conversions for k in ks],
                     [k.revenue for k in ks],
                     [goal_bitmaps.fold(k.bits, k.size, own) for k in ks],
@@ -209,10 +209,10 @@ class Days:
         read = goal_bitmaps.pieces(run, dialect, site_id, bounds, wanted, goals, own) if wanted else {}
         if read is None:
             return None
-        for i, piece in read.items():
-            out[i] = piece
-            if i in complete:
-                self.ledger.keep(site_id, (bounds[i], bounds[i + 1]), rules, seen, piece)
+        for index, piece in read.items():
+            out[index] = piece
+            if index in complete:
+                self.ledger.keep(site_id, (bounds[index], bounds[index + 1]), rules, seen, piece)
         return out
 
     def _whole(self, start: int, end: int) -> bool:

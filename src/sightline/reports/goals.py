@@ -42,9 +42,9 @@ def _sql(query: Query, goals: Sequence[Goal]) -> str:
     static: list[list[tuple[int, str]]] = [[] for _ in range(columns)]  # by name and path
     dynamic: list[list[tuple[int, str]]] = [[] for _ in range(columns)]  # by the event's props
     amounts: list[str] = []
-    for i, goal in enumerate(goals):
+    for index, goal in enumerate(goals):
         condition = rules.goal_condition(dialect, query.bind, goal)
-        column, bit = divmod(i, BITS)
+        column, bit = divmod(index, BITS)
         (dynamic if goal.prop_key is not None else static)[column].append((1 << bit, condition))
         if goal.revenue_prop is not None:
             amount = rules.prop_number(dialect, query.bind, goal.revenue_prop)
@@ -69,8 +69,8 @@ def _sql(query: Query, goals: Sequence[Goal]) -> str:
     )
     ms = ", ".join(f"m{c}" for c in range(columns))
 
-    def has(i: int, prefix: str) -> str:
-        column, bit = divmod(i, BITS)
+    def has(goal_index: int, prefix: str) -> str:
+        column, bit = divmod(goal_index, BITS)
         return f"{dialect.div(f'{prefix}{column}', str(1 << bit))} % 2 = 1"
 
     # One row of events: per goal its conversions, then each revenue goal's sum and count.
@@ -131,16 +131,16 @@ def breakdown(
     else:
         found = goal_bitmaps.figures(run, dialect, site_id, span, filters, chosen, days)
     out: list[dict[str, Any]] = []
-    for i, goal in enumerate(chosen):
-        converted = found.visitors[i]
+    for index, goal in enumerate(chosen):
+        converted = found.visitors[index]
         item: dict[str, Any] = {
             "goal_id": goal.id,
             "value": goal.name,
             "visitors": converted,
-            "conversions": found.conversions[i],
+            "conversions": found.conversions[index],
             "conversion_rate": round(converted / found.everyone, 4) if found.everyone else 0.0,
         }
-        revenue = found.revenue[i]
+        revenue = found.revenue[index]
         if revenue is not None:
             total, counted = revenue
             item["revenue"] = {
@@ -149,6 +149,6 @@ def breakdown(
                 "currency": goal.currency,
             }
         out.append(item)
-    out.sort(key=lambda r: (-r["visitors"], -r["conversions"], r["value"]))
+    out.sort(key=lambda row: (-row["visitors"], -row["conversions"], row["value"]))
     window = out[page.offset : page.offset + page.limit]
     return window, len(out) > page.offset + page.limit

@@ -88,10 +88,10 @@ class History:
         if reason is not None or days is None or self.figures is None:
             return
         per_day = self.figures.per_day(self.site_id, days)
-        for (a, b), point in zip(spans, points, strict=True):
-            day = a.astimezone(self.zone).date()
+        for (start, end), point in zip(spans, points, strict=True):
+            day = start.astimezone(self.zone).date()
             extra = per_day.get(day)
-            if extra is not None and a <= local_midnight(day, self.zone) < b:
+            if extra is not None and start <= local_midnight(day, self.zone) < end:
                 self.added.add((period.start, period.end))
                 for name in queries.FIGURES:
                     point[name] += extra[name]

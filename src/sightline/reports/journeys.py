@@ -101,5 +101,5 @@ def journeys(
             shown.append(label(str(item)))
         if shown:
             paths.append({"steps": shown, "visitors": int(people)})
-    paths.sort(key=lambda p: (-p["visitors"], p["steps"]))
+    paths.sort(key=lambda path: (-path["visitors"], path["steps"]))
     return paths[:LIMIT]

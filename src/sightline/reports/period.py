@@ -51,10 +51,10 @@ class Period:
             return spans
         day = self.first_day
         while day <= self.last_day:
-            a, b = local_midnight(day, self.zone), local_midnight(day + timedelta(days=1), self.zone)
-            if a >= self.end:
+            start, end = local_midnight(day, self.zone), local_midnight(day + timedelta(days=1), self.zone)
+            if start >= self.end:
                 break
-            spans.append((max(a, self.start), min(b, self.end)))
+            spans.append((max(start, self.start), min(end, self.end)))
             day += timedelta(days=1)
         return spans
 

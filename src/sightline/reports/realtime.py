@@ -225,24 +225,28 @@ def _read(run: Run, site_id: int, site: _Site, since: int, seen: Seen) -> None:
     head = next(r for r in rows if r[0] == 0)
     site.watermark, site.edge_pageviews = upto, int(head[5])
     site.seen = (seen.epoch, seen.number)
-    for kind, k, visitor, path, t, pv in rows:
+    for kind, slot, visitor, path, seen_at, pv in rows:
         if kind == 1:
-            minute = site.minutes.get(k * MINUTE)
+            minute = site.minutes.get(slot * MINUTE)
             if minute is None:
-                minute = site.minutes[k * MINUTE] = _Minute()
+                minute = site.minutes[slot * MINUTE] = _Minute()
             minute.visitors.add(visitor)
             minute.pageviews += pv
-            _latest(site.latest, site.seen_heap, visitor, t, (t, visitor))
-            site.newest = max(site.newest, t)
+            _latest(site.latest, site.seen_heap, visitor, seen_at, (seen_at, visitor))
+            site.newest = max(site.newest, seen_at)
         elif kind == 2:
-            site.seconds[k] += pv
+            site.seconds[slot] += pv
         elif kind == 3:
-            _latest(site.pages.setdefault(path, {}), site.pages_heap, visitor, t, (t, path, visitor))
+            _latest(
+                site.pages.setdefault(path, {}), site.pages_heap, visitor, seen_at, (seen_at, path, visitor)
+            )
 
 
-def _latest(latest: dict[int, int], heap: list[Any], visitor: int, t: int, entry: tuple[Any, ...]) -> None:
-    if latest.get(visitor, -1) < t:
-        latest[visitor] = t
+def _latest(
+    latest: dict[int, int], heap: list[Any], visitor: int, seen_at: int, entry: tuple[Any, ...]
+) -> None:
+    if latest.get(visitor, -1) < seen_at:
+        latest[visitor] = seen_at
         heapq.heappush(heap, entry)
 
 
@@ -250,10 +254,12 @@ def _figures(site: _Site, since: int, first: int, minutes: int) -> Answer:
     _expire(site, since)
     edge = -(-since // SECOND)
     pageviews = site.edge_pageviews + sum(n for s, n in site.seconds.items() if s >= edge)
-    pages = sorted(((len(v), p) for p, v in site.pages.items() if v), key=lambda x: (-x[0], x[1]))[:10]
+    pages = sorted(
+        ((len(v), p) for p, v in site.pages.items() if v), key=lambda entry: (-entry[0], entry[1])
+    )[:10]
     chart = []
-    for n in range(minutes):
-        minute = site.minutes.get(first + n * MINUTE)
+    for offset in range(minutes):
+        minute = site.minutes.get(first + offset * MINUTE)
         chart.append(
             {"visitors": len(minute.visitors), "pageviews": minute.pageviews}
             if minute
@@ -267,17 +273,17 @@ def _expire(site: _Site, since: int) -> None:
     site.pruned = since
     seen, heap = site.latest, site.seen_heap
     while heap and heap[0][0] < since:
-        t, visitor = heapq.heappop(heap)
-        if seen.get(visitor) == t:
+        seen_at, visitor = heapq.heappop(heap)
+        if seen.get(visitor) == seen_at:
             del seen[visitor]
     if len(heap) > 2 * len(seen) + 1024:  # superseded entries: build it again from what is live
         site.seen_heap = [(t, v) for v, t in seen.items()]
         heapq.heapify(site.seen_heap)
     pages, heap3 = site.pages, site.pages_heap
     while heap3 and heap3[0][0] < since:
-        t, path, visitor = heapq.heappop(heap3)
+        seen_at, path, visitor = heapq.heappop(heap3)
         viewers = pages.get(path)
-        if viewers is not None and viewers.get(visitor) == t:
+        if viewers is not None and viewers.get(visitor) == seen_at:
             del viewers[visitor]
             if not viewers:
                 del pages[path]

@@ -56,8 +56,8 @@ def retention(
     for cohort, period, people in run(query, query_parts.params.values):
         counts[int(cohort) - 1][int(period) - int(cohort)] = int(people)
     out = []
-    for c in range(len(spans)):
-        size = counts[c].get(0, 0)
-        shown = min(periods, max(0, elapsed - c))
-        out.append((size, [round(counts[c].get(i, 0) / size, 4) if size else 0.0 for i in range(shown)]))
+    for index in range(len(spans)):
+        size = counts[index].get(0, 0)
+        shown = min(periods, max(0, elapsed - index))
+        out.append((size, [round(counts[index].get(i, 0) / size, 4) if size else 0.0 for i in range(shown)]))
     return out

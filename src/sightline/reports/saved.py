@@ -33,13 +33,13 @@ def check_steps(raw: object) -> list[str]:
     if not isinstance(raw, list) or not MIN_STEPS <= len(raw) <= MAX_STEPS:
         raise invalid("steps", f"The field 'steps' is a list of {MIN_STEPS} to {MAX_STEPS} steps.")
     out = []
-    for i, item in enumerate(raw):
+    for index, item in enumerate(raw):
         if not isinstance(item, str):
-            raise invalid(f"steps.{i}", f"The field 'steps.{i}' is page:/path or event:name.")
+            raise invalid(f"steps.{index}", f"The field 'steps.{index}' is page:/path or event:name.")
         try:
-            out.append(parse_step(f"steps.{i}", item).label)
+            out.append(parse_step(f"steps.{index}", item).label)
         except ApiError as error:
-            raise invalid(f"steps.{i}", error.message) from None
+            raise invalid(f"steps.{index}", error.message) from None
     return out
 
 
@@ -110,11 +110,11 @@ def list_saved(kind: Kind, conn: Connection, owner_id: int, site_id: int) -> lis
 
 
 def get_saved(kind: Kind, conn: Connection, owner_id: int, item_id: int) -> Any:
-    t = kind.table
+    table = kind.table
     row = conn.execute(
-        select(t)
-        .join(sites, sites.c.id == t.c.site_id)
-        .where(t.c.id == item_id, sites.c.owner_id == owner_id)
+        select(table)
+        .join(sites, sites.c.id == table.c.site_id)
+        .where(table.c.id == item_id, sites.c.owner_id == owner_id)
     ).first()
     if row is None:
         raise not_found(kind.noun)
@@ -126,16 +126,16 @@ def _duplicate(kind: Kind) -> ApiError:
 
 
 def _taken(kind: Kind, conn: Connection, site_id: int, name: str, item_id: int | None = None) -> bool:
-    t = kind.table
-    found = conn.execute(select(t.c.id).where(t.c.site_id == site_id, t.c.name == name)).scalar()
+    table = kind.table
+    found = conn.execute(select(table.c.id).where(table.c.site_id == site_id, table.c.name == name)).scalar()
     return found is not None and found != item_id
 
 
 def create_saved(kind: Kind, conn: Connection, owner_id: int, site_id: int, body: object) -> dict[str, Any]:
     get_site(conn, owner_id, site_id)
     values = _values(kind, body)
-    t = kind.table
-    existing = conn.execute(select(t.c.id).where(t.c.site_id == site_id)).all()
+    table = kind.table
+    existing = conn.execute(select(table.c.id).where(table.c.site_id == site_id)).all()
     if len(existing) >= MAX_SAVED:
         raise ApiError(
             422, "too_many", f"A site has at most {MAX_SAVED} saved {kind.noun}s; delete one first."
@@ -144,7 +144,7 @@ def create_saved(kind: Kind, conn: Connection, owner_id: int, site_id: int, body
         raise _duplicate(kind)
     try:
         item_id = conn.execute(
-            insert(t).values(site_id=site_id, created_at=utcnow(), **values).returning(t.c.id)
+            insert(table).values(site_id=site_id, created_at=utcnow(), **values).returning(table.c.id)
         ).scalar_one()
     except IntegrityError as error:
         raise _duplicate(kind) from error

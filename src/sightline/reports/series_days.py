@@ -46,17 +46,17 @@ def series(
     for key in keys:
         found = kept.get(key, seen)
         out.append(dict(found) if found is not None else None)
-    i = 0
-    while i < len(spans):
-        if out[i] is not None:
-            i += 1
+    start = 0
+    while start < len(spans):
+        if out[start] is not None:
+            start += 1
             continue
-        j = i
-        while j < len(spans) and out[j] is None:
-            j += 1
-        for k, figures in enumerate(read(spans[i:j]), start=i):
-            out[k] = figures
-            if keys[k][2] <= now and len(figures) <= MOST_VALUES:
-                kept.put(keys[k], dict(figures), seen, FIGURE_BYTES * (len(figures) + 1))
-        i = j
+        end = start
+        while end < len(spans) and out[end] is None:
+            end += 1
+        for index, figures in enumerate(read(spans[start:end]), start=start):
+            out[index] = figures
+            if keys[index][2] <= now and len(figures) <= MOST_VALUES:
+                kept.put(keys[index], dict(figures), seen, FIGURE_BYTES * (len(figures) + 1))
+        start = end
     return [figures for figures in out if figures is not None]

@@ -127,9 +127,9 @@ def _grouped(
     value's visitors instead."""
     out: list[dict[str, int]] = [{} for _ in part]
     people: dict[object, object] = {}
-    for i, value, n in found:
-        if int(i) == 0:
-            people[value] = n
+    for day, value, count in found:
+        if int(day) == 0:
+            people[value] = count
         else:
-            out[int(i) - 1][value] = int(n)
+            out[int(day) - 1][value] = int(count)
     return out, people

@@ -80,8 +80,8 @@ def _visits(
     query = (
         f"SELECT {bucket(query_parts, spans, 'start')} AS i, {sums} FROM {query_parts.chosen()} GROUP BY i"
     )
-    for i, visitors, *row in run(query, query_parts.params.values):
-        points[int(i) - 1] = figures_of((unique.read(visitors), *row))
+    for index, visitors, *row in run(query, query_parts.params.values):
+        points[int(index) - 1] = figures_of((unique.read(visitors), *row))
     return points
 
 
@@ -96,8 +96,8 @@ def _events(
     )
     for point in points:
         point["visitors"] = point["pageviews"] = 0
-    for i, visitors, pageviews in run(query, query_parts.params.values):
-        points[int(i) - 1].update(visitors=int(visitors or 0), pageviews=int(pageviews or 0))
+    for index, visitors, pageviews in run(query, query_parts.params.values):
+        points[int(index) - 1].update(visitors=int(visitors or 0), pageviews=int(pageviews or 0))
 
 
 def _estimated(
@@ -138,9 +138,9 @@ def _estimated(
     query = (
         f"SELECT i, {unique.sql}, sum(n), sum(pv), sum(bounce), sum(duration) FROM ({rows}) AS u GROUP BY i"
     )
-    for i, visitors, *row in run(query, query_parts.params.values):
-        point = points[int(i) - 1]
+    for index, visitors, *row in run(query, query_parts.params.values):
+        point = points[int(index) - 1]
         figures = figures_of((unique.read(visitors), *row))
         figures["pageviews"] += point["pageviews"]
-        points[int(i) - 1] = figures
+        points[int(index) - 1] = figures
     return points

@@ -135,9 +135,10 @@ def markdown_table() -> str:
         "| Flag | Environment variable | Type | Default | Commands | Meaning |",
         "|---|---|---|---|---|---|",
     ]
-    for s in REGISTRY:
-        default = "(see meaning)" if s.default is None else f"`{str(s.default).lower()}`"
+    for setting in REGISTRY:
+        default = "(see meaning)" if setting.default is None else f"`{str(setting.default).lower()}`"
         lines.append(
-            f"| `{s.flag}` | `{s.env}` | {s.type_name} | {default} | {', '.join(s.commands)} | {s.help} |"
+            f"| `{setting.flag}` | `{setting.env}` | {setting.type_name} | {default} | "
+            f"{', '.join(setting.commands)} | {setting.help} |"
         )
     return "\n".join(lines)

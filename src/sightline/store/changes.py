@@ -65,36 +65,36 @@ class Changes:
         it); ``removed``: it deleted or replaced rows (a fed batch only adds). Its number."""
         with self._lock:
             self.number += 1
-            n = self.number
+            number = self.number
             if watermark is not None:
                 self.watermark = watermark
             if spans is None:
-                self._everything = n
+                self._everything = number
                 self.watermark = watermark or 0  # a store emptied (or read again from the start)
                 self._sites.clear()
-                return n
+                return number
             for site_id, changed in spans.items():
                 site = self._sites.setdefault(int(site_id), _Site())
-                site.latest = n
+                site.latest = number
                 if removed:
-                    site.removed = n
+                    site.removed = number
                 for low, high in changed:
-                    self._add(site, n, int(low), int(high))
-            return n
+                    self._add(site, number, int(low), int(high))
+            return number
 
-    def _add(self, site: _Site, n: int, low: int, high: int) -> None:
+    def _add(self, site: _Site, number: int, low: int, high: int) -> None:
         if high <= low:
             return
         first, last = low // HOUR, (high - 1) // HOUR
         if last - first < 48:
             for hour in range(first, last + 1):
                 site.hours.pop(hour, None)  # re-inserted last: the dict stays in change order
-                site.hours[hour] = n
+                site.hours[hour] = number
             while len(site.hours) > MOST_HOURS:
                 oldest = next(iter(site.hours))
                 site.forgotten = max(site.forgotten, site.hours.pop(oldest))
         else:
-            site.spans.append((n, low, high))
+            site.spans.append((number, low, high))
             if len(site.spans) > MOST_SPANS:
                 site.forgotten = max(site.forgotten, site.spans.pop(0)[0])
 
@@ -135,9 +135,9 @@ class Changes:
 def hours_of(sites: Iterable[int], times: Iterable[int]) -> dict[int, list[tuple[int, int]]]:
     """Per site, the hours (as spans) of ``times`` (pairs of sites and times, in step)."""
     out: dict[int, set[int]] = {}
-    for site, t in zip(sites, times, strict=True):
-        if t is not None:
-            out.setdefault(int(site), set()).add(int(t) // HOUR)
+    for site, moment in zip(sites, times, strict=True):
+        if moment is not None:
+            out.setdefault(int(site), set()).add(int(moment) // HOUR)
     return {site: [(h * HOUR, (h + 1) * HOUR) for h in sorted(hours)] for site, hours in out.items()}
 
 

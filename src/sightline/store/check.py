@@ -181,14 +181,14 @@ class SelfCheck:
         if self.days is not None:
             first_whole = (datetime.now(UTC) - timedelta(days=self.days) - EPOCH).days + 1
         self.found.covers_from = None if first_whole is None else moment(first_whole).date().isoformat()
-        e = events.c
+        columns = events.c
         with self.db.read() as conn:
             gone = select(deleted_sites.c.id)
             chosen = [int(r[0]) for r in conn.execute(select(sites.c.id).where(sites.c.id.not_in(gone)))]
             queue = []
             for site in sorted(chosen):
                 low, high = conn.execute(
-                    select(func.min(e.time), func.max(e.time)).where(e.site_id == site)
+                    select(func.min(columns.time), func.max(columns.time)).where(columns.site_id == site)
                 ).one()
                 if low is None:
                     continue
@@ -203,8 +203,10 @@ class SelfCheck:
 
     def _store_first_day(self, site: int, otherwise: int) -> int:
         """The day of the store's earliest event of ``site`` (``otherwise`` when it holds none)."""
-        p = Params(self.engine.dialect)
-        found = self.engine.query(f"SELECT min(time) FROM events WHERE site_id = {p.bind(site)}", p.values)
+        params = Params(self.engine.dialect)
+        found = self.engine.query(
+            f"SELECT min(time) FROM events WHERE site_id = {params.bind(site)}", params.values
+        )
         earliest = found[0][0] if found else None  # ClickHouse gives 0 for no rows, DuckDB NULL
         return otherwise if not earliest else min(otherwise, int(earliest) // DAY)
 
@@ -236,28 +238,31 @@ class SelfCheck:
 
     def _compare(self, site: int, low: int, high: int) -> list[int]:
         """The days of ``[low, high]`` whose events up to the watermark differ (count, sum of ids)."""
-        e = events.c
+        columns = events.c
         if self.db.dialect == "sqlite":  # times are UTC text: the day is its first ten characters
-            day = func.substr(e.time, 1, 10, type_=String)
+            day = func.substr(columns.time, 1, 10, type_=String)
         else:
-            day = func.to_char(func.timezone("UTC", e.time), "YYYY-MM-DD", type_=String)
+            day = func.to_char(func.timezone("UTC", columns.time), "YYYY-MM-DD", type_=String)
         query = (
-            select(day, func.count(), func.sum(e.id))
+            select(day, func.count(), func.sum(columns.id))
             .where(
-                e.site_id == site, e.time >= moment(low), e.time < moment(high + 1), e.id <= self._watermark
+                columns.site_id == site,
+                columns.time >= moment(low),
+                columns.time < moment(high + 1),
+                columns.id <= self._watermark,
             )
             .group_by(day)
         )
         with self.db.read() as conn:
             in_log = {day_of(str(d)): (int(n), int(s)) for d, n, s in conn.execute(query)}
-        p = Params(self.engine.dialect)
-        bucket = p.dialect.div("time", str(DAY))
+        params = Params(self.engine.dialect)
+        bucket = params.dialect.div("time", str(DAY))
         sql = (
-            f"SELECT {bucket} AS d, count(*), sum(id) FROM events WHERE site_id = {p.bind(site)} "
-            f"AND time >= {p.bind(low * DAY)} AND time < {p.bind((high + 1) * DAY)} "
-            f"AND id <= {p.bind(self._watermark)} GROUP BY d"
+            f"SELECT {bucket} AS d, count(*), sum(id) FROM events WHERE site_id = {params.bind(site)} "
+            f"AND time >= {params.bind(low * DAY)} AND time < {params.bind((high + 1) * DAY)} "
+            f"AND id <= {params.bind(self._watermark)} GROUP BY d"
         )
-        in_store = {int(d): (int(n), int(s)) for d, n, s in self.engine.query(sql, p.values)}
+        in_store = {int(d): (int(n), int(s)) for d, n, s in self.engine.query(sql, params.values)}
         return sorted(
             (d for d in in_log.keys() | in_store.keys() if in_log.get(d) != in_store.get(d)), reverse=True
         )
@@ -285,12 +290,13 @@ class SelfCheck:
         reader = self.feeder.log
         watermark = self._watermark
         rows = reader.read_span(site, moment(day), moment(day + 1), watermark)
-        p = Params(self.engine.dialect)
+        params = Params(self.engine.dialect)
         sql = (
-            f"SELECT id, visit FROM events WHERE site_id = {p.bind(site)} AND time >= {p.bind(day * DAY)} "
-            f"AND time < {p.bind((day + 1) * DAY)} AND id <= {p.bind(watermark)}"
+            f"SELECT id, visit FROM events WHERE site_id = {params.bind(site)} "
+            f"AND time >= {params.bind(day * DAY)} "
+            f"AND time < {params.bind((day + 1) * DAY)} AND id <= {params.bind(watermark)}"
         )
-        held = self.engine.query(sql, p.values)
+        held = self.engine.query(sql, params.values)
         counts = Counter(int(i) for i, _ in held)
         in_log = {int(i) for i in rows.column("id").to_pylist()}
         missing = in_log - counts.keys()
@@ -335,21 +341,24 @@ class SelfCheck:
         """(visit, session, start, last) of the store's visits with these sessions or numbers."""
         if not sessions and not numbers:
             return []
-        p = Params(self.engine.dialect)
-        d = p.dialect
-        keys = d.contains(p.bind(sorted(sessions) or [0]), "session")
-        chosen = d.contains(p.bind(numbers or [0]), "visit")
-        site_is = f"site_id = {p.bind(site)}"
-        sql = f"SELECT visit, session, start, last FROM {d.visits} WHERE {site_is} AND ({keys} OR {chosen})"
-        return self.engine.query(sql, p.values)
+        params = Params(self.engine.dialect)
+        dialect = params.dialect
+        keys = dialect.contains(params.bind(sorted(sessions) or [0]), "session")
+        chosen = dialect.contains(params.bind(numbers or [0]), "visit")
+        site_is = f"site_id = {params.bind(site)}"
+        sql = (
+            f"SELECT visit, session, start, last FROM {dialect.visits} "
+            f"WHERE {site_is} AND ({keys} OR {chosen})"
+        )
+        return self.engine.query(sql, params.values)
 
     def _events_of(self, site: int, numbers: list[int]) -> set[int]:
         if not numbers:
             return set()
-        p = Params(self.engine.dialect)
-        chosen = p.dialect.contains(p.bind(numbers), "visit")
-        sql = f"SELECT id FROM events WHERE site_id = {p.bind(site)} AND {chosen}"
-        return {int(row[0]) for row in self.engine.query(sql, p.values)}
+        params = Params(self.engine.dialect)
+        chosen = params.dialect.contains(params.bind(numbers), "visit")
+        sql = f"SELECT id FROM events WHERE site_id = {params.bind(site)} AND {chosen}"
+        return {int(row[0]) for row in self.engine.query(sql, params.values)}
 
 
 def _at(micros: int) -> datetime:

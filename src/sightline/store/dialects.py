@@ -69,8 +69,8 @@ class Dialect:
     def contains(self, array: str, value: str) -> str:
         return self.has.format(array=array, value=value)
 
-    def div(self, a: str, b: str) -> str:
-        return self.idiv.format(a=a, b=b)
+    def div(self, dividend: str, divisor: str) -> str:
+        return self.idiv.format(dividend=dividend, divisor=divisor)
 
     def explode(self, array: str) -> str:
         return self.unnest.format(array=array)
@@ -86,7 +86,7 @@ DUCKDB = Dialect(
     element="list_extract({array}, {index})",
     has="list_contains({array}, {value})",
     position="list_position({array}, {value})",
-    idiv="({a}) // ({b})",
+    idiv="({dividend}) // ({divisor})",
     unnest="unnest({array})",
     uint64="UBIGINT",
     uint32="UINTEGER",
@@ -120,7 +120,7 @@ CLICKHOUSE = Dialect(
     element="arrayElement({array}, {index})",
     has="has({array}, {value})",
     position="indexOf({array}, {value})",
-    idiv="intDiv({a}, {b})",
+    idiv="intDiv({dividend}, {divisor})",
     unnest="arrayJoin({array})",
     uint64="UInt64",
     uint32="UInt32",

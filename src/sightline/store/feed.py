@@ -286,11 +286,11 @@ class Feeder:
 
     def _counts(self, sites: list[int]) -> pa.Table:
         """The last visit number each of ``sites`` gave (none: 0), as the store holds it."""
-        p = Params(self.engine.dialect)
-        chosen = p.dialect.contains(p.bind(sites), "site_id")
+        params = Params(self.engine.dialect)
+        chosen = params.dialect.contains(params.bind(sites), "site_id")
         rows = self.engine.query(
             f"SELECT site_id, max(visits) FROM visit_counts WHERE {chosen} GROUP BY site_id",
-            p.values,
+            params.values,
         )
         return pa.table(
             {

@@ -67,18 +67,18 @@ class LogReader:
 
     def __init__(self, db: Database) -> None:
         self.db = db
-        e = events.c
+        columns = events.c
         # SQLite keeps times as UTC text ('YYYY-MM-DD HH:MM:SS.ffffff', database.types): read as is.
         self._text_time = db.dialect == "sqlite"
         picked = [
-            (e.time if self._text_time else micros_of(e.time, db.dialect))
+            (columns.time if self._text_time else micros_of(columns.time, db.dialect))
             if name == "time"
-            else (e[name] if name in e else literal(None))
+            else (columns[name] if name in columns else literal(None))
             for name, _ in COLUMNS
         ]
-        self._query = select(*picked).order_by(e.id)
+        self._query = select(*picked).order_by(columns.id)
         self._joined = (
-            select(func.printf(SEPARATOR.join("%s" for _ in COLUMNS), *picked)).order_by(e.id)
+            select(func.printf(SEPARATOR.join("%s" for _ in COLUMNS), *picked)).order_by(columns.id)
             if self._text_time
             else None
         )
@@ -94,8 +94,10 @@ class LogReader:
 
     def read_span(self, site_id: int, start: datetime, end: datetime, until: int) -> pa.Table:
         """Every event of one site with ``start <= time < end`` and ``id <= until``, by id."""
-        e = events.c
-        query = self._query.where(e.site_id == site_id, e.time >= start, e.time < end, e.id <= until)
+        columns = events.c
+        query = self._query.where(
+            columns.site_id == site_id, columns.time >= start, columns.time < end, columns.id <= until
+        )
         with self.db.read() as conn:  # a repair's read, not the feed's: plain SQLAlchemy
             rows = [tuple(row) for row in conn.execute(query)]
         at = TIME_INDEX

@@ -44,8 +44,8 @@ def publish(data_dir: Path, address: str, authkey: bytes) -> Path:
     path = data_dir / CONTROL
     temporary = path.with_name(f".{CONTROL}.{os.getpid()}")
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w") as f:
-        json.dump({"address": address, "authkey": authkey.hex(), "pid": os.getpid()}, f)
+    with os.fdopen(descriptor, "w") as handle:
+        json.dump({"address": address, "authkey": authkey.hex(), "pid": os.getpid()}, handle)
     temporary.replace(path)
     return path
 

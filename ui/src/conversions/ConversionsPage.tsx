@@ -9,19 +9,16 @@ import { Page } from "../components/Page";
 import { count, counted } from "../format";
 import { useResource } from "../hooks";
 import { useCanChange } from "../user";
-import { parseQuery, queryParams, type RangeName, type ReportQuery } from "../reports/api";
+import { parseQuery, queryParams, type ReportQuery } from "../reports/api";
 import { label } from "../reports/Breakdown";
 import { FUNNEL_SPLITS } from "../reports/dimensions.gen";
 import { duration } from "../reports/figures";
+import { Controls } from "../reports/PeriodControls";
+import { SPAN_RANGES } from "../reports/ranges";
 import { StepSuggestions, suggestionsId } from "./Suggestions";
 import { conversions, stepText, type FunnelAnswer, type FunnelStep, type JourneysAnswer, type RetentionAnswer } from "./api";
 
 const percent = new Intl.NumberFormat(undefined, { style: "percent", maximumFractionDigits: 1 });
-const RANGES: { name: RangeName; label: string }[] = [
-  { name: "today", label: "Today" },
-  { name: "7d", label: "7 days" },
-  { name: "30d", label: "30 days" },
-];
 const SPLITS: { value: string; label: string }[] = [{ value: "", label: "No breakdown" }, ...FUNNEL_SPLITS];
 
 export function ConversionsPage() {
@@ -33,29 +30,19 @@ function SiteConversions({ siteId }: { siteId: number }) {
   const location = useLocation();
   const query = useMemo(() => parseQuery(location.url.split("?")[1] ?? ""), [location.url]);
   const site = useResource(() => api.site(siteId));
-  const setRange = (range: RangeName) => {
-    const search = queryParams({ ...query, range, from: undefined, to: undefined, compare: false });
-    location.route(`/sites/${siteId}/conversions?${search}`, true);
-  };
+  // The console's one period menu, without realtime and without a comparison (none is shown here).
+  const setPeriod = (next: ReportQuery) => location.route(`/sites/${siteId}/conversions?${queryParams({ ...next, compare: false })}`, true);
   const filters = Object.entries(query.filters);
   const name = site.data?.name ?? "…";
   return (
     <Page title={`Conversions: ${name}`} back={{ href: `/sites/${siteId}/reports?${queryParams(query)}`, label: `Reports: ${name}` }}>
       {site.error && <Notice kind="error">{site.error}</Notice>}
-      <div class="report-controls">
-        <div class="segmented" role="group" aria-label="Date range">
-          {RANGES.map((r) => (
-            <button key={r.name} type="button" aria-pressed={query.range === r.name} onClick={() => setRange(r.name)}>
-              {r.label}
-            </button>
-          ))}
-        </div>
-        {filters.length > 0 && (
-          <p class="report-note">
-            Filtered: {filters.map(([k, v]) => `${k} ${v}`).join(", ")} (<a href={`/sites/${siteId}/reports?${queryParams(query)}`}>change on the reports page</a>)
-          </p>
-        )}
-      </div>
+      <Controls key={site.data?.timezone ?? ""} query={query} onChange={setPeriod} timezone={site.data?.timezone ?? "UTC"} ranges={SPAN_RANGES} comparable={false} />
+      {filters.length > 0 && (
+        <p class="report-note">
+          Filtered: {filters.map(([k, v]) => `${k} ${v}`).join(", ")} (<a href={`/sites/${siteId}/reports?${queryParams(query)}`}>change on the reports page</a>)
+        </p>
+      )}
       <StepSuggestions siteId={siteId} query={query} />
       <FunnelPanel siteId={siteId} query={query} />
       <RetentionPanel siteId={siteId} query={query} />

@@ -1,7 +1,7 @@
 // One breakdown panel: tabs over related dimensions, a table of the top rows, click a row to filter.
 import type { ComponentChildren } from "preact";
 import { eventName } from "./events";
-import { countryName } from "./places";
+import { countryName, languageName } from "./places";
 import { useEffect, useState } from "preact/hooks";
 
 import { messageOf } from "../api";
@@ -154,6 +154,7 @@ export function label(dimension: string, value: string): string {
   if (value === "(none)") return dimension === "source" ? "Direct / none" : "Unknown";
   if (dimension === "channel") return CHANNEL_NAMES[value] ?? value;
   if (dimension === "country") return countryName(value);
+  if (dimension === "language") return languageName(value);
   if (dimension === "event") return eventName(value);
   return value;
 }

@@ -7,12 +7,13 @@ import { Dialog } from "../components/Dialog";
 import { count } from "../format";
 import { reports, type Breakdown, type HeatViewport, type ReportQuery, type Row } from "./api";
 import { label } from "./Breakdown";
+import { NAMED_CODES } from "./places";
 
 /** Rows per page of the details view. */
 export const PAGE_SIZE = 20;
 
-/** Tables whose rows read as names made from codes (countries): searched by the name shown. */
-const BY_NAME = new Set(["country"]);
+/** Tables whose rows read as names made from codes (countries, languages): searched by the name shown. */
+const BY_NAME = new Set(NAMED_CODES);
 /** Every row such a table has (a few hundred at most), matched by name or code in the browser. */
 async function byName(siteId: number, query: ReportQuery, dimension: string, text: string, page: number): Promise<Breakdown> {
   const rows: Row[] = [];

@@ -6,12 +6,13 @@ import { useEffect, useState } from "preact/hooks";
 
 import { label } from "./Breakdown";
 import { reports, type ReportQuery } from "./api";
+import { NAMED_CODES } from "./places";
 
 /** The breakdown table holding each filter's values (props need an event: none). */
 export { FILTER_TABLES } from "./dimensions.gen";
 
 const SHOWN = 20;
-const WHOLE = ["prop", "country"];
+const WHOLE = ["prop", ...NAMED_CODES];
 const PAUSE_MS = 200;
 
 interface Props {
@@ -41,8 +42,9 @@ export function ValueSuggestions({ id, siteId, table, text, query, name, propKey
     let live = true;
     const timer = window.setTimeout(() => {
       const asked: ReportQuery = { ...query, filters: {}, compare: false };
-      // A props table's rows are key and value, and a country is found by its name, which the API
-      // does not hold: those are read whole (100 rows) and the browser matches what was typed.
+      // A props table's rows are key and value, and a country or a language is found by its name,
+      // which the API does not hold: those are read whole (100 rows) and the browser matches what
+      // was typed.
       const whole = WHOLE.includes(table);
       const search = whole ? undefined : typed || undefined;
       reports.breakdown(siteId, asked, table, name, { limit: whole ? 100 : SHOWN, search }).then(

@@ -1,17 +1,32 @@
-// Names of the places the reports show: ISO 3166-1 alpha-2 codes as the browser names them.
-let names: Intl.DisplayNames | null | undefined;
+// Names of the codes the reports hold: countries (ISO 3166-1 alpha-2) and languages (a primary
+// subtag such as `de`), as the browser names them (Intl.DisplayNames).
 
-export function countryName(code: string): string {
-  if (names === undefined) {
+/** The dimensions whose values are codes shown by name: table search and filter suggestions read
+ * their rows whole and match the name shown (or the code) in the browser. */
+export const NAMED_CODES: readonly string[] = ["country", "language"];
+
+const made: Partial<Record<"region" | "language", Intl.DisplayNames | null>> = {};
+
+function named(type: "region" | "language", locales: string[] | undefined, code: string): string {
+  if (made[type] === undefined) {
     try {
-      names = new Intl.DisplayNames(["en"], { type: "region" });
+      made[type] = new Intl.DisplayNames(locales, { type, fallback: "code" });
     } catch {
-      names = null;
+      made[type] = null;
     }
   }
   try {
-    return (names && names.of(code)) || code;
+    return made[type]?.of(code) || code;
   } catch {
-    return code;
+    return code; // not a well-formed code: shown as it is
   }
+}
+
+export function countryName(code: string): string {
+  return named("region", ["en"], code);
+}
+
+/** A language's name in the browser's own locale (`de` is "German" to an English browser). */
+export function languageName(code: string): string {
+  return named("language", undefined, code);
 }
