@@ -24,18 +24,21 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from sightline.settings import values
 from sightline.store import schema, upgrade, wire
 from sightline.store.changes import Changes, Spans
-from sightline.store.dialects import CLICKHOUSE, DUCKDB, Dialect
+from sightline.store.dialects import CLICKHOUSE, DUCKDB
+from sightline.store.engine import Engine
 from sightline.store.kept_selections import Kept, Span
 
+__all__ = ["ClickHouse", "Embedded", "Engine"]
 log = logging.getLogger("sightline.store")
 
 FILE_NAME = "store.duckdb"
@@ -47,35 +50,6 @@ ORDERED = "ordered_until"  # store.ordering: rows before this time are in site o
 
 class StoreBusyError(RuntimeError):
     """Another process holds the embedded store's file."""
-
-
-class Engine(Protocol):
-    dialect: Dialect
-    name: str
-
-    def query(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]: ...
-
-    def watermark(self) -> int: ...
-
-    def pending_range(self) -> tuple[int, int] | None: ...
-
-    changes: Changes  # what each write changed (``store.changes``)
-
-    def write(self, after: int, last: int, events: pa.Table, visits: pa.Table, changed: Spans) -> None: ...
-
-    def refill(
-        self, site_id: int, drop: list[int], events: pa.Table, visits: pa.Table, changed: Spans
-    ) -> None: ...
-
-    def visits_of(self, keys: pa.Array, born_after: int) -> pa.Table: ...
-
-    def execute(self, sql: str, params: dict[str, Any] | None = None, changed: Spans | None = None) -> None:
-        """A statement; ``changed``: the sites and spans it changes (None: every site, all of it)."""
-        ...
-
-    def reset(self) -> None: ...
-
-    def close(self) -> None: ...
 
 
 class Embedded:
@@ -182,6 +156,13 @@ class Embedded:
         cursor = self._con.cursor()
         try:
             return cursor.execute(sql, params).fetchall()
+        finally:
+            cursor.close()
+
+    def columns(self, sql: str, params: dict[str, Any]) -> dict[str, Any]:
+        cursor = self._con.cursor()
+        try:
+            return dict(cursor.execute(sql, params).fetchnumpy())
         finally:
             cursor.close()
 
@@ -415,15 +396,26 @@ class ClickHouse:
             parameters={"name": schema.LAYOUT, "value": schema.FORMAT},
         )
 
-    def query(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+    def _result(self, sql: str, params: dict[str, Any]) -> Any:
         external = None
         if not self.embedded:  # a long list travels in the body, not as a parameter
             sql, params, external = wire.lists_as_data(sql, params)
         with self._lock:
-            result = wire.call(
+            return wire.call(
                 "a query", lambda: self._client.query(sql, parameters=params, external_data=external)
             )
-        return [tuple(row) for row in result.result_rows]
+
+    def query(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+        return [tuple(row) for row in self._result(sql, params).result_rows]
+
+    def columns(self, sql: str, params: dict[str, Any]) -> dict[str, Any]:
+        result = self._result(sql, params)  # each column of its own type (a guess mixes 64-bit keys)
+        return {
+            name: np.array(column, dtype=getattr(kind, "np_type", None) or object)
+            for name, kind, column in zip(
+                result.column_names, result.column_types, result.result_columns, strict=True
+            )
+        }
 
     def execute(self, sql: str, params: dict[str, Any] | None = None, changed: Spans | None = None) -> None:
         try:
