@@ -60,7 +60,7 @@ FEED_BATCH = 40  # small batches: a visit's events often reach the store in seve
 
 class InProcessStore:
     """What ``reports.service.Report`` asks of the store, answered by the engine in this process,
-    as the store process answers the server: ``query``, and ``keep`` on the embedded engine."""
+    as the store process answers the server: ``query``, ``columns``, and ``keep`` on the embedded engine."""
 
     def __init__(self, engine: Engine, dialect: Dialect, keeps: bool) -> None:
         self.engine = engine
@@ -71,6 +71,9 @@ class InProcessStore:
 
     def query(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
         return self.engine.query(sql, params)
+
+    def columns(self, sql: str, params: dict[str, Any]) -> dict[str, Any]:
+        return self.engine.columns(sql, params)
 
     def _keep(
         self,

@@ -8,8 +8,9 @@ series' visitors per hour or day (``timeseries``). Imported history is added as 
 the day-by-day series add it.
 
 With a layer of kept figures (``overview_days``), every site's ended days and hours are kept
-between requests and a request reads the hour going on. Otherwise, and while too few days are
-kept, one statement answers every site: sites whose periods are the same (one time zone, the
+between requests and a request reads the hour going on; the first one after a start reads every
+day of every site in one query. A store without that layer (no change records) is answered by one
+statement for every site: sites whose periods are the same (one time zone, the
 usual case: one part for all of them) share one part of it, and the parts are joined by ``UNION
 ALL``. A part reads the events of its sites in the period and in the previous period once for the
 visitors and pageviews of each bucket and of the previous period, and once more for the unique
@@ -48,6 +49,8 @@ class StoreReader(Protocol):
     dialect: Dialect
 
     def query(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]: ...
+
+    def columns(self, sql: str, params: dict[str, Any]) -> dict[str, Any]: ...
 
 
 @dataclass
@@ -112,7 +115,9 @@ def overview(
             Site(row, period, history, points=[{"visitors": 0, "pageviews": 0} for _ in _buckets(period)])
         )
     ledger = overview_days.ledger_of(store) if asked else None
-    if asked and (ledger is None or not _read_kept(store, ledger, asked, now)):
+    if asked and ledger is not None:
+        _read_kept(store, ledger, asked, now)
+    elif asked:
         _read(store, asked)
     for site in asked:
         _add_imported(site)
@@ -146,20 +151,15 @@ def _read(store: StoreReader, asked: Sequence[Site]) -> None:
         site.pageviews = sum(point["pageviews"] for point in site.points)
 
 
-def _read_kept(store: StoreReader, ledger: Ledger, asked: Sequence[Site], now: datetime) -> bool:
-    """Fills every site's figures from its kept figures and the pieces read now
-    (``overview_days``); False when too many whole days are not kept (they are read in the
-    background: the caller answers with the statement)."""
+def _read_kept(store: StoreReader, ledger: Ledger, asked: Sequence[Site], now: datetime) -> None:
+    """Fills every site's figures from its kept figures and the pieces read now (``overview_days``)."""
     periods = {site.id: (site.period, site.period.previous()) for site in asked}
-    found = ledger.answer(store.query, store.dialect, periods, micros(now))
-    if found is None:
-        return False
+    found = ledger.answer(store.columns, store.dialect, periods, micros(now))
     for site in asked:
         current, previous = found[site.id]
         site.points = [{"visitors": n, "pageviews": pv} for n, pv in current.points]
         site.visitors, site.pageviews = current.visitors, current.pageviews
         site.previous = {"visitors": previous.visitors, "pageviews": previous.pageviews}
-    return True
 
 
 def _part(dialect: Dialect, params: Params, period: Period, previous: Period, site_ids: list[int]) -> str:

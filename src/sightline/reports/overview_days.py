@@ -17,21 +17,27 @@ it belongs to) exactly when a write touched it: a late event, an erasure, a dele
 rebuild; a changed time zone asks for other spans. Only pieces that ended before the request are
 kept; the hour going on is read every time.
 
-A request that finds more than a third of its sites' whole ended days not kept (the first after a
-start, a new range) is answered by the overview's one statement, and the days are read and kept
-by a background thread (``FILL_SPANS`` spans per query); fewer missing pieces are read in the
-request, in one query. Embedded store only: a store without change records keeps nothing.
+The pieces a request does not find kept (every piece, for the first request after a start) are
+read in the request, in one query (``read``): the store groups the events of those spans by site,
+visitor and hour (a quarter hour or a minute where a span starts or ends within an hour), which
+costs it less than naming each event's piece, and sends the rows as NumPy arrays (bytes through
+its pipe, not millions of tuples); each piece's keys are then the union of its hours'. Requests
+take turns, so one arriving during that first read waits for it and then finds every day kept.
+A store without change records keeps nothing (``reports.overview`` answers with its statement).
 """
 
 # ruff: noqa: S608  (SQL made of fixed fragments; every value is a bound parameter or a site id)
 from __future__ import annotations
 
+import bisect
 import functools
+import itertools
 import logging
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -46,14 +52,13 @@ from sightline.store.epoch import micros
 
 SHAPE = ("overview",)  # a piece's figures
 UNION = ("overview-union",)  # the visitors of adjacent ended pieces together
-MOST_MISSING = 1 / 3  # more of the whole ended days not kept: the statement answers, a thread fills
-FILL_SPANS = 7  # spans read per query in the background
 HOUR = timedelta(hours=1)
+UNITS = (3_600_000_000, 900_000_000, 60_000_000)  # µs: hours, quarters (zones at :30, :45), minutes
 EMPTY: npt.NDArray[np.uint64] = np.zeros(0, dtype=np.uint64)
 Keys = npt.NDArray[np.uint64]
 Span = tuple[int, int]  # UTC microseconds, [low, high)
 Have = dict[tuple[int, Span], "Piece"]  # the pieces of a request, by site and span
-Run = Callable[[str, dict[str, object]], list[tuple[object, ...]]]
+Columns = Callable[[str, dict[str, Any]], dict[str, Any]]  # a store's ``columns``
 log = logging.getLogger("sightline.reports")
 
 
@@ -130,43 +135,111 @@ def plan(period: Period) -> Plan:
     return Plan(spans, owner, whole, len(buckets), shape)
 
 
-def read(run: Run, dialect: Dialect, wanted: dict[Span, list[int]]) -> dict[tuple[int, Span], Piece]:
-    """The figures of each span of ``wanted`` for each of its sites, in one query: one scan per
-    set of sites asking the same spans (a site and span without events is an empty piece)."""
+def read(columns: Columns, dialect: Dialect, wanted: dict[Span, list[int]]) -> dict[tuple[int, Span], Piece]:
+    """The figures of each span of ``wanted`` for each of its sites, in one query (a site and span
+    without events is an empty piece): the store groups the events by site, visitor and ``unit``
+    of time (the longest that cuts no span in two, ``_unit``), which is cheaper than naming each
+    event's span, and sends the rows as arrays; the spans' visitors are unions of their units'."""
     if not wanted:
         return {}
     params = Params(dialect)
-    order = list(wanted)
-    groups: dict[frozenset[int], list[int]] = {}
-    for k, span in enumerate(order):
-        groups.setdefault(frozenset(int(s) for s in wanted[span]), []).append(k)
+    unit = _unit(list(wanted))
+    by_sites: dict[frozenset[int], list[Span]] = {}
+    for span in sorted(wanted):
+        by_sites.setdefault(frozenset(int(s) for s in wanted[span]), []).append(span)
     parts = []
-    for site_ids, ks in groups.items():
+    for site_ids, spans in by_sites.items():
         listed = ", ".join(str(s) for s in sorted(site_ids))
-        cases = " ".join(
-            f"WHEN time >= {params.bind(order[k][0])} AND time < {params.bind(order[k][1])} THEN {k}"
-            for k in ks
+        ranges = " OR ".join(
+            f"(time >= {params.bind(low)} AND time < {params.bind(high)})" for low, high in _runs(spans)
         )
-        low, high = min(order[k][0] for k in ks), max(order[k][1] for k in ks)
         parts.append(
-            f"SELECT site_id, CASE {cases} END AS k, visitor, CASE WHEN {VIEWED} THEN 1 ELSE 0 END AS pv "
-            f"FROM events WHERE site_id IN ({listed}) AND time "
-            f">= {params.bind(low)} AND time < {params.bind(high)}"
+            f"SELECT site_id, time, visitor, CASE WHEN {VIEWED} THEN 1 ELSE 0 END AS pv FROM events "
+            f"WHERE site_id IN ({listed}) AND ({ranges})"
         )
-    every = " UNION ALL ".join(parts)
     sql = (
-        f"SELECT site_id, k, {dialect.group_list.format(value='visitor')}, sum(pv) FROM (SELECT site_id, k, "
-        f"visitor, sum(pv) AS pv FROM ({every}) AS e WHERE k IS NOT NULL GROUP BY site_id, k, visitor) AS v "
-        "GROUP BY site_id, k"
+        f"SELECT site_id, {dialect.div('time', str(unit))} AS q, visitor, sum(pv) AS viewed "
+        f"FROM ({' UNION ALL '.join(parts)}) AS e GROUP BY site_id, q, visitor"
     )
-    found = {
-        (int(site_id), order[int(k)]): Piece(np.unique(np.array(keys, dtype=np.uint64)), int(pv or 0))  # type: ignore[call-overload]
-        for site_id, k, keys, pv in run(sql, params.values)
-    }
+    found = _pieces(columns(sql, params.values), wanted, unit)
     for span, ids in wanted.items():
         for site_id in ids:
             found.setdefault((int(site_id), span), Piece(EMPTY, 0))
     return found
+
+
+def _unit(spans: list[Span]) -> int:
+    """The longest of ``UNITS`` whose each unit of time lies in one span at most (of those that
+    hold a part of it): every span starts on a unit's start, and a span ending within a unit is
+    followed by no span starting in the same unit."""
+    starts = sorted({low for low, _ in spans})
+    for unit in UNITS:
+        if all(low % unit == 0 for low in starts) and all(
+            high % unit == 0 or _next_start(starts, high) >= high - high % unit + unit for _, high in spans
+        ):
+            return unit
+    return 1
+
+
+def _next_start(starts: list[int], at: int) -> int:
+    i = bisect.bisect_left(starts, at)
+    return starts[i] if i < len(starts) else at + UNITS[0]
+
+
+def _runs(spans: list[Span]) -> list[Span]:
+    """Sorted spans, adjacent ones joined."""
+    runs: list[Span] = []
+    for low, high in spans:
+        if runs and runs[-1][1] == low:
+            runs[-1] = (runs[-1][0], high)
+        else:
+            runs.append((low, high))
+    return runs
+
+
+def _pieces(got: dict[str, Any], wanted: dict[Span, list[int]], unit: int) -> dict[tuple[int, Span], Piece]:
+    """The pieces of rows (site, unit, visitor, pageviews): each row's (site, span) found by a
+    binary search, then each piece's keys sorted, each once."""
+    if not got or not len(got["site_id"]):
+        return {}
+    pairs = sorted((int(site_id), span) for span, ids in wanted.items() for site_id in ids)
+    rank = {site_id: i for i, site_id in enumerate(sorted({site_id for site_id, _ in pairs}))}
+    low = min(span[0] for _, span in pairs)
+    width = (max(span[1] for _, span in pairs) - low) // unit + 2
+    starts = np.array([rank[s] * width + (a - low) // unit for s, (a, _) in pairs], dtype=np.int64)
+    ends = np.array([rank[s] * width - (low - b) // unit for s, (_, b) in pairs], dtype=np.int64)
+    ranks = np.full(max(rank) + 1, len(rank), dtype=np.int64)  # a site not asked for: past the last
+    ranks[list(rank)] = list(rank.values())
+    sites = np.asarray(got["site_id"], dtype=np.int64)
+    keys = (
+        ranks[np.minimum(sites, len(ranks) - 1)] * width
+        + (np.asarray(got["q"], dtype=np.int64) * unit - low) // unit
+    )
+    at = np.searchsorted(starts, keys, side="right") - 1
+    at[(at < 0) | (keys >= ends[np.maximum(at, 0)])] = -1  # outside every span asked (none expected)
+    by = np.argsort(at, kind="stable")
+    at = at[by]
+    visitors = np.asarray(got["visitor"]).astype(np.uint64)[by]
+    viewed = np.asarray(got["viewed"]).astype(np.int64)[by]
+    bounds = np.flatnonzero(np.concatenate(([True], at[1:] != at[:-1], [True])))
+    found = {}
+    for first, last in itertools.pairwise(bounds.tolist()):
+        if at[first] >= 0:
+            pv = int(viewed[first:last].sum())
+            found[pairs[int(at[first])]] = Piece(unique(visitors[first:last]), pv)
+    return found
+
+
+def unique(keys: Keys) -> Keys:
+    """``keys`` sorted, each once. A sort and a comparison of neighbours: ``np.unique`` hashes
+    64-bit keys since NumPy 2.3, some 50 times slower on a few million of them."""
+    if len(keys) < 2:
+        return keys
+    ordered = np.sort(keys)
+    keep = np.empty(len(ordered), dtype=bool)
+    keep[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
+    return ordered[keep]
 
 
 def union(parts: Iterable[Keys]) -> Keys:
@@ -175,7 +248,7 @@ def union(parts: Iterable[Keys]) -> Keys:
         return EMPTY
     if len(listed) == 1:
         return listed[0]
-    return np.unique(np.concatenate(listed))
+    return unique(np.concatenate(listed))
 
 
 def count_with(base: Keys, extra: Keys) -> int:
@@ -187,14 +260,11 @@ def count_with(base: Keys, extra: Keys) -> int:
 
 
 class Ledger:
-    """The overview's pieces of one store's sites in its layer of kept figures, and the spans being
-    read in the background."""
+    """The overview's pieces of one store's sites in its layer of kept figures."""
 
-    def __init__(self, kept: Kept, background: bool = True) -> None:
+    def __init__(self, kept: Kept) -> None:
         self.kept = kept
-        self.background = background
-        self._filling = False
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # one request at a time: the next finds what one read
 
     def get(self, site_id: int, span: Span, seen: Seen) -> Piece | None:
         found: Piece | None = self.kept.get((site_id, *span, SHAPE), seen)
@@ -218,17 +288,23 @@ class Ledger:
         return found
 
     def answer(
-        self, run: Run, dialect: Dialect, periods: dict[int, tuple[Period, Period]], at: int
-    ) -> dict[int, tuple[Counted, Counted]] | None:
+        self, columns: Columns, dialect: Dialect, periods: dict[int, tuple[Period, Period]], at: int
+    ) -> dict[int, tuple[Counted, Counted]]:
         """Each site's figures of its period and the previous one (``periods``) at ``at``, from
         kept figures and the pieces read now (one query: the pieces going on, and those not
-        kept); None when too many whole days are not kept (a thread reads them)."""
+        kept). Requests take turns: a request arriving while the first one after a start reads
+        every day waits for it, then reads the hour going on only."""
+        with self._lock:
+            return self._answer(columns, dialect, periods, at)
+
+    def _answer(
+        self, columns: Columns, dialect: Dialect, periods: dict[int, tuple[Period, Period]], at: int
+    ) -> dict[int, tuple[Counted, Counted]]:
         seen = self.kept.sync_many(list(periods))
         plans = {site_id: (plan(a), plan(b)) for site_id, (a, b) in periods.items()}
         ended: dict[tuple[int, int], Ended | None] = {}
         have: Have = {}
         wanted: dict[Span, list[int]] = {}
-        days = missing = 0
         for site_id, both in plans.items():
             for which, made in enumerate(both):
                 done = _done(made, at)
@@ -238,23 +314,18 @@ class Ledger:
                     else None
                 )
                 ended[(site_id, which)] = e
-                for span, whole in zip(made.spans, made.whole, strict=True):
+                for span in made.spans:
                     if span[1] > at:
                         wanted.setdefault(span, []).append(site_id)
                         continue
                     if e is not None:
                         continue
-                    days += whole
                     found = self.get(site_id, span, seen[site_id])
                     if found is not None:
                         have[(site_id, span)] = found
                         continue
                     wanted.setdefault(span, []).append(site_id)
-                    missing += whole
-        if missing > MOST_MISSING * days and self.background:
-            self.fill(run, dialect, {span: ids for span, ids in wanted.items() if span[1] <= at}, seen, at)
-            return None
-        for (site_id, span), piece in read(run, dialect, wanted).items():
+        for (site_id, span), piece in read(columns, dialect, wanted).items():
             have[(site_id, span)] = piece
             self.keep(site_id, span, piece, seen[site_id], at)
         out: dict[int, tuple[Counted, Counted]] = {}
@@ -289,34 +360,6 @@ class Ledger:
             self.kept.put((site_id, made.spans[0][0], done, made.shape), e, seen, e.cost())
         return e
 
-    def fill(
-        self, run: Run, dialect: Dialect, wanted: dict[Span, list[int]], seen: dict[int, Seen], now: int
-    ) -> None:
-        """Reads and keeps the ``wanted`` spans in a thread of its own (one at a time: a request
-        arriving meanwhile is answered by the statement)."""
-        with self._lock:
-            if self._filling:
-                return
-            self._filling = True
-
-        def work() -> None:
-            try:
-                spans = list(wanted)
-                for at in range(0, len(spans), FILL_SPANS):
-                    chunk = {span: wanted[span] for span in spans[at : at + FILL_SPANS]}
-                    for (site_id, span), piece in read(run, dialect, chunk).items():
-                        self.keep(site_id, span, piece, seen[site_id], now)
-            except Exception:  # answered without it: the next request reads again
-                log.exception("the overview's days could not be read in the background")
-            finally:
-                with self._lock:
-                    self._filling = False
-
-        if self.background:
-            threading.Thread(target=work, name="overview-days", daemon=True).start()
-        else:
-            work()
-
 
 def _done(made: Plan, at: int) -> int:
     """The end of a period's last ended piece (0: none ended)."""
@@ -342,5 +385,6 @@ _ledgers: Beside[Ledger] = Beside(Ledger)
 
 
 def ledger_of(store: object) -> Ledger | None:
-    """The overview's pieces of ``store`` (None when it keeps no figures: ``kept_figures.kept_of``)."""
-    return _ledgers.of(store)
+    """The overview's pieces of ``store`` (None when it keeps no figures, ``kept_figures.kept_of``,
+    or cannot answer columns of values)."""
+    return _ledgers.of(store) if getattr(store, "columns", None) is not None else None

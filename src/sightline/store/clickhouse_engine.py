@@ -14,6 +14,7 @@ import threading
 import uuid
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from sightline.settings import values
@@ -86,15 +87,26 @@ class ClickHouse:
             parameters={"name": schema.LAYOUT, "value": schema.FORMAT},
         )
 
-    def query(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+    def _result(self, sql: str, params: dict[str, Any]) -> Any:
         external = None
         if not self.embedded:  # a long list travels in the body, not as a parameter
             sql, params, external = wire.lists_as_data(sql, params)
         with self._lock:
-            result = wire.call(
+            return wire.call(
                 "a query", lambda: self._client.query(sql, parameters=params, external_data=external)
             )
-        return [tuple(row) for row in result.result_rows]
+
+    def query(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+        return [tuple(row) for row in self._result(sql, params).result_rows]
+
+    def columns(self, sql: str, params: dict[str, Any]) -> dict[str, Any]:
+        result = self._result(sql, params)  # each column of its own type (a guess mixes 64-bit keys)
+        return {
+            name: np.array(column, dtype=getattr(kind, "np_type", None) or object)
+            for name, kind, column in zip(
+                result.column_names, result.column_types, result.result_columns, strict=True
+            )
+        }
 
     def execute(self, sql: str, params: dict[str, Any] | None = None, changed: Spans | None = None) -> None:
         try:

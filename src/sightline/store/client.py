@@ -222,6 +222,13 @@ class StoreClient:
         rows: list[tuple[Any, ...]] = self.ask(("query", sql, params))
         return rows
 
+    def columns(self, sql: str, params: dict[str, Any]) -> dict[str, Any]:
+        """The rows of a report query as one NumPy array per column (``Engine.columns``)."""
+        if not self._settled.is_set():
+            self._settled.wait(FIRST_WAIT)
+        found: dict[str, Any] = self.ask(("columns", sql, params))
+        return found
+
     def keep(
         self,
         sql: str,

@@ -144,6 +144,13 @@ class Embedded:
         finally:
             cursor.close()
 
+    def columns(self, sql: str, params: dict[str, Any]) -> dict[str, Any]:
+        cursor = self._con.cursor()
+        try:
+            return dict(cursor.execute(sql, params).fetchnumpy())
+        finally:
+            cursor.close()
+
     def keep(
         self, sql: str, params: dict[str, Any], site_id: int | None = None, span: Span | None = None
     ) -> str | None:

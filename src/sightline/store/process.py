@@ -74,6 +74,8 @@ def _serve(conn: Connection, engine: Engine, status: Status) -> None:
             try:
                 if request[0] == "query":
                     conn.send(("ok", engine.query(request[1], request[2])))
+                elif request[0] == "columns":  # NumPy arrays travel as bytes, not as tuples
+                    conn.send(("ok", engine.columns(request[1], request[2])))
                 elif request[0] == "keep":
                     site = request[3] if len(request) > 3 else None
                     span = tuple(request[4]) if len(request) > 4 and request[4] is not None else None
