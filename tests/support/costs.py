@@ -46,7 +46,7 @@ def _cpu() -> float:
 _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
-def _live(pid: int) -> float:
+def live_cpu(pid: int) -> float:
     """The CPU seconds of ``pid``'s running descendants (each one's own and its reaped children's);
     0 where ``/proc`` does not list children."""
     total = 0.0
@@ -66,7 +66,7 @@ def _live(pid: int) -> float:
                     fields = stat.read().rsplit(")", 1)[1].split()
             except OSError:
                 continue  # gone (and reaped, so counted by its parent) since it was listed
-            total += sum(int(f) for f in fields[11:15]) / _TICK + _live(child)
+            total += sum(int(f) for f in fields[11:15]) / _TICK + live_cpu(child)
     return total
 
 
@@ -90,7 +90,7 @@ class Recorder:
         cost.wall += time.perf_counter() - wall
         cost.cpu += _cpu() - cpu
         if nextitem is None or nextitem.nodeid.split("::", 1)[0] != item.nodeid.split("::", 1)[0]:
-            live = _live(os.getpid())
+            live = live_cpu(os.getpid())
             cost.cpu += live - self.live
             self.live = live
 
