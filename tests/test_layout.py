@@ -4,11 +4,14 @@ package has its tests in a folder of the same name."""
 from __future__ import annotations
 
 import ast
+import os
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from tests.support import scheduling, sharing
+from tests.support import costs, scheduling, sharing
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = ROOT / "src"
@@ -126,6 +129,25 @@ def test_the_recorded_costs_the_scheduler_reads_name_modules_with_tests_and_seco
     runs = scheduling.recorded()
     assert runs, "tests/support/suite-costs.tsv is missing: copy test-artifacts/suite-costs.tsv of a run"
     assert all(tests > 0 and wall >= 0 for tests, wall in runs.values())
+
+
+def test_the_costs_count_a_child_process_that_is_still_running() -> None:
+    """A process kept across modules (a Chromium, a shared server) is charged while it runs, not
+    only once it is reaped: a child that used 0.4 s of CPU and still runs shows in ``live_cpu``."""
+    burn = (
+        "import time\n"
+        "t = time.process_time()\n"
+        "while time.process_time() - t < 0.4: pass\n"
+        "print('burnt', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    with subprocess.Popen([sys.executable, "-c", burn], stdout=subprocess.PIPE, text=True) as child:
+        try:
+            assert child.stdout is not None
+            assert child.stdout.readline() == "burnt\n"
+            assert costs.live_cpu(os.getpid()) >= 0.35
+        finally:
+            child.kill()
 
 
 # What gives a period menu away, however it is written: its group's name, its periods' labels, or a

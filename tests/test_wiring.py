@@ -3,7 +3,10 @@ probes show in ``GET /api/health``, its metrics in ``GET /metrics``, and its job
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -24,6 +27,7 @@ from sightline.settings import BY_NAME, load
 from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD
 from tests.support import waits
 from tests.support.ports import free_port
+from tests.support.server import AS_INSTALLED
 
 _PARAM = re.compile(r"\{[^}]+\}")
 
@@ -136,3 +140,14 @@ def test_every_feature_in_the_list_brings_its_routes_probes_metrics_and_jobs_to_
             assert setting in BY_NAME, f"{feature.name} owns an unknown setting {setting}"
     owned = [setting for feature in features for setting in feature.settings]
     assert len(set(owned)) == len(owned), "a setting is owned by one feature at most"
+
+
+def test_the_server_process_leaves_numpy_duckdb_and_httpx_to_the_routes_that_use_them() -> None:
+    """A server starts often (each test server, each restart): importing the app loads none of the
+    libraries only some routes need (the overview's numpy, the store process's DuckDB, the MCP
+    endpoint's httpx client), as the server process starts."""
+    lazy = ("numpy", "duckdb", "httpx")
+    check = f"import sys, sightline.app; print(sorted(m for m in {lazy!r} if m in sys.modules))"
+    env = {**os.environ, "PYTHONPATH": str(AS_INSTALLED)}
+    found = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, env=env, check=True)
+    assert found.stdout.strip() == "[]", found.stdout

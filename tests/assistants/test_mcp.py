@@ -10,18 +10,21 @@ import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import httpx
 import pytest
-from mcp import Client, StdioServerParameters
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 
 from sightline.database import open_database
 from tests.reports import helpers
 from tests.support.server import LiveServer
+
+if TYPE_CHECKING:
+    from mcp import Client
+
+# The MCP SDK is imported by the tests that use it: imported with the module, it cost each xdist
+# worker's collection about 0.6 s of CPU, though one worker runs these tests.
 
 TOOLS = {"list_sites", "summary", "timeseries", "breakdown", "goals", "funnel", "realtime"}
 
@@ -105,6 +108,10 @@ def test_the_tools_over_http_give_the_stats_apis_figures_for_the_keys_site(
 ) -> None:
     first, key = shop["first"], shop["key"]
     url = f"{console_server.base_url}/mcp"
+
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
 
     @asynccontextmanager
     async def connect() -> AsyncIterator[Client]:
@@ -190,6 +197,10 @@ def test_the_http_endpoint_wants_a_key_that_reads_stats_and_list_sites_wants_sit
     ]
     url = f"{console_server.base_url}/mcp"
 
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
     @asynccontextmanager
     async def connect() -> AsyncIterator[Client]:
         async with (
@@ -208,6 +219,8 @@ def test_sightline_mcp_serves_the_same_tools_over_stdio(
     console_server: LiveServer, shop: dict[str, Any]
 ) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SIGHTLINE_")}
+    from mcp import Client, StdioServerParameters
+
     env["SIGHTLINE_API_KEY"] = shop["key"]
     params = StdioServerParameters(
         command=sys.executable,

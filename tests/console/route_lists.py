@@ -3,13 +3,10 @@
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
 from sightline.console.guard import JSON_METHODS, OPEN_ROUTES, STATE_CHANGING, UPLOAD_ROUTES
 from tests.support.routes import Route, console_routes
 
-ROUTES = console_routes(Path(tempfile.mkdtemp(prefix="sightline-routes-")))
+ROUTES = console_routes()
 SIGNED = [r for r in ROUTES if (r.method, r.template) not in OPEN_ROUTES]
 CHANGING = [r for r in ROUTES if r.method in STATE_CHANGING]
 JSON = [r for r in ROUTES if r.method in JSON_METHODS and (r.method, r.template) not in UPLOAD_ROUTES]

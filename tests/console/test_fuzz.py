@@ -8,7 +8,6 @@ though one worker runs them all.
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,9 +17,8 @@ from hypothesis import HealthCheck, settings
 from schemathesis.core.result import Err
 from schemathesis.pytest.lazy import get_all_tests
 
-from sightline.app import create_app
-from sightline.settings import load
 from tests.conftest import sign_in
+from tests.support.routes import document_app
 from tests.support.server import LiveServer, create_owner
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
@@ -29,8 +27,7 @@ LEFT_OUT = "/api/logout"
 
 
 def _document() -> dict[str, Any]:
-    app = create_app(load({"data_dir": tempfile.mkdtemp(prefix="sightline-openapi-")}, environ={}))
-    document: dict[str, Any] = app.openapi()
+    document: dict[str, Any] = document_app("sightline-openapi-").openapi()
     return document
 
 

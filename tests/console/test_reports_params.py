@@ -8,8 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from sightline.app import create_app
-from sightline.settings import load
+from tests.support.routes import document_app
 
 FILTERS = [
     "source", "channel", "utm_source", "utm_medium", "utm_campaign", "browser", "os", "device",
@@ -36,9 +35,9 @@ DOCUMENTED = {
 
 
 @pytest.fixture(scope="module")
-def document(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    app = create_app(load({"data_dir": str(tmp_path_factory.mktemp("openapi"))}, environ={}))
-    return app.openapi()
+def document() -> dict[str, Any]:
+    document: dict[str, Any] = document_app("sightline-openapi-").openapi()
+    return document
 
 
 @pytest.mark.parametrize(("report", "names"), DOCUMENTED.items())

@@ -9,7 +9,6 @@ The routes are read from the application itself, so a route added later is check
 from __future__ import annotations
 
 import re
-import tempfile
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -21,18 +20,16 @@ from fastapi._compat import ModelField
 from fastapi.dependencies.models import Dependant
 from pydantic import TypeAdapter, ValidationError
 
-from sightline.app import create_app
 from sightline.console.guard import STATE_CHANGING
 from sightline.console.ids import QUERY_IDS, TEXT_PARAMS
 from sightline.console.roles import ADMIN_READS, EVERYONE_MAY, api_routes, is_key_route
-from sightline.settings import load
 from sightline.teams.scopes import EVENTS_ROUTE, SCOPES, scope_for
 from tests.conftest import sign_in
 from tests.console.route_lists import BIG, ROUTES, SIGNED, UPLOADS, ids
 from tests.imports.helpers import upload
 from tests.recordings.helpers import chunk, new_recording_id, page_events, post_chunk, recording_site
 from tests.support.http import TLS
-from tests.support.routes import Route
+from tests.support.routes import Route, document_app
 from tests.support.server import LiveServer
 from tests.support.team import MEMBER_PASSWORD, token_of
 from tests.surveys.helpers import survey_body
@@ -142,7 +139,7 @@ def test_a_viewer_given_one_site_finds_no_other_site_on_any_route(members: dict[
 
 
 def test_the_matrix_sees_every_key_route_and_ingests_one_route_under_api() -> None:
-    app = create_app(load({"data_dir": tempfile.mkdtemp(prefix="sightline-keyed-")}, environ={}))
+    app = document_app("sightline-keyed-")
     plain = {
         str(getattr(r, "path", ""))
         for r in app.router.routes
@@ -280,7 +277,7 @@ def _id_fields(dependant: Dependant) -> Iterator[ModelField]:
 def test_every_id_a_console_handler_takes_is_read_as_the_guard_reads_it() -> None:
     """The guard refuses every other spelling; the handlers' types refuse them too, so a handler
     can only ever receive the id the guard checked."""
-    app = create_app(load({"data_dir": tempfile.mkdtemp(prefix="sightline-ids-")}, environ={}))
+    app = document_app("sightline-ids-")
     checked = 0
     for route in api_routes(app.router.routes):
         if not route.path.startswith("/api/"):

@@ -4,6 +4,7 @@ failing is named with the server's answer."""
 
 from __future__ import annotations
 
+import functools
 import time
 import uuid
 from collections.abc import Iterator
@@ -22,7 +23,13 @@ from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, sign_in
 from tests.ingest.helpers import Site, Visitor, batch, event
 from tests.support.server import LiveServer, create_owner
 
-KEYS = pa.array(range(2**63, 2**63 + BACKLOG_BATCH), pa.uint64())  # 20-digit keys, as hashes are
+
+@functools.cache
+def _keys() -> pa.UInt64Array:
+    """A whole catch-up batch of 20-digit keys, as hashes are (built when a test asks: at import,
+    every xdist worker's collection built them and loaded pandas, 0.5 s of CPU, for one worker)."""
+    keys: pa.UInt64Array = pa.array(range(2**63, 2**63 + BACKLOG_BATCH), pa.uint64())
+    return keys
 
 
 @pytest.fixture
@@ -37,14 +44,14 @@ def _client(store: ClickHouse) -> Any:
 
 
 def test_the_visit_lookup_of_a_whole_catch_up_batch_passes_the_servers_limits(store: ClickHouse) -> None:
-    assert store.visits_of(KEYS, 0).num_rows == 0
+    assert store.visits_of(_keys(), 0).num_rows == 0
 
 
 def test_the_same_keys_as_a_bound_parameter_are_refused_by_the_server(store: ClickHouse) -> None:
     with pytest.raises(DatabaseError) as refused:
         _client(store).query(
             "SELECT count() FROM visits WHERE session IN {keys:Array(UInt64)}",
-            parameters={"keys": KEYS.to_pylist()},
+            parameters={"keys": _keys().to_pylist()},
         )
     assert "http_max_field_value_size" in str(refused.value) or "Field value too long" in str(refused.value)
 

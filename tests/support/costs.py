@@ -6,8 +6,11 @@ machine runs. Each worker adds up, per module, the wall time and the CPU (``os.t
 own user and system time and that of the children it has waited for, so a server started and
 stopped by the module counts, with its store and writer processes) spent on the module's tests,
 setup and teardown included. A process kept across modules (a package's shared server, a worker's
-kept Chromium) is charged to the module after which it stops, so the CPU column is lumpy where
-wall time is not: the scheduler (``tests/support/scheduling.py``) orders by wall time.
+kept Chromium and its Playwright driver) is charged for what it used while each module ran: at the
+end of each module the worker adds up the CPU of its descendants still running (``/proc``), and the
+module is charged their growth since the end of the module before (``os.times`` alone counts a
+process only once it was reaped, so the module after which a kept Chromium stopped got all of its
+CPU). The scheduler (``tests/support/scheduling.py``) orders by wall time.
 The controller merges the workers' figures into ``test-artifacts/suite-costs.tsv``, most CPU first,
 and names the costliest modules at the end of the run's summary; a copy of one run's file in
 ``tests/support/suite-costs.tsv`` is what the scheduler reads.
@@ -40,6 +43,33 @@ def _cpu() -> float:
     return t.user + t.system + t.children_user + t.children_system
 
 
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def live_cpu(pid: int) -> float:
+    """The CPU seconds of ``pid``'s running descendants (each one's own and its reaped children's);
+    0 where ``/proc`` does not list children."""
+    total = 0.0
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return 0.0
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as listed:
+                children = [int(c) for c in listed.read().split()]
+        except OSError:
+            continue
+        for child in children:
+            try:
+                with open(f"/proc/{child}/stat", encoding="ascii", errors="replace") as stat:
+                    fields = stat.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue  # gone (and reaped, so counted by its parent) since it was listed
+            total += sum(int(f) for f in fields[11:15]) / _TICK + live_cpu(child)
+    return total
+
+
 class Recorder:
     """A pytest plugin: one per process (the controller and each xdist worker)."""
 
@@ -49,6 +79,7 @@ class Recorder:
         worker = getattr(config, "workerinput", None)
         self.worker: str | None = worker["workerid"] if worker else None
         self.parts = ARTIFACTS / "suite-costs.parts"
+        self.live = 0.0  # the running descendants' CPU at the end of the last module
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
@@ -58,6 +89,10 @@ class Recorder:
         cost.tests += 1
         cost.wall += time.perf_counter() - wall
         cost.cpu += _cpu() - cpu
+        if nextitem is None or nextitem.nodeid.split("::", 1)[0] != item.nodeid.split("::", 1)[0]:
+            live = live_cpu(os.getpid())
+            cost.cpu += live - self.live
+            self.live = live
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         if self.worker is None and self.parts.exists():

@@ -11,9 +11,6 @@ import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import boto3
-from botocore.config import Config
-
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
 
@@ -51,6 +48,9 @@ class ObjectStore:
         }
 
     def client(self) -> S3Client:
+        import boto3  # here: every worker's collection imports this module, few tests use a client
+        from botocore.config import Config
+
         client: S3Client = boto3.session.Session().client(
             "s3",
             endpoint_url=self.endpoint,

@@ -21,7 +21,6 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
 import anyio
-import httpx
 from anyio import to_thread
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -92,6 +91,8 @@ class McpEndpoint:
         if STATS_READ not in who.scopes:
             await lacking(STATS_READ).response()(scope, receive, send)
             return
+        import httpx  # here: a server that is never asked over MCP does without it
+
         client = httpx.AsyncClient(
             transport=httpx.ASGITransport(app=self.app()),
             base_url="http://sightline.internal",

@@ -16,7 +16,6 @@ from sightline.console.deps import context, owner
 from sightline.console.reports import ERRORS, Answer, answered, parameter_doc
 from sightline.database.types import utcnow
 from sightline.imports.figures import ImportedFigures
-from sightline.reports import overview as figures
 from sightline.reports import params
 from sightline.sites import service as sites
 
@@ -33,6 +32,9 @@ DOCUMENTED: dict[str, Any] = {"parameters": [parameter_doc(name) for name in ASK
     openapi_extra=DOCUMENTED,
 )
 def overview(request: Request) -> JSONResponse:
+    # Here: its figures use numpy, which a server whose overview is never asked does without.
+    from sightline.reports import overview as figures
+
     query = params.parse(request.query_params.multi_items(), ASKED)
     ctx = context(request)
     who = owner(request)

@@ -50,11 +50,12 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
-
-import duckdb
+from typing import TYPE_CHECKING, Any
 
 from sightline.store.changes import Changes
+
+if TYPE_CHECKING:
+    import duckdb
 
 DATABASE = "kept"
 MOST = 16  # tables kept at once
@@ -177,6 +178,8 @@ class Kept:
     def _refresh(self, entry: _Entry, sql: str, params: dict[str, Any], runs: list[Span]) -> bool:
         """Selects again, in place, the rows of the visits that started in ``runs`` (False: it
         could not, the table is to be read whole)."""
+        import duckdb  # here: the server process imports this module for its bounds' names alone
+
         cursor = self._connect()
         try:
             cursor.execute("BEGIN TRANSACTION")
