@@ -60,3 +60,11 @@ def series(
                 kept.put(keys[k], dict(figures), seen, FIGURE_BYTES * (len(figures) + 1))
         i = j
     return [figures for figures in out if figures is not None]
+
+
+def ended(kept: Kept | None, site_id: int, span: Span, counted: str, read: Callable[[], Figures]) -> Figures:
+    """One span's figures (``counted``: what they are), kept between requests once the span has
+    ended (a comparison's earlier period), read each time otherwise or without a layer."""
+    if kept is None or micros(span[1]) > micros(datetime.now(UTC)):
+        return read()
+    return series(kept, site_id, [span], counted, lambda _: [read()])[0]
