@@ -13,7 +13,8 @@ kept; the span still going on is read every time.
 
 Unfiltered reports on the embedded store only (ClickHouse counts them exactly and fast). The pages
 and custom events tables keep each ended day's count per value the same way (``table_days``:
-their ranking summed over the kept days), for days of at most ``MOST_VALUES`` values.
+their ranking summed over the kept days), for days of at most ``MOST_VALUES`` values. The summary
+keeps the totals of a period that ended (a comparison's earlier period) the same way (``ended``).
 """
 
 from __future__ import annotations

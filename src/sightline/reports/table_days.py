@@ -1,4 +1,5 @@
-"""The pages and custom events tables ranked by counts kept per ended day (``series_days``).
+"""The pages and custom events tables ranked by counts kept per ended day (``series_days``), and
+the shown values' unique visitors united from bitmaps kept per ended day (``visitors``).
 
 A table of a big period ranks its values by a plain count (pageviews, events) and then counts the
 unique visitors of the shown values only (``tables``). The ranking is a sum over the period's days,
@@ -17,6 +18,11 @@ request reads only the days that are not kept (today's, and the days a write cha
   filters (the goal's rule included) and read through the selection the store keeps
   (``Query.keep``), asked for after the layer's ``sync`` so that the selection is never older than
   the change number the counts are kept with.
+
+The shown values' visitors are bitmaps of the same days and the same events (a bit per visitor's
+hashed code, of the size the request counts the period with, ``counting``): the period's bitmap
+is the OR of its days', the very bitmap one pass over the period sets, so a table after a feed
+step reads today's events (and a changed day's) for them instead of every day's.
 """
 
 # ruff: noqa: S608  (SQL made of fixed fragments; every value is a bound parameter)
