@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import duckdb
 import pytest
 
-from sightline.reports import counting, queries, series_days, tables, timeseries
+from sightline.reports import counting, queries, series_days, table_days, tables, timeseries
 from sightline.reports.filters import IS_NOT, Filter, Filters
 from sightline.reports.kept_figures import Kept as Layer
 from sightline.reports.queries import Span
@@ -361,3 +361,34 @@ def test_the_pages_tables_kept_day_bitmaps_lose_an_erased_visitor_and_nothing_el
     visitors = [(row["value"], row["visitors"]) for row in again]
     assert visitors != [(row["value"], row["visitors"]) for row in found]
     assert any("bitstring_agg" in sql for sql in seen)  # that day's bitmaps read again
+
+
+def test_a_tables_day_bitmaps_bigger_than_their_share_of_the_layer_are_read_each_time(
+    con: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ledger, _ = _layer()
+    ledger.most_bytes = 6 * (1 << 16) // 8 * 4  # four times the bitmaps of six days' one page
+    whole = (SPANS[0][0], SPANS[-1][1])
+
+    def pages(kept: Layer | None, seen: list[str]) -> object:
+        return tables.breakdown(
+            logged_run(con, seen),
+            DUCKDB,
+            SITE,
+            whole,
+            Filters(),
+            "page",
+            "pageviews",
+            queries.Page(10),
+            None,
+            kept,
+            SPANS,
+        )
+
+    for share, reads in ((table_days.SHARE, 0), (table_days.SHARE / 2, 1)):
+        monkeypatch.setattr(table_days, "SHARE", share)
+        pages(ledger, [])
+        pages(ledger, [])
+        seen: list[str] = []
+        assert pages(ledger, seen) == pages(None, [])
+        assert sum("bitstring_agg" in sql for sql in seen) == reads

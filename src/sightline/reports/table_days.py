@@ -39,6 +39,7 @@ from sightline.reports.queries import Filters, Page, Query, Run, Span, bucket
 from sightline.store.epoch import micros
 
 BITMAP_BYTES = 120  # a kept day's bitmaps beyond their bits (the dict, its keys)
+SHARE = 0.25  # of the layer's bytes, the most one table's kept bitmaps may take
 
 
 def ranked(
@@ -158,8 +159,10 @@ def visitors(
     set, for ``unique.read``), as the union of each day's bitmap: an ended day's kept between
     requests per value (the visitors of its events of that value, or under a filter of the
     selected visits that started in it, as ``ranked`` counts them), the others read, only for the
-    values they lack. Empty where ``unique`` counts exactly (no bitmap to unite)."""
-    if not unique.size or not values:
+    values they lack. Empty where ``unique`` counts exactly (no bitmap to unite), or where the
+    period's bitmaps would take more than ``SHARE`` of the layer (a big site's: at 10 M events,
+    a 30-day table's take 21-42 MiB; at 100 M, up to 330): the caller reads them each time."""
+    if not unique.size or not values or unique.size // 8 * len(values) * len(days) > kept.most_bytes * SHARE:
         return {}
     seen = kept.sync(query.site_id)
     now = micros(datetime.now(UTC))
