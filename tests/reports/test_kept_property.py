@@ -232,6 +232,11 @@ def _requests(site: SiteModel, filters: dict[str, str]) -> list[tuple[str, dict[
     ]
     out += [("breakdown", {"dimension": "goals", "limit": "100", **days30, **filters})]
     out += [("funnel", {**days30, **filters})]
+    # Under one filter at every check, twice, a page as the dashboard shows it (a bitmap per shown
+    # value): the first request ranks and counts the shown pages' visitors in one read of every
+    # day; the second, and those of later checks, unite the days' bitmaps kept since
+    # (``table_days.visitors``), each dropped when a write touches its day.
+    out += [("breakdown", {"dimension": "pages", "limit": "10", **days30, "page": "/pricing"})] * 2
     return out
 
 

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import duckdb
 import pytest
 
-from sightline.reports import counting, queries, series_days, tables, timeseries
+from sightline.reports import counting, queries, series_days, table_days, tables, timeseries
 from sightline.reports.filters import IS_NOT, Filter, Filters
 from sightline.reports.kept_figures import Kept as Layer
 from sightline.reports.queries import Span
@@ -283,8 +283,7 @@ def test_a_filtered_pages_table_ranks_by_day_counts_of_the_visits_started_each_d
     seen: list[str] = []
     found = pages(ledger, seen, queries.Page(10))
     assert found == pages(None, [], queries.Page(10))
-    assert not any("v_day" in sql for sql in seen)  # every day kept
-    assert any("bitstring_agg" in sql for sql in seen)  # the shown paths' visitors, estimated
+    assert not any("v_day" in sql for sql in seen)  # every day's counts and bitmaps kept
     # A pageview of /pricing (and a signup) fed for visit 7, which had neither: its day is read again.
     con.execute(
         f"INSERT INTO {EVENTS} SELECT site_id, time + 1, (SELECT max(id) + 1 FROM events), visitor, visit, "
@@ -327,3 +326,69 @@ def test_a_filtered_pages_tables_day_counts_follow_its_visits_start_not_its_even
         SPANS[-1:],
     )
     assert {row["value"]: row["pageviews"] for row in rows} == {"/pricing": 500, "/": 1000}
+
+
+@pytest.mark.parametrize("filters", [Filters(), Filters(page="/pricing")], ids=["unfiltered", "page"])
+def test_the_pages_tables_kept_day_bitmaps_lose_an_erased_visitor_and_nothing_else(
+    con: duckdb.DuckDBPyConnection, filters: Filters
+) -> None:
+    con.execute("UPDATE events SET path = '/p/' || (visit % 7) WHERE id % 3 = 0")
+    con.execute("UPDATE events SET path = '/pricing' WHERE id % 3 = 1 AND visit % 5 = 0")
+    _visits(con)
+    ledger, changes = _layer()
+    whole = (SPANS[0][0], SPANS[-1][1])
+    selections = Kept(con.cursor, changes)
+
+    def pages(kept: Layer | None, seen: list[str]) -> list[dict[str, object]]:
+        run = _KeptRun(con, seen, selections) if kept is not None else logged_run(con, seen)
+        rows, _ = tables.breakdown(
+            run, DUCKDB, SITE, whole, filters, "page", "pageviews", queries.Page(10), None, kept, SPANS
+        )
+        return rows
+
+    pages(ledger, [])  # ranked and counted in one read of every day
+    found = pages(ledger, [])  # each day's bitmaps of the shown pages read and kept
+    seen: list[str] = []
+    assert pages(ledger, seen) == found == pages(None, [])
+    assert not any("bitstring_agg" in sql for sql in seen)  # the shown pages' visitors: kept days
+    # Visit 10 (day 4, a view of /pricing) erased: its visitor leaves /pricing, / and /p/3.
+    _wrote(con, changes, "visit = 10")  # recorded before: the rows are gone after
+    con.execute("DELETE FROM events WHERE visit = 10")
+    _visits(con)
+    seen = []
+    again = pages(ledger, seen)
+    assert again == pages(None, [])
+    visitors = [(row["value"], row["visitors"]) for row in again]
+    assert visitors != [(row["value"], row["visitors"]) for row in found]
+    assert any("bitstring_agg" in sql for sql in seen)  # that day's bitmaps read again
+
+
+def test_a_tables_day_bitmaps_bigger_than_their_share_of_the_layer_are_read_each_time(
+    con: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ledger, _ = _layer()
+    ledger.most_bytes = 6 * (1 << 16) // 8 * 4  # four times the bitmaps of six days' one page
+    whole = (SPANS[0][0], SPANS[-1][1])
+
+    def pages(kept: Layer | None, seen: list[str]) -> object:
+        return tables.breakdown(
+            logged_run(con, seen),
+            DUCKDB,
+            SITE,
+            whole,
+            Filters(),
+            "page",
+            "pageviews",
+            queries.Page(10),
+            None,
+            kept,
+            SPANS,
+        )
+
+    for share, reads in ((table_days.SHARE, 0), (table_days.SHARE / 2, 1)):
+        monkeypatch.setattr(table_days, "SHARE", share)
+        pages(ledger, [])
+        pages(ledger, [])
+        seen: list[str] = []
+        assert pages(ledger, seen) == pages(None, [])
+        assert sum("bitstring_agg" in sql for sql in seen) == reads

@@ -33,6 +33,7 @@ class Visitors:
 
     sql: str
     read: Callable[[object], int]  # the engine's value -> visitors
+    size: int = 0  # the bitmap's bits (0: an exact count)
 
 
 def exact(value: object) -> int:
@@ -78,4 +79,4 @@ def _bitmap(dialect: Dialect, room: int) -> Visitors:
             return ones
         return round(-size * math.log1p(-ones / size))
 
-    return Visitors(dialect.bitmap.format(column="visitor", mask=size - 1), estimate)
+    return Visitors(dialect.bitmap.format(column="visitor", mask=size - 1), estimate, size)

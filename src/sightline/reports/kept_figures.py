@@ -162,8 +162,9 @@ _layers_lock = threading.Lock()
 
 
 def kept_of(store: object) -> Kept | None:
-    """The one layer of ``store`` (one per running server), or None when it records no changes."""
-    if getattr(store, "changes", None) is None:
+    """The one layer of ``store`` (one per running server), or None when it answers no changes
+    (an engine read directly has its record of changes, not the store process's answer)."""
+    if not callable(getattr(store, "changes", None)):
         return None
     owner = weakref.ref(store)  # the layer must not keep its store alive
 

@@ -13,7 +13,8 @@ kept; the span still going on is read every time.
 
 Unfiltered reports on the embedded store only (ClickHouse counts them exactly and fast). The pages
 and custom events tables keep each ended day's count per value the same way (``table_days``:
-their ranking summed over the kept days), for days of at most ``MOST_VALUES`` values.
+their ranking summed over the kept days), for days of at most ``MOST_VALUES`` values. The summary
+keeps the totals of a period that ended (a comparison's earlier period) the same way (``ended``).
 """
 
 from __future__ import annotations
@@ -60,3 +61,11 @@ def series(
                 kept.put(keys[index], dict(figures), seen, FIGURE_BYTES * (len(figures) + 1))
         start = end
     return [figures for figures in out if figures is not None]
+
+
+def ended(kept: Kept | None, site_id: int, span: Span, counted: str, read: Callable[[], Figures]) -> Figures:
+    """One span's figures (``counted``: what they are), kept between requests once the span has
+    ended (a comparison's earlier period), read each time otherwise or without a layer."""
+    if kept is None or micros(span[1]) > micros(datetime.now(UTC)):
+        return read()
+    return series(kept, site_id, [span], counted, lambda _: [read()])[0]

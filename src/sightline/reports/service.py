@@ -28,6 +28,7 @@ from sightline.reports import (
     goals,
     heatmaps,
     queries,
+    series_days,
     tables,
     timeseries,
 )
@@ -118,8 +119,16 @@ class Report:
         return out
 
     def totals(self, period: Period) -> dict[str, int]:
+        """The period's totals; those of a period that ended (a comparison's earlier period) kept
+        between requests (``series_days.ended``)."""
         span = (period.start, period.end)
-        return queries.totals(self.run, self.dialect, self.site_id, span, self.filters)
+        return series_days.ended(
+            kept_of(self.store),
+            self.site_id,
+            span,
+            f"totals {self.filters!r}",
+            lambda: queries.totals(self.run, self.dialect, self.site_id, span, self.filters),
+        )
 
     def figures(self, period: Period, reason: str | None) -> dict[str, int]:
         """The period's totals, with the imported ones unless ``reason`` says why not."""

@@ -218,6 +218,9 @@ def _event_breakdown(
         # Pages only: a custom events table reads few rows, and its one pass costs less than two.
         if by_days is not None and dim == "page" and _selects_by_events(query_parts):
             ranked, people = table_days.ranked(run, query_parts, column, where, page, by_days, days, unique)
+            if not all(value in people for value, _ in ranked):  # not counted as they were ranked
+                shown = [value for value, _ in ranked]
+                people = table_days.visitors(run, query_parts, column, where, shown, by_days, days, unique)
             return _with_visitors(run, query_parts, column, condition, ranked, count_name, unique, people)
         chosen = f"SELECT {column} AS value, visitor FROM events WHERE {condition}"
         return _ranked_once(run, query_parts, chosen, count_name, page, unique)
@@ -240,7 +243,11 @@ def _event_breakdown(
         )
     counts = [int(n) for _, n in ranked] or [0]
     unique = counting.per_value(query_parts.dialect, sum(counts), len(counts), room=max(counts))
-    return _with_visitors(run, query_parts, column, condition, ranked, count_name, unique)
+    set_bits: dict[object, object] | None = None
+    if by_days is not None and not query_parts.filters:  # each ended day's bitmaps kept
+        shown = [value for value, _ in ranked]
+        set_bits = table_days.visitors(run, query_parts, column, where, shown, by_days, days, unique)
+    return _with_visitors(run, query_parts, column, condition, ranked, count_name, unique, set_bits)
 
 
 def _with_visitors(
