@@ -122,7 +122,7 @@ def overview(
     for site in asked:
         _add_imported(site)
     shown = [_shown(site) for site in asked]
-    shown.sort(key=lambda s: (-s["visitors"], str(s["name"]).lower(), s["site_id"]))
+    shown.sort(key=lambda row: (-row["visitors"], str(row["name"]).lower(), row["site_id"]))
     return {"range": range_name, "sites": shown}
 
 
@@ -169,14 +169,15 @@ def _part(dialect: Dialect, params: Params, period: Period, previous: Period, si
     query = Query(dialect, 0, (period.start, period.end), Filters())
     query.params = params  # one statement: every part binds its values into the same parameters
     listed = ", ".join(str(int(site_id)) for site_id in sorted(site_ids))
-    a, b = query.bind(micros(period.start)), query.bind(micros(period.end))
-    pa, pb = query.bind(micros(previous.start)), query.bind(micros(previous.end))
-    i = bucket(query, _buckets(period), "time")
-    current = f"time >= {a} AND time < {b}"
+    low, high = query.bind(micros(period.start)), query.bind(micros(period.end))
+    previous_low, previous_high = query.bind(micros(previous.start)), query.bind(micros(previous.end))
+    bucket_of = bucket(query, _buckets(period), "time")
+    current = f"time >= {low} AND time < {high}"
     return (
         f"SELECT site_id, i, count(DISTINCT visitor), sum(pv) FROM (SELECT site_id, visitor, "
-        f"CASE WHEN time < {a} THEN {PREVIOUS} ELSE {i} END AS i, CASE WHEN {VIEWED} THEN 1 ELSE 0 END AS pv "
-        f"FROM events WHERE site_id IN ({listed}) AND (({current}) OR (time >= {pa} AND time < {pb}))) AS e "
+        f"CASE WHEN time < {low} THEN {PREVIOUS} ELSE {bucket_of} END AS i, "
+        f"CASE WHEN {VIEWED} THEN 1 ELSE 0 END AS pv FROM events WHERE site_id IN ({listed}) "
+        f"AND (({current}) OR (time >= {previous_low} AND time < {previous_high}))) AS e "
         f"GROUP BY site_id, i UNION ALL SELECT site_id, {TOTAL}, count(DISTINCT visitor), 0 FROM events "
         f"WHERE site_id IN ({listed}) AND {current} GROUP BY site_id"
     )

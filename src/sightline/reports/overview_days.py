@@ -182,8 +182,8 @@ def _unit(spans: list[Span]) -> int:
 
 
 def _next_start(starts: list[int], at: int) -> int:
-    i = bisect.bisect_left(starts, at)
-    return starts[i] if i < len(starts) else at + UNITS[0]
+    index = bisect.bisect_left(starts, at)
+    return starts[index] if index < len(starts) else at + UNITS[0]
 
 
 def _runs(spans: list[Span]) -> list[Span]:
@@ -308,17 +308,17 @@ class Ledger:
         for site_id, both in plans.items():
             for which, made in enumerate(both):
                 done = _done(made, at)
-                e = (
+                kept_ended = (
                     self.kept.get((site_id, made.spans[0][0], done, made.shape), seen[site_id])
                     if done
                     else None
                 )
-                ended[(site_id, which)] = e
+                ended[(site_id, which)] = kept_ended
                 for span in made.spans:
                     if span[1] > at:
                         wanted.setdefault(span, []).append(site_id)
                         continue
-                    if e is not None:
+                    if kept_ended is not None:
                         continue
                     found = self.get(site_id, span, seen[site_id])
                     if found is not None:
@@ -332,8 +332,8 @@ class Ledger:
         for site_id, (current, previous) in plans.items():
             counted = []
             for which, made in enumerate((current, previous)):
-                e = ended[(site_id, which)] or self._ended(site_id, made, have, seen[site_id], at)
-                counted.append(_counted(site_id, made, e, have, at))
+                figures = ended[(site_id, which)] or self._ended(site_id, made, have, seen[site_id], at)
+                counted.append(_counted(site_id, made, figures, have, at))
             out[site_id] = (counted[0], counted[1])
         return out
 
@@ -344,21 +344,21 @@ class Ledger:
         days: list[Span] = []
         hours: list[Span] = []
         pageviews = [0] * made.buckets
-        for span, i, whole in zip(made.spans, made.bucket, made.whole, strict=True):
+        for span, number, whole in zip(made.spans, made.bucket, made.whole, strict=True):
             if span[1] > at:
-                going[i] = True
+                going[number] = True
                 continue
-            ended[i].append(span)
+            ended[number].append(span)
             (days if whole else hours).append(span)
-            pageviews[i] += have[(site_id, span)].pageviews
+            pageviews[number] += have[(site_id, span)].pageviews
         together = [self.union_of(site_id, spans, have, seen) for spans in ended]
         partial = {i: keys for i, keys in enumerate(together) if going[i]}
         every = union([self.union_of(site_id, days, have, seen), self.union_of(site_id, hours, have, seen)])
-        e = Ended([len(keys) for keys in together], pageviews, partial, every)
+        figures = Ended([len(keys) for keys in together], pageviews, partial, every)
         done = _done(made, at)
         if done:
-            self.kept.put((site_id, made.spans[0][0], done, made.shape), e, seen, e.cost())
-        return e
+            self.kept.put((site_id, made.spans[0][0], done, made.shape), figures, seen, figures.cost())
+        return figures
 
 
 def _done(made: Plan, at: int) -> int:
@@ -366,19 +366,19 @@ def _done(made: Plan, at: int) -> int:
     return max((span[1] for span in made.spans if span[1] <= at), default=0)
 
 
-def _counted(site_id: int, made: Plan, e: Ended, have: Have, at: int) -> Counted:
-    """A period's figures: its ended pieces' (``e``) with those of its pieces going on."""
-    points = list(zip(e.visitors, e.pageviews, strict=True))
+def _counted(site_id: int, made: Plan, ended: Ended, have: Have, at: int) -> Counted:
+    """A period's figures: its ended pieces' (``ended``) with those of its pieces going on."""
+    points = list(zip(ended.visitors, ended.pageviews, strict=True))
     going: dict[int, list[Span]] = {}
-    for span, i in zip(made.spans, made.bucket, strict=True):
+    for span, number in zip(made.spans, made.bucket, strict=True):
         if span[1] > at:
-            going.setdefault(i, []).append(span)
-    for i, spans in going.items():
+            going.setdefault(number, []).append(span)
+    for number, spans in going.items():
         keys = union(have[(site_id, span)].visitors for span in spans)
         viewed = sum(have[(site_id, span)].pageviews for span in spans)
-        points[i] = (count_with(e.partial.get(i, EMPTY), keys), points[i][1] + viewed)
+        points[number] = (count_with(ended.partial.get(number, EMPTY), keys), points[number][1] + viewed)
     now = union(have[(site_id, span)].visitors for spans in going.values() for span in spans)
-    return Counted(points, count_with(e.whole, now), sum(pv for _, pv in points))
+    return Counted(points, count_with(ended.whole, now), sum(pv for _, pv in points))
 
 
 _ledgers: Beside[Ledger] = Beside(Ledger)

@@ -314,11 +314,11 @@ def stretches(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """The stretches of time (inclusive) that cover ``ranges``, overlapping ones merged; one
     stretch of all of them when there would be more than ``MAX_RANGES``."""
     merged: list[list[int]] = []
-    for a, b in sorted(ranges):
-        if merged and a <= merged[-1][1] + 1:
-            merged[-1][1] = max(merged[-1][1], b)
+    for low, high in sorted(ranges):
+        if merged and low <= merged[-1][1] + 1:
+            merged[-1][1] = max(merged[-1][1], high)
         else:
-            merged.append([a, b])
+            merged.append([low, high])
     if len(merged) > MAX_RANGES:
         return [(merged[0][0], max(b for _, b in merged))]
     return [(a, b) for a, b in merged]
@@ -332,7 +332,7 @@ def bucket(query: Query, spans: Sequence[Span], column: str) -> str:
         query,
         spans,
         column,
-        lambda a, size, first: f"{query.dialect.div(f'{column} - {a}', size)} + {first + 1}",
+        lambda low, size, first: f"{query.dialect.div(f'{column} - {low}', size)} + {first + 1}",
     )
 
 
@@ -343,7 +343,7 @@ def edge_after(query: Query, spans: Sequence[Span], column: str) -> str:
         query,
         spans,
         column,
-        lambda a, size, _: f"{a} + ({query.dialect.div(f'{column} - {a}', size)} + 1) * {size}",
+        lambda low, size, _: f"{low} + ({query.dialect.div(f'{column} - {low}', size)} + 1) * {size}",
     )
 
 

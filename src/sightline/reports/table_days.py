@@ -173,22 +173,23 @@ def visitors(
         found = kept.get(key, seen)
         held.append(dict(found) if found is not None else {})
     missing = [[value for value in values if value not in held[i]] for i in range(len(days))]
-    i = 0
-    while i < len(days):
-        if not missing[i]:
-            i += 1
+    start = 0
+    while start < len(days):  # each run of days with values missing: one read
+        if not missing[start]:
+            start += 1
             continue
-        j = i
-        while j < len(days) and missing[j]:
-            j += 1
-        wanted = sorted({value for k in range(i, j) for value in missing[k]})
-        for k, bitmaps in enumerate(_read_bitmaps(run, query, column, where, days[i:j], wanted, unique), i):
+        stop = start
+        while stop < len(days) and missing[stop]:
+            stop += 1
+        wanted = sorted({value for day in range(start, stop) for value in missing[day]})
+        found_bitmaps = _read_bitmaps(run, query, column, where, days[start:stop], wanted, unique)
+        for index, bitmaps in enumerate(found_bitmaps, start):
             for value in wanted:
-                held[k][value] = bitmaps.get(value, 0)
-            if keys[k][2] <= now:
-                cost = BITMAP_BYTES + unique.size // 8 * len(held[k])
-                kept.put(keys[k], dict(held[k]), seen, cost)
-        i = j
+                held[index][value] = bitmaps.get(value, 0)
+            if keys[index][2] <= now:
+                cost = BITMAP_BYTES + unique.size // 8 * len(held[index])
+                kept.put(keys[index], dict(held[index]), seen, cost)
+        start = stop
     union = dict.fromkeys(values, 0)
     for day in held:
         for value in values:
@@ -226,10 +227,10 @@ def _read_bitmaps(
             f"FROM events WHERE {query_parts.events(where)}"
         )
     mask = unique.size - 1
-    k = query_parts.dialect.position.format(array=query_parts.bind(list(values)), value="value")
+    position = query_parts.dialect.position.format(array=query_parts.bind(list(values)), value="value")
     found = run(
         f"SELECT v_day, k, bitstring_agg((visitor & {mask})::INTEGER, 0, {mask})::BLOB FROM "
-        f"(SELECT v_day, {k} AS k, visitor FROM ({rows}) AS r) AS t WHERE k > 0 GROUP BY v_day, k",
+        f"(SELECT v_day, {position} AS k, visitor FROM ({rows}) AS r) AS t WHERE k > 0 GROUP BY v_day, k",
         query_parts.params.values,
     )
     out: list[dict[str, int]] = [{} for _ in part]

@@ -270,9 +270,9 @@ def _with_visitors(
         return [_event_row(value, unique.read(counted[value]), count_name, int(n)) for value, n in ranked]
     if not ranked:
         return []
-    k = query.dialect.position.format(array=query.bind([value for value, _ in ranked]), value=column)
+    position = query.dialect.position.format(array=query.bind([value for value, _ in ranked]), value=column)
     found = run(
-        f"SELECT k, {unique.sql} FROM (SELECT {k} AS k, visitor FROM events WHERE {condition}) AS t "
+        f"SELECT k, {unique.sql} FROM (SELECT {position} AS k, visitor FROM events WHERE {condition}) AS t "
         "WHERE k > 0 GROUP BY k",
         query.params.values,
     )
