@@ -4,7 +4,8 @@ Two servers on one ``--data-dir`` race on the same SQLite file, recording chunks
 store files; the attack pass lost acknowledged recording chunks that way. ``claim`` takes an
 exclusive ``flock`` on ``DATA_DIR/sightline.lock`` for the life of the process (the kernel frees it
 when the process dies, also by SIGKILL) and refuses clearly when another process holds it, or when
-the directory cannot be written, before anything in it is touched. Imports nothing else.
+the directory cannot be written, before anything in it is touched. ``fsync_path`` makes a write or
+a rename in it last. Imports nothing else.
 """
 
 from __future__ import annotations
@@ -77,3 +78,12 @@ def claim(directory: Path) -> DataDirLock:
     os.ftruncate(fd, 0)
     os.write(fd, f"{os.getpid()}\n".encode())
     return DataDirLock(lock_file, fd)
+
+
+def fsync_path(path: Path) -> None:
+    """fsync of a file, or of a directory so that a rename or a new file in it lasts."""
+    handle = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(handle)
+    finally:
+        os.close(handle)

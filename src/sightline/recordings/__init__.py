@@ -9,7 +9,7 @@ through ``service``; ``retention`` deletes recordings past ``recording_retention
 retention and its metrics.
 
 May import: ``sightline.database``, ``sightline.sites``, ``sightline.health``, ``sightline.settings``,
-``sightline.locations``, ``sightline.errors``, ``sightline.numbers``, ``sightline.jobs``,
-``sightline.features`` and ``sightline.metrics`` (its feature's parts). Never imports
+``sightline.locations``, ``sightline.datadir`` (fsync), ``sightline.errors``, ``sightline.numbers``,
+``sightline.jobs``, ``sightline.features`` and ``sightline.metrics`` (its feature's parts). Never imports
 ``sightline.console`` or ``sightline.ingest``.
 """

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Protocol
 
 from sightline import locations
+from sightline.datadir import fsync_path
 
 RECORDING_ID = re.compile(r"\A[A-Za-z0-9_-]{16,64}\Z")
 CHUNK_NAME = re.compile(r"\A(\d{8})\.json\.gz\Z")
@@ -118,10 +119,10 @@ class FileChunkStore:
             raise
         os.close(fd)
         os.replace(temporary, final)
-        _fsync_dir(folder)
+        fsync_path(folder)
         if created:
-            _fsync_dir(folder.parent)
-            _fsync_dir(self.root)
+            fsync_path(folder.parent)
+            fsync_path(self.root)
 
     def get(self, recording_id: str, seq: int) -> bytes:
         try:
@@ -133,7 +134,7 @@ class FileChunkStore:
         folder = self.directory(recording_id)
         shutil.rmtree(folder, ignore_errors=True)
         if folder.parent.exists():
-            _fsync_dir(folder.parent)
+            fsync_path(folder.parent)
 
     def delete_chunk(self, recording_id: str, seq: int) -> None:
         path = self.path(recording_id, seq)
@@ -141,7 +142,7 @@ class FileChunkStore:
         with contextlib.suppress(OSError):
             path.parent.rmdir()  # only when no other chunk is left in it
         if path.parent.parent.exists():
-            _fsync_dir(path.parent.parent)
+            fsync_path(path.parent.parent)
 
     def recording_ids(self) -> Iterator[str]:
         if not self.root.is_dir():
@@ -184,11 +185,3 @@ class FileChunkStore:
                 "Give the user Sightline runs as write access to it (or mount it read-write).",
             )
         return {"free_bytes": free}
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

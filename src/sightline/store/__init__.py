@@ -10,7 +10,7 @@ server (``sightline.features``).
 May import: ``sightline.database``, ``sightline.health``, ``sightline.settings``,
 ``sightline.autocapture`` (which events are passive), ``sightline.dimensions`` (the visit
 attributes it keeps), ``sightline.channels`` (a visit's channel, written once per visit),
-``sightline.errors``, ``sightline.features`` and ``sightline.metrics`` (its feature's parts).
-Never imports
+``sightline.datadir`` (fsync), ``sightline.errors``, ``sightline.features`` and
+``sightline.metrics`` (its feature's parts). Never imports
 ``sightline.console``, ``sightline.ingest`` or ``sightline.reports``.
 """

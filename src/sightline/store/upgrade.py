@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -37,6 +36,7 @@ from typing import Any
 import duckdb
 
 from sightline import channels
+from sightline.datadir import fsync_path
 from sightline.store import schema
 
 log = logging.getLogger("sightline.store")
@@ -153,7 +153,7 @@ def compacted(con: Connection, path: Path, config: dict[str, Any]) -> Connection
             raise RuntimeError("the upgraded store has a write-ahead log")
         _copy(path, fresh, config)
         fresh.replace(path)
-        _sync(path.parent)
+        fsync_path(path.parent)
     except (OSError, RuntimeError, duckdb.Error) as error:
         log.warning("the upgraded analytics store stays as it is, not written again compactly (%s)", error)
         for leftover in (fresh, fresh.with_name(fresh.name + ".wal")):
@@ -180,16 +180,7 @@ def _copy(path: Path, fresh: Path, config: dict[str, Any]) -> None:
         con.execute("CHECKPOINT")
     finally:
         con.close()
-    _sync(fresh)
-
-
-def _sync(path: Path) -> None:
-    """fsync of a file or a directory (for a rename to last)."""
-    handle = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(handle)
-    finally:
-        os.close(handle)
+    fsync_path(fresh)
 
 
 def restored_columns(made: int | None, table: str) -> str:
