@@ -138,15 +138,15 @@ def _read(store: StoreReader, asked: Sequence[Site]) -> None:
         for (period, previous), members in groups.items()
     ]
     by_id = {site.id: site for site in asked}
-    for site_id, i, visitors, pageviews in store.query(" UNION ALL ".join(parts), params.values):
+    for site_id, bucket_number, visitors, pageviews in store.query(" UNION ALL ".join(parts), params.values):
         site = by_id[int(site_id)]
-        n, pv = int(visitors or 0), int(pageviews or 0)
-        if int(i) == TOTAL:
-            site.visitors = n
-        elif int(i) == PREVIOUS:
-            site.previous = {"visitors": n, "pageviews": pv}
+        seen, viewed = int(visitors or 0), int(pageviews or 0)
+        if int(bucket_number) == TOTAL:
+            site.visitors = seen
+        elif int(bucket_number) == PREVIOUS:
+            site.previous = {"visitors": seen, "pageviews": viewed}
         else:
-            site.points[int(i) - 1] = {"visitors": n, "pageviews": pv}
+            site.points[int(bucket_number) - 1] = {"visitors": seen, "pageviews": viewed}
     for site in asked:
         site.pageviews = sum(point["pageviews"] for point in site.points)
 

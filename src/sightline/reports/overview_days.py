@@ -113,22 +113,22 @@ def plan(period: Period) -> Plan:
     owner: list[int] = []
     whole: list[bool] = []
     buckets = period.buckets()
-    for i, (a, b) in enumerate(buckets):
-        day = a.astimezone(period.zone).date()
-        full = (a, b) == (
+    for number, (start, end) in enumerate(buckets):
+        day = start.astimezone(period.zone).date()
+        full = (start, end) == (
             local_midnight(day, period.zone),
             local_midnight(day + timedelta(days=1), period.zone),
         )
         if period.interval != "day" or full:
-            spans.append((micros(a), micros(b)))
-            owner.append(i)
+            spans.append((micros(start), micros(end)))
+            owner.append(number)
             whole.append(period.interval == "day")
             continue
-        at = a
-        while at < b:
-            nxt = min(at + HOUR, b)
+        at = start
+        while at < end:
+            nxt = min(at + HOUR, end)
             spans.append((micros(at), micros(nxt)))
-            owner.append(i)
+            owner.append(number)
             whole.append(False)
             at = nxt
     shape = ("overview-ended", str(period.zone.key), period.interval, micros(period.end))

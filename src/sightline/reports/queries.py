@@ -353,10 +353,10 @@ def _per_run(query: Query, spans: Sequence[Span], column: str, part: Callable[[s
     belongs to the run before it: its values divide as the run's do."""
     edges = [micros(a) for a, _ in spans] + [micros(spans[-1][1])]
     runs: list[tuple[int, int, int]] = []  # (first edge, length, index of its first span)
-    for i, (a, b) in enumerate(itertools.pairwise(edges)):
-        cut_short = i == len(spans) - 1 and runs and b - a < runs[-1][1]
-        if not runs or (runs[-1][1] != b - a and not cut_short):
-            runs.append((a, b - a, i))
+    for index, (low, high) in enumerate(itertools.pairwise(edges)):
+        cut_short = index == len(spans) - 1 and runs and high - low < runs[-1][1]
+        if not runs or (runs[-1][1] != high - low and not cut_short):
+            runs.append((low, high - low, index))
     parts = [part(query.bind(a), query.bind(size), first) for a, size, first in runs]
     if len(parts) == 1:
         return parts[0]
@@ -418,7 +418,7 @@ def per_minute(
         f"SELECT {at} AS i, count(DISTINCT visitor), sum(CASE WHEN name = '{PAGEVIEW}' THEN 1 ELSE 0 END) "
         f"FROM events WHERE {query_parts.events()} GROUP BY i"
     )
-    for i, visitors, pageviews in run(query, query_parts.params.values):
-        if 0 <= int(i) < minutes:
-            points[int(i)] = {"visitors": int(visitors), "pageviews": int(pageviews or 0)}
+    for minute, visitors, pageviews in run(query, query_parts.params.values):
+        if 0 <= int(minute) < minutes:
+            points[int(minute)] = {"visitors": int(visitors), "pageviews": int(pageviews or 0)}
     return points
