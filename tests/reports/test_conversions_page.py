@@ -171,6 +171,42 @@ def test_journeys_suggestions_and_custom_events_show_the_owners_events_and_reada
     console.shoot(tab, "journeys-readable")
 
 
+def test_journeys_under_a_custom_period_and_a_filter_show_paths_and_the_filter_in_words(
+    console: Console, console_server: LiveServer
+) -> None:
+    """A custom period's `from` date and the journey's `from` step travel side by side: the
+    journeys answer, with no refusal, and the page names its filter as the chips do."""
+    tab = console.signed_in()
+    site = console.api(
+        tab, "POST", "/api/sites", {"name": "Custom", "domain": f"{unique('custom')}.example.com"}
+    )
+    assert isinstance(site, dict)
+    site_id = int(site["id"])
+    at = datetime.now(UTC) - timedelta(seconds=20)
+    rows = [
+        replace(helpers.pageview(site_id, at + timedelta(seconds=i), "reader", path), language="de")
+        for i, path in enumerate(["/", "/pricing"])
+    ]
+    assert console_server.database_url is not None
+    db = open_database(console_server.database_url, migrate=False)
+    helpers.insert_events(db, rows)
+    db.dispose()
+    with console_server.client() as client:
+        assert (
+            client.post("/api/login", json={"email": OWNER_EMAIL, "password": OWNER_PASSWORD}).status_code
+            == 200
+        )
+        wait_caught_up(client)
+
+    day = at.date().isoformat()
+    tab.goto(f"/sites/{site_id}/conversions?range=custom&from={day}&to={day}&language=de")
+    expect(tab.locator(".report-note")).to_contain_text("Filtered: Language is German")
+    journeys = tab.locator("section", has=tab.get_by_role("heading", name="Journeys"))
+    expect(journeys.get_by_label("Start")).to_have_value("/")
+    expect(journeys.locator(".journey-path")).to_contain_text("/ → /pricing")
+    expect(journeys.locator(".report-error")).to_have_count(0)
+
+
 def test_direct_traffic_has_one_name_in_the_funnel_breakdown_and_the_dashboard(
     console: Console, console_server: LiveServer
 ) -> None:

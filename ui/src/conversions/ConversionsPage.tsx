@@ -4,13 +4,15 @@ import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 
 import { api, messageOf } from "../api";
 import { formMessage } from "../formMessages";
+import { goals as goalsApi } from "../goals/api";
 import { Notice } from "../components/Notice";
 import { Page } from "../components/Page";
 import { count, counted } from "../format";
 import { useResource } from "../hooks";
 import { useCanChange } from "../user";
-import { parseQuery, queryParams, type ReportQuery } from "../reports/api";
+import { parseQuery, queryParams, type FilterName, type ReportQuery } from "../reports/api";
 import { label } from "../reports/Breakdown";
+import { filtersSentence } from "../reports/filterText";
 import { FUNNEL_SPLITS } from "../reports/dimensions.gen";
 import { duration } from "../reports/figures";
 import { Controls } from "../reports/PeriodControls";
@@ -32,7 +34,10 @@ function SiteConversions({ siteId }: { siteId: number }) {
   const site = useResource(() => api.site(siteId));
   // The console's one period menu, without realtime and without a comparison (none is shown here).
   const setPeriod = (next: ReportQuery) => location.route(`/sites/${siteId}/conversions?${queryParams({ ...next, compare: false })}`, true);
-  const filters = Object.entries(query.filters);
+  const filters = Object.entries(query.filters) as [FilterName, string][];
+  // A goal filter reads as the goal's name, as on the reports page's chips.
+  const siteGoals = useResource(() => (filters.some(([name]) => name === "goal") ? goalsApi.list(siteId) : Promise.resolve([])));
+  const goalNames = useMemo(() => new Map((siteGoals.data ?? []).map((g) => [String(g.id), g.name])), [siteGoals.data]);
   const name = site.data?.name ?? "…";
   return (
     <Page title={`Conversions: ${name}`} back={{ href: `/sites/${siteId}/reports?${queryParams(query)}`, label: `Reports: ${name}` }}>
@@ -40,7 +45,7 @@ function SiteConversions({ siteId }: { siteId: number }) {
       <Controls key={site.data?.timezone ?? ""} query={query} onChange={setPeriod} timezone={site.data?.timezone ?? "UTC"} ranges={SPAN_RANGES} comparable={false} />
       {filters.length > 0 && (
         <p class="report-note">
-          Filtered: {filters.map(([k, v]) => `${k} ${v}`).join(", ")} (<a href={`/sites/${siteId}/reports?${queryParams(query)}`}>change on the reports page</a>)
+          Filtered: {filtersSentence(filters, goalNames)} (<a href={`/sites/${siteId}/reports?${queryParams(query)}`}>change on the reports page</a>)
         </p>
       )}
       <StepSuggestions siteId={siteId} query={query} />

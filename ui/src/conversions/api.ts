@@ -59,7 +59,9 @@ export const conversions = {
   },
   journeys: (siteId: number, q: ReportQuery, from: string, direction: string, depth: number) => {
     const params = queryParams({ ...q, compare: false });
-    params.set("from", from);
+    // Beside a custom period's own `from` date, not in its place: the API tells them apart by
+    // the step's `page:` or `event:` prefix.
+    params.append("from", from);
     params.set("direction", direction);
     params.set("depth", String(depth));
     return request<JourneysAnswer>("GET", `${base(siteId)}/journeys?${params}`);

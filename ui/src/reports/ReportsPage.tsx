@@ -12,12 +12,13 @@ import { downloads, FILTER_NAMES, parseQuery, queryParams, reports, type FilterN
 import { goals as goalsApi } from "../goals/api";
 import { useCanChange } from "../user";
 import { BehaviourPanels } from "./Behaviour";
-import { BreakdownPanel, CHANNEL_NAMES, label, type Tab } from "./Breakdown";
+import { BreakdownPanel, CHANNEL_NAMES, type Tab } from "./Breakdown";
 import { GoalsPanel } from "./GoalsPanel";
 import { Controls } from "./PeriodControls";
 import { Segments } from "./Segments";
 import { FILTER_TABLES, PropSuggestions, ValueSuggestions } from "./ValueSuggestions";
 import { FILTER_LABELS, PANELS } from "./dimensions.gen";
+import { chipText } from "./filterText";
 import { Annotations } from "./Annotations";
 import { Chart } from "./Chart";
 import { Freshness } from "./Freshness";
@@ -50,15 +51,6 @@ const OPERATORS: { prefix: string; label: string }[] = [
   { prefix: "!", label: "is not" },
   { prefix: "~", label: "contains" },
 ];
-
-/** A filter's value as its chip reads: the operator in words, the value as its table shows it. */
-function chipText(name: FilterName, raw: string, goalNames: Map<string, string>): { op: string; value: string } {
-  const op = raw.startsWith("!") ? "is not" : raw.startsWith("~") ? "contains" : "is";
-  const value = op === "is" ? raw : raw.slice(1);
-  if (name === "goal") return { op, value: goalNames.get(value) ?? `#${value}` };
-  // As the tables read: "Country is Germany", "Source is Direct / none", "Event is Outbound link (automatic)".
-  return { op, value: label(name, value) };
-}
 
 export function ReportsPage() {
   const { params } = useRoute();
