@@ -10,17 +10,20 @@ import json
 import random
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 import httpx
 from sqlalchemy import insert
 
-from sightline.database import Database
+from sightline.database import Database, open_database
 from sightline.database.schema import events, sites, users
+
+if TYPE_CHECKING:
+    from tests.support.server import LiveServer
 
 PAGES = ["/", "/pricing", "/docs", "/blog/hello", "/signup"]
 SOURCES = [None, None, "google.com", "news.ycombinator.com", "twitter.com"]
@@ -356,3 +359,27 @@ def expected_props(
             counts[(key, str(value))] += 1
             people[(key, str(value))].add(e.visitor_id)
     return {k: {"visitors": len(people[k]), "events": n} for k, n in counts.items()}
+
+
+def site_with_rows(
+    server: LiveServer, name: str, domain: str, rows: Callable[[int, datetime], list[dict[str, Any]]]
+) -> int:
+    """A new site of the server's owner holding ``rows(site_id, start)``, written straight into the
+    log and fed to the store; ``start`` is the last hour's start (or midnight, early in the day), so
+    the rows fall in today. Each row carries every column from the start: the store feeds rows as
+    soon as they are committed, so a value set by a later UPDATE may never reach it."""
+    with server.client() as client:
+        login = {"email": "owner@example.com", "password": "correct horse battery staple"}
+        assert client.post("/api/login", json=login).status_code == 200
+        site_id = int(client.post("/api/sites", json={"name": name, "domain": domain}).json()["id"])
+        start = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+        start = max(start - timedelta(hours=1), start.replace(hour=0))
+        assert server.database_url is not None
+        db = open_database(server.database_url, migrate=False)
+        try:
+            with db.begin() as conn:
+                conn.execute(insert(events), rows(site_id, start))
+        finally:
+            db.dispose()
+        wait_caught_up(client)
+        return site_id

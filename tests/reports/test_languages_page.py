@@ -5,14 +5,13 @@ the filter's suggestions and the filter chip find and show that name."""
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta
+from dataclasses import replace
+from datetime import datetime, timedelta
+from typing import Any
 
 import pytest
 from playwright.sync_api import Page, expect
-from sqlalchemy import insert
 
-from sightline.database import open_database
-from sightline.database.schema import events
 from tests.reports import helpers
 from tests.support.server import LiveServer
 from tests.web.conftest import Console, unique
@@ -24,40 +23,18 @@ SPOKEN = [("de", 3), ("fr", 2), ("pt", 1)]
 @pytest.fixture(scope="module")
 def speaking(console_server: LiveServer) -> int:
     """A site with visitors of three languages in the last hour (or since midnight)."""
-    with console_server.client() as client:
-        login = {"email": "owner@example.com", "password": "correct horse battery staple"}
-        assert client.post("/api/login", json=login).status_code == 200
-        site = client.post("/api/sites", json={"name": "Polyglot", "domain": unique("lang") + ".example.com"})
-        site_id = int(site.json()["id"])
-        start = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
-        start = max(start - timedelta(hours=1), start.replace(hour=0))
-        assert console_server.database_url is not None
-        db = open_database(console_server.database_url, migrate=False)
-        rows = [
-            helpers.Event(
-                site_id,
-                start + timedelta(seconds=i),
-                f"{language}-{i}",
-                f"s-{language}-{i}",
-                "pageview",
-                "/",
-                None,
-                None,
-                None,
-                None,
-                "Chrome",
-                "Linux",
-                "desktop",
+
+    def rows(site_id: int, start: datetime) -> list[dict[str, Any]]:
+        return [
+            replace(
+                helpers.pageview(site_id, start + timedelta(seconds=i), f"{language}-{i}", "/"),
                 language=language,
             ).row()
             for language, count in SPOKEN
             for i in range(count)
         ]
-        with db.begin() as conn:
-            conn.execute(insert(events), rows)
-        db.dispose()
-        helpers.wait_caught_up(client)
-        return site_id
+
+    return helpers.site_with_rows(console_server, "Polyglot", unique("lang") + ".example.com", rows)
 
 
 def _languages(tab: Page, site_id: int) -> None:

@@ -7,14 +7,12 @@ from __future__ import annotations
 import gzip
 import json
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
+from typing import Any
 
 import pytest
 from playwright.sync_api import expect
-from sqlalchemy import insert
 
-from sightline.database import open_database
-from sightline.database.schema import events
 from tests.reports import helpers
 from tests.support.axe import assert_accessible
 from tests.support.browser import STATIC, ensure_built
@@ -49,42 +47,16 @@ def islands(console_server: LiveServer) -> int:
 
 def _site_with_visitors(console_server: LiveServer, name: str, places: list[Place]) -> int:
     """A new site with ``places``' visitors in the last hour (or since midnight)."""
-    with console_server.client() as client:
-        login = {"email": "owner@example.com", "password": "correct horse battery staple"}
-        assert client.post("/api/login", json=login).status_code == 200
-        site = client.post("/api/sites", json={"name": name, "domain": unique("world") + ".example.com"})
-        site_id = int(site.json()["id"])
-        start = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
-        start = max(start - timedelta(hours=1), start.replace(hour=0))
-        assert console_server.database_url is not None
-        db = open_database(console_server.database_url, migrate=False)
-        # Each row carries its place from the start: the store feeds rows as soon as they are
-        # committed, so a place set by a later UPDATE may never reach it.
-        rows = [
-            helpers.Event(
-                site_id,
-                start + timedelta(seconds=i),
-                f"{country}-{i}",
-                f"s-{country}-{i}",
-                "pageview",
-                "/",
-                None,
-                None,
-                None,
-                None,
-                "Chrome",
-                "Linux",
-                "desktop",
-            ).row()
+
+    def rows(site_id: int, start: datetime) -> list[dict[str, Any]]:
+        return [
+            helpers.pageview(site_id, start + timedelta(seconds=i), f"{country}-{i}", "/").row()
             | {"country": country, "region": region, "city": city}
             for country, region, city, count in places
             for i in range(count)
         ]
-        with db.begin() as conn:
-            conn.execute(insert(events), rows)
-        db.dispose()
-        helpers.wait_caught_up(client)
-        return site_id
+
+    return helpers.site_with_rows(console_server, name, unique("world") + ".example.com", rows)
 
 
 def test_countries_are_named_in_the_table_and_shaded_on_the_world_map(console: Console, located: int) -> None:
