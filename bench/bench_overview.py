@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 import statistics
 import time
+from typing import Any
 
 import httpx
 
@@ -40,6 +41,7 @@ from bench.workdir import remove, size_of, work_dir
 
 FIRST_MS, NEXT_MS = 1000.0, 200.0  # 30 days: the first request, and the next ones while fed
 RANGES = ("today", "7d", "30d")
+BEHIND_SECONDS = 10  # the store may be this far behind the feed at its end
 
 
 def _ask(client: httpx.Client, name: str) -> tuple[float, int, int]:
@@ -78,6 +80,28 @@ def _time(client: httpx.Client, repeat: int, headline: bool, tree: Tree) -> int:
     return missed
 
 
+def _store(client: httpx.Client) -> dict[str, Any]:
+    store: dict[str, Any] = client.get("/api/health").json()["services"]["store"]
+    return store
+
+
+def _fed(client: httpx.Client, before: int, rate: int) -> int:
+    """Says what the store fed of the fed phase's events and what waits; 1 when more than
+    ``BEHIND_SECONDS`` of them wait (the fed figures would not include the feed's changes)."""
+    store = _store(client)
+    waiting = int(store["lag_events"])
+    unrepaired = (store.get("check") or {}).get("unrepaired") or "nothing unrepaired"
+    print(
+        f"store: fed {int(store.get('fed_events') or 0) - before:,} events meanwhile, {waiting:,} "
+        f"waiting at the end; self-check: {unrepaired}",
+        flush=True,
+    )
+    if waiting > BEHIND_SECONDS * rate:
+        print("the store did not keep up with the feed: the figures above do not include its changes")
+        return 1
+    return 0
+
+
 def main() -> int:
     count = int(os.environ.get("BENCH_OVERVIEW_EVENTS", "10000000"))
     site_count = int(os.environ.get("BENCH_OVERVIEW_SITES", "200"))
@@ -100,6 +124,7 @@ def main() -> int:
             while client.get("/api/health").json()["services"]["store"]["status"] == "down":
                 time.sleep(0.5)
             site = site_of(client, site_id)
+            fed_before = int(_store(client).get("fed_events") or 0)
             feeder = Feeder(origin, site["key"], f"https://{site['domain']}", rate)
             feeder.start()
             time.sleep(5)  # the feed settles into its steady steps
@@ -117,6 +142,7 @@ def main() -> int:
             if got.failed or got.rate < 0.9 * rate:
                 print(f"the server did not take {rate:,} events/s: the figures above are not at that rate")
                 failures += 1
+            failures += _fed(client, fed_before, rate)
             caught_up = wait_for_store(client)
             print(f"-- at rest (a diagnostic), {caught_up:.1f} s after the feed")
             _time(client, repeat, headline=False, tree=Tree(process.pid))
