@@ -9,7 +9,9 @@ is asked for today, 7 days and 30 days:
 - **while fed (the headline)**: a separate process sends the largest site ``BENCH_FEED_RATE``
   events a second (default 2,000, ``bench/feeder.py``), so every feed step drops the kept figures
   of the hours it touched; the first request of each range (the first since the server started:
-  this part runs first), then the median and slowest of ``BENCH_FED_REPEAT`` more (default 10);
+  this part runs first, once the store holds the whole log), then the median and slowest of
+  ``BENCH_FED_REPEAT`` more (default 10), and what the store fed meanwhile and had left at the
+  end (health's ``store``: a store more than ``BEHIND_SECONDS`` of the feed behind fails the run);
 - **at rest (a diagnostic)**, once the store caught up: the same requests ``BENCH_REPEAT`` times
   (default 5). No owner meets these figures while the sites receive traffic.
 
@@ -27,6 +29,7 @@ from __future__ import annotations
 import os
 import statistics
 import time
+from typing import Any
 
 import httpx
 
@@ -40,6 +43,7 @@ from bench.workdir import remove, size_of, work_dir
 
 FIRST_MS, NEXT_MS = 1000.0, 200.0  # 30 days: the first request, and the next ones while fed
 RANGES = ("today", "7d", "30d")
+BEHIND_SECONDS = 10  # the store may be this far behind the feed at its end
 
 
 def _ask(client: httpx.Client, name: str) -> tuple[float, int, int]:
@@ -78,6 +82,28 @@ def _time(client: httpx.Client, repeat: int, headline: bool, tree: Tree) -> int:
     return missed
 
 
+def _store(client: httpx.Client) -> dict[str, Any]:
+    store: dict[str, Any] = client.get("/api/health").json()["services"]["store"]
+    return store
+
+
+def _fed(client: httpx.Client, before: int, rate: int) -> int:
+    """Says what the store fed of the fed phase's events and what waits; 1 when more than
+    ``BEHIND_SECONDS`` of them wait (the fed figures would not include the feed's changes)."""
+    store = _store(client)
+    waiting = int(store["lag_events"])
+    unrepaired = (store.get("check") or {}).get("unrepaired") or "nothing unrepaired"
+    print(
+        f"store: fed {int(store.get('fed_events') or 0) - before:,} events meanwhile, {waiting:,} "
+        f"waiting at the end; self-check: {unrepaired}",
+        flush=True,
+    )
+    if waiting > BEHIND_SECONDS * rate:
+        print("the store did not keep up with the feed: the figures above do not include its changes")
+        return 1
+    return 0
+
+
 def main() -> int:
     count = int(os.environ.get("BENCH_OVERVIEW_EVENTS", "10000000"))
     site_count = int(os.environ.get("BENCH_OVERVIEW_SITES", "200"))
@@ -97,9 +123,10 @@ def main() -> int:
         origin = f"http://127.0.0.1:{port}"
         with httpx.Client(base_url=origin, headers={"Origin": origin}, timeout=600) as client:
             assert client.post("/api/login", json={"email": EMAIL, "password": PASSWORD}).status_code == 200
-            while client.get("/api/health").json()["services"]["store"]["status"] == "down":
-                time.sleep(0.5)
+            ready = wait_for_store(client)  # started, and fed what an earlier run left: not this run's feed
+            print(f"the store held the whole log {ready:.0f} s after the server answered", flush=True)
             site = site_of(client, site_id)
+            fed_before = int(_store(client).get("fed_events") or 0)
             feeder = Feeder(origin, site["key"], f"https://{site['domain']}", rate)
             feeder.start()
             time.sleep(5)  # the feed settles into its steady steps
@@ -117,6 +144,7 @@ def main() -> int:
             if got.failed or got.rate < 0.9 * rate:
                 print(f"the server did not take {rate:,} events/s: the figures above are not at that rate")
                 failures += 1
+            failures += _fed(client, fed_before, rate)
             caught_up = wait_for_store(client)
             print(f"-- at rest (a diagnostic), {caught_up:.1f} s after the feed")
             _time(client, repeat, headline=False, tree=Tree(process.pid))

@@ -26,7 +26,7 @@ import httpx
 
 from bench.bench_export import free_port, start_server
 from bench.bench_reports import EMAIL, PASSWORD, dashboard, fed, site_of, wait_for_store
-from bench.store_data import generate, settle
+from bench.store_data import generate, move_ids, settle
 from bench.workdir import remove, size_of, work_dir
 from sightline.accounts.users import create_user
 from sightline.database import open_database
@@ -47,6 +47,7 @@ def prepare(data_dir: Path, count: int, site_count: int) -> int:
     """The log's owner and sites and the generated store; returns the largest site's id."""
     marker = data_dir / f"scale-{count}-{site_count}"
     if marker.exists():
+        move_ids(data_dir, int(marker.stat().st_mtime * 1_000_000))  # a store generated with ids from 0
         return int(marker.read_text())
     db = open_database(f"sqlite:///{data_dir / 'sightline.db'}")
     try:

@@ -9,6 +9,12 @@ start, as the feed numbers them in the order it meets them (``store/feed.py``). 
 one day of visit starts at a time, sorted by site and time, as the store process leaves them once
 it has put a settled span in site order (``store/ordering.py``), and ``ordered_until`` says so:
 the store needs no ``settle`` (a store of the earlier layout, in time order, still does).
+
+The generated events' ids start at ``FIRST_ID``, far past any id the log gives: the log holds
+none of these events, so they must stay out of the self-check's way (``store/check.py`` compares
+each site's days of events up to the watermark with the log's, and repairs a day that differs)
+and never share an id with an event the log gives and the feed writes. A store generated with
+ids from 0 is moved there by ``move_ids`` before a run.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from sightline.store.engines import FILE_NAME, ORDERED, Embedded
 from sightline.store.ordering import HOUR, Ordering
 
 DAY = 86_400_000_000
+FIRST_ID = 1 << 60  # generated ids start here: the log's ids and the watermark never get there
 GAP = 45_000_000  # microseconds between two events of a visit
 
 
@@ -83,7 +90,7 @@ def generate(
         con.execute(
             """
             INSERT INTO events BY NAME
-            SELECT site_id, start + i * $gap AS time, v * 8 + i AS id, visitor, visit,
+            SELECT site_id, start + i * $gap AS time, $first + v * 8 + i AS id, visitor, visit,
               CASE WHEN i > 0 AND hash(v, i, 'custom') % 100 < 15
                    THEN list_extract($custom, (1 + hash(v, i, 'name') % len($custom))::INTEGER)
                    ELSE 'pageview' END AS name,
@@ -99,7 +106,7 @@ def generate(
             FROM (SELECT *, unnest(range(n)) AS i FROM day_visits)
             ORDER BY site_id, time
             """,
-            {"gap": GAP, "custom": CUSTOM},
+            {"gap": GAP, "custom": CUSTOM, "first": FIRST_ID},
         )
         con.execute(
             """
@@ -152,5 +159,40 @@ def settle(data_dir: Path) -> None:
             moved += store.rewrite_in_order(*span)
         if moved:
             print(f"put {moved:,} events in site order in {time.perf_counter() - started:.0f} s", flush=True)
+    finally:
+        store.close()
+
+
+def move_ids(data_dir: Path, made: int) -> None:
+    """Moves the ids of a store generated with ids from 0 (its events before ``made``, the
+    microsecond its generation ended) past ``FIRST_ID``, its visits' versions with them; the
+    events fed since keep theirs. Without this the self-check finds every generated day different
+    from the log (their events up to the watermark are not in it) and events fed with the ids of
+    generated ones held twice, and spends its rounds on repairs that hold the feed."""
+    if not (data_dir / FILE_NAME).exists():
+        return
+    store = Embedded(data_dir, 4096)
+    try:
+        con, started = store._con, time.perf_counter()
+        found = con.execute(
+            "SELECT count(*) FROM events WHERE id < $first AND time < $made",
+            {"first": FIRST_ID, "made": made},
+        ).fetchone()
+        if not found or not found[0]:
+            return
+        con.execute("BEGIN TRANSACTION")
+        for table, column, before in (("events", "id", "time"), ("visits", "version", "start")):
+            con.execute(
+                f"UPDATE {table} SET {column} = {column} + $first "
+                f"WHERE {column} < $first AND {before} < $made",
+                {"first": FIRST_ID, "made": made},
+            )
+        con.execute("COMMIT")
+        con.execute("CHECKPOINT")
+        print(
+            f"moved the ids of {found[0]:,} generated events past the log's "
+            f"({time.perf_counter() - started:.0f} s)",
+            flush=True,
+        )
     finally:
         store.close()

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from sqlalchemy import delete, insert, select, text
 
 from sightline.database import Database
 from sightline.database.schema import events
-from sightline.store.check import SelfCheck
+from sightline.store.check import DAY, SelfCheck
 from sightline.store.dialects import Params
 from sightline.store.engines import Engine
 from sightline.store.feed import Feeder
@@ -150,3 +151,55 @@ def test_a_log_put_back_behind_the_store_gives_its_next_id_past_the_watermark(
     assert feeder.step() == 1
     check.keep_positions()  # past already: nothing moves
     assert _ids(db)[-1] == watermark + 1
+
+
+def test_a_day_whose_repair_failed_is_not_read_again_until_its_figures_change(
+    db: Database, engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A repair holds the feed while it runs (a busy day's takes seconds): one that cannot succeed
+    is listed by every pass, not tried again by each, until the log or the store changes."""
+    site, _, feeder = _fed(db, engine)
+    held = engine.query(f"SELECT id, visit, time FROM events WHERE site_id = {int(site)}", {})
+    by_visit: dict[tuple[int, int], list[int]] = {}
+    for event_id, visit, at in held:
+        by_visit.setdefault((int(visit), int(at) // DAY), []).append(int(event_id))
+    trimmed, doubled = next(sorted(ids)[:2] for ids in by_visit.values() if len(ids) >= 2)
+    with db.begin() as conn:  # the log no longer has one of the visit's events ...
+        conn.execute(delete(events).where(events.c.id == trimmed))
+    p = Params(engine.dialect)  # ... and the store holds another one twice: not repairable
+    engine.execute(f"INSERT INTO events SELECT * FROM events WHERE id = {p.bind(doubled)}", p.values)
+    check = SelfCheck(db, engine, feeder, None)
+    tried: list[int] = []
+    refeed = check._refeed
+
+    def counted(site_id: int, day: int) -> tuple[int, int]:
+        tried.append(day)
+        return refeed(site_id, day)
+
+    monkeypatch.setattr(check, "_refeed", counted)
+    check.check_all()
+    assert len(check.found.unrepaired) == 1
+    assert "in the store twice" in check.found.unrepaired[0]
+    first = len(tried)
+    check.check_all()
+    assert len(tried) == first  # nothing read again
+    assert len(check.found.unrepaired) == 1  # still said
+    _delete_ids(engine, [doubled])  # the store changed: the day is read again
+    check.check_all()
+    assert len(tried) > first
+    assert check.found.unrepaired == []
+
+
+def test_days_with_events_only_the_store_holds_are_counted_again_without_reading_them(
+    db: Database, engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, _, feeder = _fed(db, engine)
+    with db.begin() as conn:  # as the log's trim does, without a retention the check knows of
+        conn.execute(delete(events).where(events.c.id <= 50))
+    check = SelfCheck(db, engine, feeder, None)
+    check.check_all()
+    assert check.found.store_only == 50
+    monkeypatch.setattr(check, "_refeed", lambda *_: pytest.fail("a day read again unchanged"))
+    check.check_all()
+    assert check.found.store_only == 50
+    assert check.found.passes == 2

@@ -14,8 +14,13 @@ and said.
 
 A pass starts when the store process starts and then every ``PASS_EVERY`` seconds; its steps run
 between feeding steps, never while a backlog is fed or a privacy task waits, and each round
-stops after ``ROUND_MS`` (the days per step adapt to it). With ``--event-log-retention-days`` a
-pass covers the days the trim has not touched, and says from which day.
+stops after ``ROUND_MS`` (the days per step adapt to it). A repair itself is not cut short, and
+one of a busy day can take many seconds, the feed waiting: so a day whose repair failed, or that
+differs only by events the store alone holds, is read again only once its figures in the log or
+the store changed (a failed one also after ``RETRY_FAILED`` seconds: its cause may have been
+passing); until then each pass lists or counts it as before without reading it. With
+``--event-log-retention-days`` a pass covers the days the trim has not touched, and says from
+which day.
 
 Each pass also keeps the log's next id past the watermark (``log.LogPositions``).
 """
@@ -50,6 +55,8 @@ PASS_EVERY = 60.0  # seconds from the start of one pass to the start of the next
 ROUND_MS = 20.0  # a round stops after this long (one step at least)
 SPAN = (1, 1, 64)  # days per step: at first, at least, at most (doubled while a step is quick)
 SHOWN = 10  # repairs and failures health lists (the newest)
+RETRY_FAILED = 3600.0  # seconds before a failed repair is tried again on unchanged figures
+Figures = tuple[tuple[int, int] | None, tuple[int, int] | None]  # a day's (count, sum of ids): log, store
 
 
 def day_of(text: str) -> int:
@@ -125,6 +132,9 @@ class SelfCheck:
         self._began = 0.0  # when the pass under way started
         self._watermark = 0
         self._store_only = 0
+        # (site, day) -> its figures in the log and the store when its repair failed (and why) or
+        # found only events the store alone holds (how many)
+        self._known: dict[tuple[int, int], tuple[Figures, str | int, float]] = {}  # ..., until when
 
     # -- the log's positions -----------------------------------------------------------------
 
@@ -233,11 +243,12 @@ class SelfCheck:
         self.found.days_checked += last - low + 1
         if low > first:  # the site's older days after the other sites' newer ones
             self._queue.append((site, first, low - 1))
-        for day in differ:
-            self._repair(site, day)
+        for day, figures in differ:
+            self._repair(site, day, figures)
 
-    def _compare(self, site: int, low: int, high: int) -> list[int]:
-        """The days of ``[low, high]`` whose events up to the watermark differ (count, sum of ids)."""
+    def _compare(self, site: int, low: int, high: int) -> list[tuple[int, Figures]]:
+        """The days of ``[low, high]`` whose events up to the watermark differ (count, sum of ids),
+        newest first, with their figures in the log and in the store."""
         columns = events.c
         if self.db.dialect == "sqlite":  # times are UTC text: the day is its first ten characters
             day = func.substr(columns.time, 1, 10, type_=String)
@@ -263,20 +274,34 @@ class SelfCheck:
             f"AND id <= {params.bind(self._watermark)} GROUP BY d"
         )
         in_store = {int(d): (int(n), int(s)) for d, n, s in self.engine.query(sql, params.values)}
-        return sorted(
-            (d for d in in_log.keys() | in_store.keys() if in_log.get(d) != in_store.get(d)), reverse=True
-        )
+        return [
+            (d, (in_log.get(d), in_store.get(d)))
+            for d in sorted(in_log.keys() | in_store.keys(), reverse=True)
+            if in_log.get(d) != in_store.get(d)
+        ]
 
     # -- repairs -----------------------------------------------------------------------------
 
-    def _repair(self, site: int, day: int) -> None:
+    def _repair(self, site: int, day: int, figures: Figures) -> None:
         when = moment(day).date().isoformat()
+        known = self._known.get((site, day))
+        if known is not None and known[0] == figures and time.monotonic() < known[2]:  # as last read
+            if isinstance(known[1], str):
+                self.found.add(self.found.unrepaired, known[1])
+            else:
+                self._store_only += known[1]
+            return
         try:
             fed, store_only = self._refeed(site, day)
         except Exception as error:
             log.exception("the store's self-check could not repair site %d on %s", site, when)
-            self.found.add(self.found.unrepaired, f"site {site}, {when}: the repair failed ({error})")
+            said = f"site {site}, {when}: the repair failed ({error})"
+            self._known[(site, day)] = (figures, said, time.monotonic() + RETRY_FAILED)
+            self.found.add(self.found.unrepaired, said)
             return
+        self._known.pop((site, day), None)
+        if not fed:
+            self._known[(site, day)] = (figures, store_only, float("inf"))
         self._store_only += store_only
         if fed:
             self.found.ranges_repaired += 1
