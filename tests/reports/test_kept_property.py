@@ -7,8 +7,9 @@ edits, a site's deletion and ``rebuild-store``. After every step the store proce
 until the store holds the log, and every report of every site (summary, time series, the
 breakdowns, goals, funnel, retention, journeys, realtime; and every site at a glance, served
 against cold) is computed three ways: as served (one report service for the whole run, its
-figures kept between requests, the store's selections kept, and ``Dialect.exact_below`` set so
-low that every kept path is taken), cold (a report service that
+figures kept between requests, the store's selections kept and brought up to date by the keys of
+the visits each fed batch touched, and ``Dialect.exact_below`` set so low that every kept path is
+taken), cold (a report service that
 kept nothing, without kept selections), and by the independent oracle over the events the log
 acknowledged (``oracle``). All three must agree exactly: each site's visitor codes differ in the
 low bits every bitmap uses, so the bitmaps' estimates are exact counts. On both engines (DuckDB;
@@ -95,6 +96,7 @@ def test_kept_figures_equal_cold_figures_and_the_raw_events_after_any_sequence_o
     if world.keeps:  # the kept paths were taken (ClickHouse keeps nothing: every query selects)
         kept = [kept_of(world.served), realtime.ledger_of(world.served), world.engine.kept]  # type: ignore[attr-defined]
         assert all(k is not None and len(k) for k in kept)
+        assert world.engine.kept.by_keys  # type: ignore[attr-defined]  # selections brought up to date by a feed's keys
 
 
 def test_a_visit_attribute_filter_leaves_out_a_visit_a_late_event_moved_before_the_span(world: World) -> None:

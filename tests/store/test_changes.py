@@ -10,7 +10,9 @@ from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 from sqlalchemy import insert
 
@@ -24,7 +26,7 @@ from sightline.store import changes as changes_module
 from sightline.store.changes import EVERYTHING, HOUR, Changes
 from sightline.store.dialects import DUCKDB
 from sightline.store.engines import Embedded
-from sightline.store.feed import Feeder, micros
+from sightline.store.feed import Feeder, key_of, micros
 from sightline.store.maintenance import Maintenance
 from tests.reports import helpers
 
@@ -155,4 +157,136 @@ def test_a_kept_span_is_dropped_by_an_event_older_than_ingest_accepts_and_a_visi
     assert series(kept) == cold
     assert cold[2]["pageviews"] == 2
     assert cold[3]["pageviews"] == 2
+    feeder.close()
+
+
+def test_a_fed_batch_records_the_keys_of_every_visit_it_touched_and_other_writes_record_none(
+    db: Database, engine: Embedded
+) -> None:
+    _, site = helpers.create_site(db, "changes.example.com")
+    start = NOW - timedelta(hours=5)
+    helpers.insert_events(db, [_event(site, start, "a", "s1"), _event(site, start, "b", "s2")])
+    feeder = Feeder(db, engine)
+    feeder.catch_up()
+    first = engine.changes.number
+    # A late event of s1 (its start moves back an hour) and a new visit s3; s2 is not touched.
+    helpers.insert_events(
+        db, [_event(site, start - timedelta(hours=1), "a", "s1"), _event(site, NOW, "c", "s3")]
+    )
+    feeder.catch_up()
+    touched = engine.changes.touched(site, first)
+    assert touched is not None
+    keys, earliest = touched
+    assert set(keys.tolist()) == {key_of(site, "s1"), key_of(site, "s3")}
+    assert earliest == micros(start - timedelta(hours=1))
+    assert set(engine.changes.touched(site, 0)[0].tolist()) == {key_of(site, s) for s in ("s1", "s2", "s3")}  # type: ignore[index]
+    assert len(engine.changes.touched(site, engine.changes.number)[0]) == 0  # type: ignore[index]
+    # An erasure records spans alone: a selection of an earlier change is selected by spans again.
+    with db.begin() as conn:
+        conn.execute(
+            insert(store_tasks).values(
+                site_id=site, kind="erase_visitor", visitor_id="b", created_at=utcnow()
+            )
+        )
+    Maintenance(db, engine, feeder, None).apply_tasks()
+    assert engine.changes.touched(site, first) is None
+    mark = engine.changes.number
+    helpers.insert_events(db, [_event(site, NOW, "c", "s3")])
+    feeder.catch_up()
+    assert set(engine.changes.touched(site, mark)[0].tolist()) == {key_of(site, "s3")}  # type: ignore[index]
+    engine.refill(site, [], *feeder.build(feeder.parsed(feeder.log.read(0, None, 1)), continuing=False))
+    assert engine.changes.touched(site, mark) is None  # the self-check's refill: spans alone
+    feeder.close()
+
+
+def test_keys_past_what_is_remembered_are_answered_by_spans_alone() -> None:
+    changes = Changes()
+
+    def keys(*values: int) -> dict[int, tuple[Any, int]]:
+        return {1: (np.array(values, np.uint64), 0)}
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(changes_module, "MOST_KEYS", 4)
+        patch.setattr(changes_module, "STEP_KEYS", 3)
+        one = changes.record({1: [(0, 1)]}, removed=False, touched=keys(1))
+        two = changes.record({1: [(0, 1)]}, removed=False, touched=keys(2, 3))
+        assert changes.touched(1, 0)[0].tolist() == [1, 2, 3]  # type: ignore[index]
+        changes.record({1: [(0, 1)]}, removed=False, touched=keys(4, 5))  # 5 keys: the first record's go
+        assert changes.keys == 4
+        assert changes.touched(1, 0) is None  # forgotten
+        assert changes.touched(1, one) is None  # 4 keys: more than a refresh selects by keys
+        assert changes.touched(1, two)[0].tolist() == [4, 5]  # type: ignore[index]
+        big = changes.record({1: [(0, 1)]}, removed=False, touched=keys(6, 7, 8, 9))  # over STEP_KEYS
+        assert changes.touched(1, two) is None
+        assert len(changes.touched(1, big)[0]) == 0  # type: ignore[index]
+        assert changes.touched(2, 0) is not None  # a site without changes: nothing to select again
+        changes.record(None)
+        assert changes.keys == 0
+        assert changes.touched(1, big) is None
+
+
+PRICING = (  # a kept selection as the reports ask it: the visits with a /pricing pageview
+    "SELECT * FROM visits WHERE site_id = $site AND start >= $low AND start < $high "
+    "AND start >= $kept_low AND start < $kept_high AND visit IN (SELECT visit FROM events "
+    "WHERE site_id = $site AND time >= $low AND time >= $kept_low "
+    "AND name = 'pageview' AND path = '/pricing')"
+)
+
+
+def test_a_kept_selection_brought_up_to_date_by_a_feeds_keys_equals_the_selection_read_cold(
+    db: Database, engine: Embedded, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After the selection was kept, a batch: a visit comes to match (a /pricing pageview), a
+    matching visit gets another pageview (its row changes), a new matching visit, a matching
+    visit's start moves before the span (a late event), and another site's visit. The table is
+    brought up to date in place by the batch's keys alone (selecting by spans fails here), and
+    holds exactly the rows of a cold read."""
+    _, site = helpers.create_site(db, "changes.example.com")
+    _, other = helpers.create_site(db, "other.example.com")
+    low, high = NOW - timedelta(hours=6), NOW + timedelta(hours=2)
+    at = low + timedelta(hours=1)
+    helpers.insert_events(
+        db,
+        [
+            _event(site, at, "a", "joins", "/"),
+            _event(site, at, "b", "grows", "/pricing"),
+            _event(site, at, "c", "moves", "/pricing"),
+            _event(site, at, "d", "stays", "/pricing"),
+            _event(site, at + timedelta(hours=2), "e", "plain", "/"),
+        ],
+    )
+    feeder = Feeder(db, engine)
+    feeder.catch_up()
+    params = {"site": site, "low": micros(low), "high": micros(high)}
+    span = (micros(low), micros(high))
+    kept = engine.keep(PRICING, params, site, span)
+
+    def rows(name: str) -> list[tuple[Any, ...]]:
+        return sorted(engine.query(f"SELECT * FROM {name}", {}))
+
+    assert len(rows(kept)) == 3  # type: ignore[arg-type]
+    helpers.insert_events(
+        db,
+        [
+            _event(site, at + timedelta(minutes=5), "a", "joins", "/pricing"),
+            _event(site, at + timedelta(minutes=5), "b", "grows", "/pricing"),
+            _event(site, NOW, "f", "new", "/pricing"),
+            _event(site, low - timedelta(minutes=5), "c", "moves", "/"),
+            _event(other, at, "g", "elsewhere", "/pricing"),
+        ],
+    )
+    feeder.catch_up()
+
+    def spans_refused(*_: Any) -> bool:
+        raise AssertionError("selected again by spans")
+
+    monkeypatch.setattr(engine.kept, "_refresh", spans_refused)
+    assert engine.keep(PRICING, params, site, span) == kept  # the same table, brought up to date
+    assert engine.kept.by_keys == 1
+    cursor = engine._con.cursor()
+    cold = sorted(cursor.execute(PRICING, {**params, "kept_low": span[0], "kept_high": span[1]}).fetchall())
+    cursor.close()
+    assert rows(kept) == cold  # type: ignore[arg-type]
+    assert {row[0] for row in cold} == {site}
+    assert len(cold) == 4  # joins, grows, stays, new; moves began before the span
     feeder.close()

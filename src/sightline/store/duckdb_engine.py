@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sightline.store import schema, upgrade
-from sightline.store.changes import Changes, Spans
+from sightline.store.changes import Changes, Spans, Touched, touched_of
 from sightline.store.dialects import DUCKDB
 from sightline.store.engine import (
     FILE_NAME,
@@ -228,10 +228,12 @@ class Embedded:
 
     def write(self, after: int, last: int, events: pa.Table, visits: pa.Table, changed: Spans) -> None:
         """Events with ids in (after, last], the visits they touched and the watermark, at once;
-        ``changed``: the sites and hours they change (``Feeder.build``)."""
+        ``changed``: the sites and hours they change (``Feeder.build``), recorded with the keys
+        of the visits they touch: every event is one of theirs (``store.changes.touched_of``)."""
         event_rows = events  # noqa: F841 (read by DuckDB by its name)
         visit_rows = visits  # noqa: F841
-        with self._transaction(changed, removed=False, watermark=last) as cursor:
+        touched = touched_of(visits)
+        with self._transaction(changed, removed=False, watermark=last, touched=touched) as cursor:
             moved = cursor.execute(
                 "SELECT coalesce(max(value), 0) FROM store_state WHERE name = $name", {"name": WATERMARK}
             ).fetchone()
@@ -280,7 +282,11 @@ class Embedded:
 
     @contextmanager
     def _transaction(
-        self, changed: Spans | None = None, removed: bool = True, watermark: int | None = None
+        self,
+        changed: Spans | None = None,
+        removed: bool = True,
+        watermark: int | None = None,
+        touched: Touched | None = None,
     ) -> Iterator[duckdb.DuckDBPyConnection]:
         """A cursor in a transaction of its own, committed at the end or rolled back on any error;
         one writer at a time. ``changed``: it changes the store's data there, recorded once it
@@ -298,7 +304,7 @@ class Embedded:
             finally:
                 cursor.close()
             if changed is not None:
-                self.changes.record(changed, removed, watermark)
+                self.changes.record(changed, removed, watermark, touched)
 
     def reset(self) -> None:
         with self._write, self.kept.writing():

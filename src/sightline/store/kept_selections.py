@@ -18,14 +18,20 @@ committed before the ask (a query that saw a commit never gets a table read befo
 ``reports.table_days`` keeps figures read from it with the change number asked before).
 
 - A selection asked **with its span** (``span``: the visits it selects started in it, and its SQL
-  reads ``$kept_low`` and ``$kept_high`` as further bounds of their start) is brought up to date in
-  place: the rows of the visits that started in the spans changed since it was read are deleted
-  and selected again, the others stay (one transaction, which a query under way does not see
-  half done). A visit's selected row is a function of its own row and its own events, and a write
-  that changes either records the hour of the visit's start (and of the start it had before), so
-  the rows outside those spans are those a cold read gives. The feed of a live site touches the
-  last hour or two: a 30-day selection is read again for those only, not for its 30 days. A change
-  of the whole site (a deleted site, a rebuild, more changes than are remembered) reads it all again.
+  reads ``$kept_low`` and ``$kept_high`` as further bounds of their start and ``$kept_low`` as one
+  of their events' time) is brought up to date in place (one transaction, which a query under way
+  does not see half done). A visit's selected row is a function of its own row and its own events.
+  When every change since it was read is a fed batch, each recorded the keys of the visits it
+  touched (``store.changes``: every event it wrote is one of theirs, and it rewrote their rows
+  alone): the rows of those visits are deleted (by ``KEY``, wherever their start went) and
+  selected again (bounded below by their earliest start), the others stay. A live site's step
+  touches a few hundred visits: a 30-day selection is read again for those, not for the hour's
+  thousands. After any other change (an erasure, a retention cut, the self-check's refill, which
+  replaces visits), or too many keys, the rows of the visits that started in the spans changed
+  are deleted and selected again instead: a write that changes a visit's row or events records
+  the hour of its start (and of the start it had before), so the rows outside those spans are
+  those a cold read gives. A change of the whole site (a deleted site, a rebuild, more changes
+  than are remembered) reads it all again.
 - A selection asked **without its span** is read again, as a new table, after any change of its
   site; one asked without its site after any change at all. (Rewriting spans in site order changes
   no row's content and records nothing.)
@@ -52,7 +58,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sightline.store.changes import Changes
+from sightline.store.changes import Changes, Keys
 
 if TYPE_CHECKING:
     import duckdb
@@ -65,6 +71,7 @@ GRACE = 30.0  # seconds a table stays after it was last handed out, once stale o
 MOST_RUNS = 8  # separate stretches of changed hours selected again in place; more: one covering them
 LOW, HIGH = "kept_low", "kept_high"  # the bound values a selection with its span reads its start by
 Span = tuple[int, int]  # [low, high), UTC microseconds
+KEY = "session"  # a selected row's visit key, as ``store.changes`` records the visits a batch touched
 
 
 @dataclass
@@ -75,6 +82,7 @@ class _Entry:
     width: int  # estimated bytes of a row (``COLUMN_BYTES`` per column)
     used: float = field(default_factory=time.monotonic)
     span: Span | None = None  # the start of every visit it selects lies in it (brought up to date in place)
+    keyed: bool = False  # its rows carry their visit's key (``KEY``): brought up to date by keys
 
     @property
     def bytes(self) -> int:
@@ -94,6 +102,7 @@ class Kept:
         self._numbers = itertools.count(1)
         self._writes = 0  # writes under way
         self._idle = threading.Condition(self._lock)
+        self.by_keys = 0  # selections brought up to date by the keys of the visits changes touched
         cursor = connect()
         try:
             cursor.execute(f"ATTACH ':memory:' AS {DATABASE}")
@@ -126,6 +135,7 @@ class Kept:
         with self._lock:
             reading = self._reading.setdefault(key, threading.Lock())
         runs: list[Span] | None = None
+        touched: tuple[Keys, int] | None = None
         with reading:
             with self._lock:
                 while self._writes:  # a write under way: its commit may be seen already
@@ -140,6 +150,8 @@ class Kept:
                     changed = self._changes.since(site_id, entry.version)
                     version = int(changed["number"])  # every change up to it is in ``changed``
                     runs = None if changed["everything"] else _runs(changed["spans"], entry.span)
+                    if runs and entry.keyed:  # the same changes' keys (no write can record meanwhile)
+                        touched = self._changes.touched(site_id, entry.version)
                     if runs is not None:
                         entry.version = version  # asks meanwhile wait on ``reading``
                         entry.used = time.monotonic()
@@ -147,7 +159,9 @@ class Kept:
                         if not runs:  # no change inside its span
                             return entry.name
             if entry is not None and entry.span is not None and runs is not None:
-                if self._refresh(entry, sql, asked, runs):
+                if touched is not None and self._refresh_keys(entry, sql, asked, *touched):
+                    return entry.name
+                if touched is None and self._refresh(entry, sql, asked, runs):
                     return entry.name
                 version = self._changes.latest(site_id)  # not brought up to date: read whole
             name = f"{DATABASE}.s{next(self._numbers)}"
@@ -155,7 +169,8 @@ class Kept:
             try:
                 cursor.execute(f"CREATE TABLE {name} AS {sql}", asked)
                 found = cursor.execute(f"SELECT count(*) FROM {name}").fetchone()  # noqa: S608
-                columns = len(cursor.execute(f"SELECT * FROM {name} LIMIT 0").description or ())  # noqa: S608
+                described = cursor.execute(f"SELECT * FROM {name} LIMIT 0").description or ()  # noqa: S608
+                columns = len(described)
             finally:
                 cursor.close()
             with self._lock:
@@ -165,6 +180,7 @@ class Kept:
                 entry = _Entry(
                     name, version, int(found[0]) if found else 0, COLUMN_BYTES * columns, span=span
                 )
+                entry.keyed = span is not None and KEY in (column[0] for column in described)
                 if entry.bytes > MOST_BYTES:  # too big to keep: this request's alone, dropped after its grace
                     self._retired.append(entry)
                     self._reading.pop(key, None)
@@ -198,6 +214,43 @@ class Kept:
         with self._lock:
             entry.rows = int(found[0]) if found else 0
             entry.used = time.monotonic()
+            if entry.bytes > MOST_BYTES:
+                return False
+            self._evict()
+        return True
+
+    def _refresh_keys(
+        self, entry: _Entry, sql: str, params: dict[str, Any], keys: Keys, earliest: int
+    ) -> bool:
+        """Selects again, in place, the rows of the visits with these keys (``KEY``), whose starts
+        are no earlier than ``earliest``: the only rows the changes since it was read touched
+        (False: it could not, the table is to be read whole)."""
+        import duckdb
+        import pyarrow as pa
+
+        bounds = {LOW: max(earliest, params[LOW]), HIGH: params[HIGH]}
+        cursor = self._connect()
+        try:
+            cursor.register("touched", pa.table({KEY: pa.array(keys, pa.uint64())}))
+            cursor.execute("BEGIN TRANSACTION")
+            touched = f"{KEY} IN (SELECT {KEY} FROM touched)"  # noqa: S608 (fixed names)
+            cursor.execute(f"DELETE FROM {entry.name} WHERE {touched}")  # noqa: S608
+            if bounds[LOW] < bounds[HIGH]:
+                cursor.execute(
+                    f"INSERT INTO {entry.name} SELECT * FROM ({sql}) WHERE {touched}",  # noqa: S608
+                    {**params, **bounds},
+                )
+            found = cursor.execute(f"SELECT count(*) FROM {entry.name}").fetchone()  # noqa: S608
+            cursor.execute("COMMIT")
+        except duckdb.Error:
+            cursor.execute("ROLLBACK")
+            return False
+        finally:
+            cursor.close()
+        with self._lock:
+            entry.rows = int(found[0]) if found else 0
+            entry.used = time.monotonic()
+            self.by_keys += 1
             if entry.bytes > MOST_BYTES:
                 return False
             self._evict()
