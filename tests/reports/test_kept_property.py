@@ -207,13 +207,13 @@ def _check_overview(w: World) -> None:
 
 def _kept_may_touch(kind: str, query: Mapping[str, str]) -> bool:
     """Whether a kept figure or a kept selection can take part in the report: the time series and
-    the pages, custom events, props and goals tables (kept spans and days), and every report but
-    the conversion reports under a filter on the visits' events (kept selections)."""
+    every table (kept spans and days), and every report but the conversion reports under a filter
+    on the visits' events (kept selections)."""
     if kind in UNKEPT:
         return False
     if any(name in query for name in ("page", "event", "goal", "prop")):
         return True
-    return kind == "timeseries" or query.get("dimension") in ("pages", "events", "props", "goals")
+    return kind == "timeseries" or kind == "breakdown"
 
 
 def _filters(site: SiteModel) -> list[dict[str, str]]:

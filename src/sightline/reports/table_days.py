@@ -42,6 +42,21 @@ BITMAP_BYTES = 120  # a kept day's bitmaps beyond their bits (the dict, its keys
 SHARE = 0.25  # of the layer's bytes, the most one table's kept bitmaps may take
 
 
+def hours_apart(days: Sequence[Span], now: datetime) -> list[Span]:
+    """The period's spans with the one going on (today) cut where the current hour began: its
+    hours that ended are a span of their own, kept as an ended day is, so that a request after a
+    feed step (which records the current hour) reads the current hour's events, not the day's.
+    The hour is the store's (UTC), which is what change records name; a span is cut only when
+    the hour began inside it."""
+    if not days:
+        return list(days)
+    hour = now.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+    low, high = days[-1]
+    if not low < hour < high:
+        return list(days)
+    return [*days[:-1], (low, hour), (hour, high)]
+
+
 def ranked(
     run: Run,
     query: Query,
@@ -154,19 +169,23 @@ def visitors(
     kept: Kept,
     days: Sequence[Span],
     unique: counting.Visitors,
+    of_visits: bool = False,
 ) -> dict[object, object]:
     """The unique visitors of each of ``values`` over ``days`` (value -> the bits its bitmap has
     set, for ``unique.read``), as the union of each day's bitmap: an ended day's kept between
     requests per value (the visitors of its events of that value, or under a filter of the
-    selected visits that started in it, as ``ranked`` counts them), the others read, only for the
-    values they lack. Empty where ``unique`` counts exactly (no bitmap to unite), or where the
-    period's bitmaps would take more than ``SHARE`` of the layer (a big site's: at 10 M events,
-    a 30-day table's take 21-42 MiB; at 100 M, up to 330): the caller reads them each time."""
+    selected visits that started in it, as ``ranked`` counts them; ``of_visits``: of the visits
+    of that value that started in it, ``where`` more conditions on their rows, ``visit_days``),
+    the others read, only for the values they lack. Empty where ``unique`` counts exactly (no
+    bitmap to unite), or where the period's bitmaps would take more than ``SHARE`` of the layer
+    (a big site's: at 10 M events, a 30-day table's take 21-42 MiB; at 100 M, up to 330): the
+    caller reads them each time."""
     if not unique.size or not values or unique.size // 8 * len(values) * len(days) > kept.most_bytes * SHARE:
         return {}
     seen = kept.sync(query.site_id)
     now = micros(datetime.now(UTC))
     shape = f"bitmaps {column} {where} {unique.size}" + (f" {query.filters!r}" if query.filters else "")
+    shape += " of visits" if of_visits else ""
     keys = [(query.site_id, micros(a), micros(b), ("table", shape)) for a, b in days]
     held: list[dict[str, int]] = []
     for key in keys:
@@ -182,7 +201,7 @@ def visitors(
         while stop < len(days) and missing[stop]:
             stop += 1
         wanted = sorted({value for day in range(start, stop) for value in missing[day]})
-        found_bitmaps = _read_bitmaps(run, query, column, where, days[start:stop], wanted, unique)
+        found_bitmaps = _read_bitmaps(run, query, column, where, days[start:stop], wanted, unique, of_visits)
         for index, bitmaps in enumerate(found_bitmaps, start):
             for value in wanted:
                 held[index][value] = bitmaps.get(value, 0)
@@ -205,9 +224,17 @@ def _read_bitmaps(
     part: Sequence[Span],
     values: Sequence[str],
     unique: counting.Visitors,
+    of_visits: bool = False,
 ) -> list[dict[str, int]]:
-    """Each day's bitmap of the visitors of each of ``values`` (bucketed as ``ranked`` buckets)."""
-    if query.filters:
+    """Each day's bitmap of the visitors of each of ``values`` (bucketed as ``ranked`` buckets; of
+    the visits that started in the day with ``of_visits``)."""
+    if of_visits:
+        query_parts = Query(query.dialect, query.site_id, (part[0][0], part[-1][1]), Filters())
+        rows = (
+            f"SELECT {bucket(query_parts, part, 'start')} AS v_day, {column} AS value, visitor "
+            f"FROM {query_parts.chosen()}{where}"
+        )
+    elif query.filters:
         query_parts = Query(query.dialect, query.site_id, query.span, query.filters)
         query_parts.last = query.last
         query_parts.keep(run)  # asked now, after the layer's sync (as ``_read_selected``)

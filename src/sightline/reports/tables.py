@@ -19,11 +19,12 @@ and always ranks in one query.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from sightline import dimensions
 from sightline.autocapture.events import MEASUREMENTS
-from sightline.reports import counting, table_days
+from sightline.reports import counting, table_days, visit_days
 from sightline.reports.kept_figures import Kept
 from sightline.reports.queries import (
     FIGURES,
@@ -59,11 +60,14 @@ def breakdown(
     days: Sequence[Span] = (),
 ) -> tuple[list[dict[str, Any]], bool]:
     """One page of a table. With ``kept`` and the span's ``days`` (its spans in the site's zone),
-    the unfiltered pages and custom events tables rank by counts kept per ended day."""
+    the pages and custom events tables (unfiltered, or the pages under a filter on events) and
+    the unfiltered visit tables rank by figures kept per ended day, and per ended hours of today
+    (``table_days.hours_apart``)."""
+    days = table_days.hours_apart(days, datetime.now(UTC))
     query = Query(dialect, site_id, span, filters)
     query.keep(run)
     if dim in VISIT_COLUMNS:
-        rows = _visit_breakdown(run, query, dim, order, page)
+        rows = _visit_breakdown(run, query, dim, order, page, kept, days)
     elif dim == "prop":
         rows = _prop_breakdown(run, query, name or "", page)
     else:
@@ -84,17 +88,33 @@ def _window(page: Page) -> str:
     return f" LIMIT {int(page.limit) + 1} OFFSET {int(page.offset)}"
 
 
-def _visit_breakdown(run: Run, query: Query, dim: str, order: str, page: Page) -> list[dict[str, Any]]:
+def _visit_breakdown(
+    run: Run, query: Query, dim: str, order: str, page: Page, kept: Kept | None, days: Sequence[Span]
+) -> list[dict[str, Any]]:
     column = VISIT_COLUMNS[dim]
     if order not in FIGURES:
         raise ValueError(f"unknown order {order!r}")
-    condition = query.chosen()  # FROM and WHERE: the visits table, or the selection kept (``Query.keep``)
+    known = ""
     if dim in OPTIONAL:
-        condition += f" AND {column} != ''"
+        known = f" AND {column} != ''"
     elif dimensions.BY_KEY[dim].values == dimensions.PATH:  # a visit's entry or exit page: NULL unknown
-        condition += f" AND {column} IS NOT NULL"
-    condition += _search(query, column, page)
-    if query.dialect.bitmap is None or (
+        known = f" AND {column} IS NOT NULL"
+    # FROM and WHERE: the visits table, or the selection kept (``Query.keep``)
+    condition = query.chosen() + known + _search(query, column, page)
+    by_days = (
+        kept is not None
+        and days
+        and query.dialect.bitmap is not None
+        and not query.filters
+        and not page.search
+        and not page.values
+        and order in visit_days.VISIT_FIGURES
+    )
+    if by_days:  # each ended day's figures and bitmaps kept (``visit_days``)
+        assert kept is not None
+        ranked = visit_days.breakdown(run, query, column, known, order, page, kept, days)
+        counted = {value: row["visitors"] for value, row in ranked}
+    elif query.dialect.bitmap is None or (
         _selects_by_events(query) and query.kept is None
     ):  # one query: a costly selection
         ranked = _visit_rows(run, query, column, condition, order, _window(page), visitors=True)
