@@ -236,8 +236,10 @@ def _requests(site: SiteModel, filters: dict[str, str]) -> list[tuple[str, dict[
     out += [("summary", {"range": "30d", "compare": "true", **filters})]
     out += [("timeseries", {"range": "30d", **filters}), ("timeseries", {"range": "today", **filters})]
     out += [
-        ("breakdown", {"dimension": d, "limit": "100", **days30, **filters}) for d in ("pages", "sources")
+        ("breakdown", {"dimension": d, "limit": "100", **days30, **filters})
+        for d in ("pages", "sources", "events")
     ]
+    out += [("breakdown", {"dimension": "props", "name": "signup", "limit": "100", **days30, **filters})]
     out += [("breakdown", {"dimension": "goals", "limit": "100", **days30, **filters})]
     out += [("funnel", {**days30, **filters})]
     # Under one filter at every check, twice, a page as the dashboard shows it (a bitmap per shown
@@ -245,6 +247,8 @@ def _requests(site: SiteModel, filters: dict[str, str]) -> list[tuple[str, dict[
     # day; the second, and those of later checks, unite the days' bitmaps kept since
     # (``table_days.visitors``), each dropped when a write touches its day.
     out += [("breakdown", {"dimension": "pages", "limit": "10", **days30, "page": "/pricing"})] * 2
+    out += [("breakdown", {"dimension": "events", "limit": "10", **days30, "event": "signup"})] * 2
+    out += [("breakdown", {"dimension": "props", "name": "signup", "limit": "10", **days30, "page": "/"})] * 2
     return out
 
 

@@ -69,7 +69,7 @@ def breakdown(
     if dim in VISIT_COLUMNS:
         rows = _visit_breakdown(run, query, dim, order, page, kept, days)
     elif dim == "prop":
-        rows = _prop_breakdown(run, query, name or "", page)
+        rows = _prop_breakdown(run, query, name or "", page, kept, days)
     else:
         rows = _event_breakdown(run, query, dim, page, kept, days)
     return rows[: page.limit], len(rows) > page.limit
@@ -235,8 +235,7 @@ def _event_breakdown(
         else None
     )
     if unique is not None and unique is not counting.EXACT:
-        # Pages only: a custom events table reads few rows, and its one pass costs less than two.
-        if by_days is not None and dim == "page" and _selects_by_events(query_parts):
+        if by_days is not None and _selects_by_events(query_parts):
             ranked, people = table_days.ranked(run, query_parts, column, where, page, by_days, days, unique)
             if not all(value in people for value, _ in ranked):  # not counted as they were ranked
                 shown = [value for value, _ in ranked]
@@ -323,9 +322,13 @@ def _ranked_once(
     return [_event_row(value, unique.read(people), count_name, int(n)) for value, n, people in found]
 
 
-def _prop_breakdown(run: Run, query_parts: Query, name: str, page: Page) -> list[dict[str, Any]]:
+def _prop_breakdown(
+    run: Run, query_parts: Query, name: str, page: Page, kept: Kept | None = None, days: Sequence[Span] = ()
+) -> list[dict[str, Any]]:
     """Props of one custom event: ``value`` is ``key\x1fvalue``. Under filters on a big span, ranked
-    by count with the shown rows' visitors on bitmaps (``_ranked_once``), else counted exactly."""
+    by count with the shown rows' visitors on bitmaps (``_ranked_once``; under a filter on events
+    with ``kept`` and the span's ``days``, from counts and bitmaps kept per ended day, as the pages
+    table's: ``table_days``), else counted exactly."""
     query_parts.by_rows(run)
     condition = query_parts.events(f"name = {query_parts.bind(name)}")
     search = _search(query_parts, "kv", page)
@@ -338,6 +341,26 @@ def _prop_breakdown(run: Run, query_parts: Query, name: str, page: Page) -> list
         else None
     )
     if unique is not None and unique is not counting.EXACT:
+        if (
+            kept is not None
+            and days
+            and not page.search
+            and not page.values
+            and _selects_by_events(query_parts)
+        ):
+            column, where = query_parts.dialect.explode("props"), "name = {name}"
+            ranked, people = table_days.ranked(
+                run, query_parts, column, where, page, kept, days, unique, name
+            )
+            shown = [value for value, _ in ranked]
+            if not all(value in people for value in shown):  # not counted as they were ranked
+                people = table_days.visitors(
+                    run, query_parts, column, where, shown, kept, days, unique, name=name
+                )
+            if all(value in people for value in shown):  # else (bitmaps over the layer's share) read at once
+                return [
+                    _event_row(value, unique.read(people[value]), "events", int(n)) for value, n in ranked
+                ]
         chosen = f"SELECT kv AS value, visitor FROM ({rows}) AS t WHERE 1 = 1{search}"
         return _ranked_once(run, query_parts, chosen, "events", page, unique)
     query = (
