@@ -182,11 +182,19 @@ def visitors(
     requests per value (the visitors of its events of that value, or under a filter of the
     selected visits that started in it, as ``ranked`` counts them; ``of_visits``: of the visits
     of that value that started in it, ``where`` more conditions on their rows, ``visit_days``),
-    the others read, only for the values they lack. Empty where ``unique`` counts exactly (no
-    bitmap to unite), or where the period's bitmaps would take more than ``SHARE`` of the layer
-    (a big site's: at 10 M events, a 30-day table's take 21-42 MiB; at 100 M, up to 330): the
-    caller reads them each time."""
-    if not unique.size or not values or unique.size // 8 * len(values) * len(days) > kept.most_bytes * SHARE:
+    the others read, only for the values they lack. Where the period's bitmaps would take more
+    than ``SHARE`` of the layer (a big site's: at 10 M events, a 30-day table's take 21-42 MiB;
+    at 100 M, up to 330), the spans before the last are one span, one bitmap per value (their
+    union, dropped when a change touches any of them: a late event of an earlier day). Empty
+    where ``unique`` counts exactly (no bitmap to unite), or where even that takes more than the
+    share: the caller reads them each time."""
+
+    def fits(spans: int) -> bool:
+        return unique.size // 8 * len(values) * spans <= kept.most_bytes * SHARE
+
+    if len(days) > 2 and not fits(len(days)):
+        days = [(days[0][0], days[-1][0]), days[-1]]
+    if not unique.size or not values or not fits(len(days)):
         return {}
     seen = kept.sync(query.site_id)
     now = micros(datetime.now(UTC))
