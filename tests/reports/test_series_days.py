@@ -223,7 +223,7 @@ def test_the_pages_table_ranks_by_kept_day_counts_as_by_reading_them(con: duckdb
         assert pages(ledger, [], page) == pages(None, [], page)
     seen: list[str] = []
     assert pages(ledger, seen, queries.Page(5)) == pages(None, [], queries.Page(5))
-    assert not any("GROUP BY i, path" in sql or "GROUP BY path" in sql for sql in seen)
+    assert not any("GROUP BY i, value" in sql or "GROUP BY path" in sql for sql in seen)
     # A pageview of /p/6 fed for visit 4's day: that day is read again.
     con.execute(
         f"INSERT INTO {EVENTS} SELECT site_id, time + 1, (SELECT max(id) + 1 FROM events), visitor, visit, "
@@ -234,7 +234,7 @@ def test_the_pages_table_ranks_by_kept_day_counts_as_by_reading_them(con: duckdb
     _wrote(con, changes, "id = (SELECT max(id) FROM events)")
     seen = []
     assert pages(ledger, seen, queries.Page(10)) == pages(None, [], queries.Page(10))
-    assert any("GROUP BY i, path" in sql for sql in seen)
+    assert any("GROUP BY i, value" in sql for sql in seen)
 
 
 class _KeptRun:
@@ -363,7 +363,7 @@ def test_the_pages_tables_kept_day_bitmaps_lose_an_erased_visitor_and_nothing_el
     assert any("bitstring_agg" in sql for sql in seen)  # that day's bitmaps read again
 
 
-def test_a_tables_day_bitmaps_bigger_than_their_share_of_the_layer_are_read_each_time(
+def test_a_tables_day_bitmaps_bigger_than_their_share_of_the_layer_are_kept_as_one_span_or_read_each_time(
     con: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ledger, _ = _layer()
@@ -385,10 +385,49 @@ def test_a_tables_day_bitmaps_bigger_than_their_share_of_the_layer_are_read_each
             SPANS,
         )
 
-    for share, reads in ((table_days.SHARE, 0), (table_days.SHARE / 2, 1)):
+    # Half the share: the days before the last kept as one span; an eighth: not even those.
+    for share, reads in ((table_days.SHARE, 0), (table_days.SHARE / 2, 0), (table_days.SHARE / 8, 1)):
         monkeypatch.setattr(table_days, "SHARE", share)
         pages(ledger, [])
         pages(ledger, [])
         seen: list[str] = []
         assert pages(ledger, seen) == pages(None, [])
         assert sum("bitstring_agg" in sql for sql in seen) == reads
+
+
+@pytest.mark.parametrize("dim", ["browser", "entry"])
+def test_an_unfiltered_visit_table_ranks_by_kept_day_figures_and_bitmaps_as_by_reading_them(
+    con: duckdb.DuckDBPyConnection, dim: str
+) -> None:
+    con.execute("UPDATE visits SET browser = 'B' || (visit % 7), entry = '/e/' || (visit % 5)")
+    ledger, changes = _layer()
+    whole = (SPANS[0][0], SPANS[-1][1])
+
+    def table(kept: Layer | None, seen: list[str], page: queries.Page) -> object:
+        return tables.breakdown(
+            logged_run(con, seen), DUCKDB, SITE, whole, Filters(), dim, "visits", page, None, kept, SPANS
+        )
+
+    for page in (queries.Page(3), queries.Page(3, 3), queries.Page(10)):
+        assert table(ledger, [], page) == table(None, [], page)
+    seen: list[str] = []
+    found = table(ledger, seen, queries.Page(10))
+    assert found == table(None, [], queries.Page(10))
+    assert not any("FROM visits" in sql for sql in seen)  # every day's figures and bitmaps kept
+    # Visit 10 (day 4) moved to another value: its day is read again, the others are not.
+    con.execute(f"UPDATE visits SET {dim} = 'Z' WHERE visit = 10")
+    _wrote(con, changes, "visit = 10")
+    seen = []
+    again = table(ledger, seen, queries.Page(10))
+    assert again == table(None, [], queries.Page(10))
+    assert again != found
+    assert any("FROM visits" in sql for sql in seen)
+
+
+def test_todays_ended_hours_are_a_span_of_their_own_when_the_hour_began_inside_the_last_one() -> None:
+    day = (START, START + timedelta(days=1))
+    now = START + timedelta(hours=5, minutes=20)
+    hour = START + timedelta(hours=5)
+    assert table_days.hours_apart([day], now) == [(START, hour), (hour, day[1])]
+    assert table_days.hours_apart([day], START + timedelta(minutes=20)) == [day]  # the first hour
+    assert table_days.hours_apart([day], START + timedelta(days=2)) == [day]  # an ended day

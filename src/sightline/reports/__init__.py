@@ -4,8 +4,8 @@
 into UTC spans in the site's time zone; ``params`` checks the API's query parameters; ``service``
 runs the queries for the console and shapes the answers; ``kept`` is the one layer of figures kept
 between requests, dropped by the store's record of each write (``goal_days`` keeps the Goals
-panel's past days in it, ``series_days`` and ``table_days`` the time series' and tables' ended
-days, ``overview_days`` every site's ended days and hours for the overview; ``realtime`` the
+panel's past days in it, ``series_days``, ``table_days`` and ``visit_days`` the time series' and
+tables' ended days, ``overview_days`` every site's ended days and hours for the overview; ``realtime`` the
 realtime report's last 30 minutes beside it). ``filters`` are the
 report filters, ``rules`` and ``steps`` the conditions on events of goals and steps, ``goals`` the
 Goals panel; ``funnels``, ``retention`` and ``journeys`` the conversion reports (``conversions``

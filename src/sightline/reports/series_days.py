@@ -19,8 +19,9 @@ keeps the totals of a period that ended (a comparison's earlier period) the same
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from datetime import UTC, datetime
+from typing import TypeVar
 
 from sightline.reports.kept_figures import Kept
 from sightline.reports.queries import Span
@@ -29,6 +30,8 @@ from sightline.store.epoch import micros
 MOST_VALUES = 2_000  # a span whose figures are more (a table's values) is not kept
 FIGURE_BYTES = 80  # a kept figure's share of the layer (a value and its count in a dict)
 Figures = dict[str, int]
+Name = TypeVar("Name", bound=Hashable)  # what a kept figure is of (a value of a table)
+Value = TypeVar("Value")  # a kept figure (a count; a visit table's value: its figures)
 
 
 def series(
@@ -36,14 +39,14 @@ def series(
     site_id: int,
     spans: Sequence[Span],
     counted: str,
-    read: Callable[[Sequence[Span]], list[Figures]],
-) -> list[Figures]:
+    read: Callable[[Sequence[Span]], list[dict[Name, Value]]],
+) -> list[dict[Name, Value]]:
     """Each span's figures: kept ones as kept, the others ``read`` (a run of adjacent spans at
     a time) and kept when the span has ended. ``counted``: how the request counts visitors."""
     seen = kept.sync(site_id)
     now = micros(datetime.now(UTC))
     keys = [(site_id, micros(a), micros(b), ("series", counted)) for a, b in spans]
-    out: list[Figures | None] = []
+    out: list[dict[Name, Value] | None] = []
     for key in keys:
         found = kept.get(key, seen)
         out.append(dict(found) if found is not None else None)

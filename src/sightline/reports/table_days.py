@@ -42,6 +42,21 @@ BITMAP_BYTES = 120  # a kept day's bitmaps beyond their bits (the dict, its keys
 SHARE = 0.25  # of the layer's bytes, the most one table's kept bitmaps may take
 
 
+def hours_apart(days: Sequence[Span], now: datetime) -> list[Span]:
+    """The period's spans with the one going on (today) cut where the current hour began: its
+    hours that ended are a span of their own, kept as an ended day is, so that a request after a
+    feed step (which records the current hour) reads the current hour's events, not the day's.
+    The hour is the store's (UTC), which is what change records name; a span is cut only when
+    the hour began inside it."""
+    if not days:
+        return list(days)
+    hour = now.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+    low, high = days[-1]
+    if not low < hour < high:
+        return list(days)
+    return [*days[:-1], (low, hour), (hour, high)]
+
+
 def ranked(
     run: Run,
     query: Query,
@@ -51,6 +66,7 @@ def ranked(
     kept: Kept,
     days: Sequence[Span],
     unique: counting.Visitors | None = None,
+    name: str | None = None,
 ) -> tuple[list[tuple[str, int]], dict[object, object]]:
     """The page of values ranked by their count over ``days``: each ended day's count per value kept
     between requests (a day of more values than the ledger keeps is read each time), the others
@@ -59,23 +75,26 @@ def ranked(
     path, 377 ms of CPU) becomes today's. Under filters with ``unique`` (how the table counts
     visitors), a read of every day at once (none kept: the first request) also counts the visitors
     of the values it ranks first, in the same query (returned, value -> the engine's count; else
-    an empty dict): the selected visits' events are read once, as without kept days."""
+    an empty dict): the selected visits' events are read once, as without kept days. ``name``:
+    a custom event's name, bound where ``where`` says ``{name}`` (the props table)."""
     found: dict[object, object] = {}
 
     def read(part: Sequence[Span]) -> list[dict[str, int]]:
         if query.filters:
             whole = unique if len(part) == len(days) else None
-            counts, people = _read_selected(run, query, column, where, part, page, whole)
+            counts, people = _read_selected(run, query, column, where, part, page, whole, name)
             found.update(people)
             return counts
         query_parts = Query(query.dialect, query.site_id, (part[0][0], part[-1][1]), Filters())
         sql = (
-            f"SELECT {bucket(query_parts, part, 'time')} AS i, {column}, count(*) FROM events "
-            f"WHERE {query_parts.events(where)} GROUP BY i, {column}"
+            f"SELECT i, value, count(*) FROM (SELECT {bucket(query_parts, part, 'time')} AS i, "
+            f"{column} AS value FROM events WHERE {query_parts.events(_on(query_parts, where, name))}) AS t "
+            "GROUP BY i, value"
         )
         return _grouped(run(sql, query_parts.params.values), part)[0]
 
-    counted = f"table {column} {where}" + (f" selected by start {query.filters!r}" if query.filters else "")
+    counted = f"table {column} {where} {name!r}"
+    counted += f" selected by start {query.filters!r}" if query.filters else ""
     total: Counter[str] = Counter()
     for counts in series_days.series(kept, query.site_id, days, counted, read):
         total.update(counts)
@@ -91,6 +110,7 @@ def _read_selected(
     part: Sequence[Span],
     page: Page,
     unique: counting.Visitors | None,
+    name: str | None = None,
 ) -> tuple[list[dict[str, int]], dict[object, object]]:
     """Each day's counts per value of the events of the selected visits that started in it; with
     ``unique``, also the visitors of the page of values their sum ranks (``ranked``)."""
@@ -105,7 +125,7 @@ def _read_selected(
     )
     rows = (
         f"SELECT v_day, {column} AS value, visitor FROM events JOIN ({chosen}) AS v ON visit = v_visit "
-        f"WHERE {query_parts.their_time()} AND time >= {low} AND {where}"
+        f"WHERE {query_parts.their_time()} AND time >= {low} AND {_on(query_parts, where, name)}"
     )
     if unique is None:
         return _grouped(
@@ -154,19 +174,32 @@ def visitors(
     kept: Kept,
     days: Sequence[Span],
     unique: counting.Visitors,
+    of_visits: bool = False,
+    name: str | None = None,
 ) -> dict[object, object]:
     """The unique visitors of each of ``values`` over ``days`` (value -> the bits its bitmap has
     set, for ``unique.read``), as the union of each day's bitmap: an ended day's kept between
     requests per value (the visitors of its events of that value, or under a filter of the
-    selected visits that started in it, as ``ranked`` counts them), the others read, only for the
-    values they lack. Empty where ``unique`` counts exactly (no bitmap to unite), or where the
-    period's bitmaps would take more than ``SHARE`` of the layer (a big site's: at 10 M events,
-    a 30-day table's take 21-42 MiB; at 100 M, up to 330): the caller reads them each time."""
-    if not unique.size or not values or unique.size // 8 * len(values) * len(days) > kept.most_bytes * SHARE:
+    selected visits that started in it, as ``ranked`` counts them; ``of_visits``: of the visits
+    of that value that started in it, ``where`` more conditions on their rows, ``visit_days``),
+    the others read, only for the values they lack. Where the period's bitmaps would take more
+    than ``SHARE`` of the layer (a big site's: at 10 M events, a 30-day table's take 21-42 MiB;
+    at 100 M, up to 330), the spans before the last are one span, one bitmap per value (their
+    union, dropped when a change touches any of them: a late event of an earlier day). Empty
+    where ``unique`` counts exactly (no bitmap to unite), or where even that takes more than the
+    share: the caller reads them each time."""
+
+    def fits(spans: int) -> bool:
+        return unique.size // 8 * len(values) * spans <= kept.most_bytes * SHARE
+
+    if len(days) > 2 and not fits(len(days)):
+        days = [(days[0][0], days[-1][0]), days[-1]]
+    if not unique.size or not values or not fits(len(days)):
         return {}
     seen = kept.sync(query.site_id)
     now = micros(datetime.now(UTC))
     shape = f"bitmaps {column} {where} {unique.size}" + (f" {query.filters!r}" if query.filters else "")
+    shape += " of visits" if of_visits else f" {name!r}"
     keys = [(query.site_id, micros(a), micros(b), ("table", shape)) for a, b in days]
     held: list[dict[str, int]] = []
     for key in keys:
@@ -182,7 +215,9 @@ def visitors(
         while stop < len(days) and missing[stop]:
             stop += 1
         wanted = sorted({value for day in range(start, stop) for value in missing[day]})
-        found_bitmaps = _read_bitmaps(run, query, column, where, days[start:stop], wanted, unique)
+        found_bitmaps = _read_bitmaps(
+            run, query, column, where, days[start:stop], wanted, unique, of_visits, name
+        )
         for index, bitmaps in enumerate(found_bitmaps, start):
             for value in wanted:
                 held[index][value] = bitmaps.get(value, 0)
@@ -205,9 +240,18 @@ def _read_bitmaps(
     part: Sequence[Span],
     values: Sequence[str],
     unique: counting.Visitors,
+    of_visits: bool = False,
+    name: str | None = None,
 ) -> list[dict[str, int]]:
-    """Each day's bitmap of the visitors of each of ``values`` (bucketed as ``ranked`` buckets)."""
-    if query.filters:
+    """Each day's bitmap of the visitors of each of ``values`` (bucketed as ``ranked`` buckets; of
+    the visits that started in the day with ``of_visits``)."""
+    if of_visits:
+        query_parts = Query(query.dialect, query.site_id, (part[0][0], part[-1][1]), Filters())
+        rows = (
+            f"SELECT {bucket(query_parts, part, 'start')} AS v_day, {column} AS value, visitor "
+            f"FROM {query_parts.chosen()}{where}"
+        )
+    elif query.filters:
         query_parts = Query(query.dialect, query.site_id, query.span, query.filters)
         query_parts.last = query.last
         query_parts.keep(run)  # asked now, after the layer's sync (as ``_read_selected``)
@@ -218,13 +262,14 @@ def _read_bitmaps(
         )
         rows = (
             f"SELECT v_day, {column} AS value, visitor FROM events JOIN ({chosen}) AS v "
-            f"ON visit = v_visit WHERE {query_parts.their_time()} AND time >= {low} AND {where}"
+            f"ON visit = v_visit WHERE {query_parts.their_time()} AND time >= {low} "
+            f"AND {_on(query_parts, where, name)}"
         )
     else:
         query_parts = Query(query.dialect, query.site_id, (part[0][0], part[-1][1]), Filters())
         rows = (
             f"SELECT {bucket(query_parts, part, 'time')} AS v_day, {column} AS value, visitor "
-            f"FROM events WHERE {query_parts.events(where)}"
+            f"FROM events WHERE {query_parts.events(_on(query_parts, where, name))}"
         )
     mask = unique.size - 1
     position = query_parts.dialect.position.format(array=query_parts.bind(list(values)), value="value")
@@ -237,3 +282,8 @@ def _read_bitmaps(
     for day, at, bits in found:
         out[int(day) - 1][values[int(at) - 1]] = int.from_bytes(bytes(bits), "big")
     return out
+
+
+def _on(query: Query, where: str, name: str | None) -> str:
+    """``where`` with ``name`` bound in ``query`` where it says ``{name}``."""
+    return where if name is None else where.replace("{name}", query.bind(name))

@@ -19,11 +19,12 @@ and always ranks in one query.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from sightline import dimensions
 from sightline.autocapture.events import MEASUREMENTS
-from sightline.reports import counting, table_days
+from sightline.reports import counting, table_days, visit_days
 from sightline.reports.kept_figures import Kept
 from sightline.reports.queries import (
     FIGURES,
@@ -59,13 +60,16 @@ def breakdown(
     days: Sequence[Span] = (),
 ) -> tuple[list[dict[str, Any]], bool]:
     """One page of a table. With ``kept`` and the span's ``days`` (its spans in the site's zone),
-    the unfiltered pages and custom events tables rank by counts kept per ended day."""
+    the pages and custom events tables (unfiltered, or the pages under a filter on events) and
+    the unfiltered visit tables rank by figures kept per ended day, and per ended hours of today
+    (``table_days.hours_apart``)."""
+    days = table_days.hours_apart(days, datetime.now(UTC))
     query = Query(dialect, site_id, span, filters)
     query.keep(run)
     if dim in VISIT_COLUMNS:
-        rows = _visit_breakdown(run, query, dim, order, page)
+        rows = _visit_breakdown(run, query, dim, order, page, kept, days)
     elif dim == "prop":
-        rows = _prop_breakdown(run, query, name or "", page)
+        rows = _prop_breakdown(run, query, name or "", page, kept, days)
     else:
         rows = _event_breakdown(run, query, dim, page, kept, days)
     return rows[: page.limit], len(rows) > page.limit
@@ -84,17 +88,33 @@ def _window(page: Page) -> str:
     return f" LIMIT {int(page.limit) + 1} OFFSET {int(page.offset)}"
 
 
-def _visit_breakdown(run: Run, query: Query, dim: str, order: str, page: Page) -> list[dict[str, Any]]:
+def _visit_breakdown(
+    run: Run, query: Query, dim: str, order: str, page: Page, kept: Kept | None, days: Sequence[Span]
+) -> list[dict[str, Any]]:
     column = VISIT_COLUMNS[dim]
     if order not in FIGURES:
         raise ValueError(f"unknown order {order!r}")
-    condition = query.chosen()  # FROM and WHERE: the visits table, or the selection kept (``Query.keep``)
+    known = ""
     if dim in OPTIONAL:
-        condition += f" AND {column} != ''"
+        known = f" AND {column} != ''"
     elif dimensions.BY_KEY[dim].values == dimensions.PATH:  # a visit's entry or exit page: NULL unknown
-        condition += f" AND {column} IS NOT NULL"
-    condition += _search(query, column, page)
-    if query.dialect.bitmap is None or (
+        known = f" AND {column} IS NOT NULL"
+    # FROM and WHERE: the visits table, or the selection kept (``Query.keep``)
+    condition = query.chosen() + known + _search(query, column, page)
+    by_days = (
+        kept is not None
+        and days
+        and query.dialect.bitmap is not None
+        and not query.filters
+        and not page.search
+        and not page.values
+        and order in visit_days.VISIT_FIGURES
+    )
+    if by_days:  # each ended day's figures and bitmaps kept (``visit_days``)
+        assert kept is not None
+        ranked = visit_days.breakdown(run, query, column, known, order, page, kept, days)
+        counted = {value: row["visitors"] for value, row in ranked}
+    elif query.dialect.bitmap is None or (
         _selects_by_events(query) and query.kept is None
     ):  # one query: a costly selection
         ranked = _visit_rows(run, query, column, condition, order, _window(page), visitors=True)
@@ -215,8 +235,7 @@ def _event_breakdown(
         else None
     )
     if unique is not None and unique is not counting.EXACT:
-        # Pages only: a custom events table reads few rows, and its one pass costs less than two.
-        if by_days is not None and dim == "page" and _selects_by_events(query_parts):
+        if by_days is not None and _selects_by_events(query_parts):
             ranked, people = table_days.ranked(run, query_parts, column, where, page, by_days, days, unique)
             if not all(value in people for value, _ in ranked):  # not counted as they were ranked
                 shown = [value for value, _ in ranked]
@@ -303,9 +322,13 @@ def _ranked_once(
     return [_event_row(value, unique.read(people), count_name, int(n)) for value, n, people in found]
 
 
-def _prop_breakdown(run: Run, query_parts: Query, name: str, page: Page) -> list[dict[str, Any]]:
+def _prop_breakdown(
+    run: Run, query_parts: Query, name: str, page: Page, kept: Kept | None = None, days: Sequence[Span] = ()
+) -> list[dict[str, Any]]:
     """Props of one custom event: ``value`` is ``key\x1fvalue``. Under filters on a big span, ranked
-    by count with the shown rows' visitors on bitmaps (``_ranked_once``), else counted exactly."""
+    by count with the shown rows' visitors on bitmaps (``_ranked_once``; under a filter on events
+    with ``kept`` and the span's ``days``, from counts and bitmaps kept per ended day, as the pages
+    table's: ``table_days``), else counted exactly."""
     query_parts.by_rows(run)
     condition = query_parts.events(f"name = {query_parts.bind(name)}")
     search = _search(query_parts, "kv", page)
@@ -318,6 +341,26 @@ def _prop_breakdown(run: Run, query_parts: Query, name: str, page: Page) -> list
         else None
     )
     if unique is not None and unique is not counting.EXACT:
+        if (
+            kept is not None
+            and days
+            and not page.search
+            and not page.values
+            and _selects_by_events(query_parts)
+        ):
+            column, where = query_parts.dialect.explode("props"), "name = {name}"
+            ranked, people = table_days.ranked(
+                run, query_parts, column, where, page, kept, days, unique, name
+            )
+            shown = [value for value, _ in ranked]
+            if not all(value in people for value in shown):  # not counted as they were ranked
+                people = table_days.visitors(
+                    run, query_parts, column, where, shown, kept, days, unique, name=name
+                )
+            if all(value in people for value in shown):  # else (bitmaps over the layer's share) read at once
+                return [
+                    _event_row(value, unique.read(people[value]), "events", int(n)) for value, n in ranked
+                ]
         chosen = f"SELECT kv AS value, visitor FROM ({rows}) AS t WHERE 1 = 1{search}"
         return _ranked_once(run, query_parts, chosen, "events", page, unique)
     query = (
