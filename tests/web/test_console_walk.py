@@ -2,9 +2,10 @@
 
 One server, one browser, one tab per role: each route loads once and is then shown in the four
 looks (``show``). In each look the page must have no sideways scroll, no text drawn over other
-text, no serious axe-core contrast violation, and (for a viewer) no enabled control that changes
-anything. Every look is saved in ``test-artifacts/console-walk/`` (role-route-theme-size.png), so a
-reviewer can look through all of them at once.
+text or broken inside a word, no control past the edge of its panel, no label crowding its field, no
+raw value (``None``, an ISO timestamp), no serious axe-core contrast violation, and (for a viewer) no
+enabled control that changes anything. Every look is saved in ``test-artifacts/console-walk/``
+(role-route-theme-size.png), so a reviewer can look through all of them at once.
 """
 
 from __future__ import annotations
@@ -52,7 +53,26 @@ PROBLEMS = """
   const doc = document.documentElement;
   const name = (e) => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') +
     (typeof e.className === 'string' && e.className ? '.' + e.className.trim().split(/\\s+/).join('.') : '');
-  const out = { overflow: [], overlaps: [], broken: [], misaligned: [], controls: [] };
+  const out = {
+    overflow: [], overlaps: [], broken: [], misaligned: [], spilled: [], raw: [], crowded: [], controls: [],
+  };
+  // A control reaching past the edge of its panel is cut off or drawn over the border, unless a
+  // strip between them scrolls sideways on purpose.
+  const inPanels = 'main .panel button, main .panel a, main .panel input, main .panel select';
+  for (const e of document.querySelectorAll(inPanels)) {
+    const panel = e.closest('.panel'), r = e.getBoundingClientRect();
+    if (r.width < 1 || r.height < 1 || e.closest('[hidden], dialog:not([open])')) continue;
+    let scrolls = false;
+    for (let a = e.parentElement; a && !scrolls; a = a === panel ? null : a.parentElement) {
+      scrolls = /(auto|scroll)/.test(getComputedStyle(a).overflowX);
+    }
+    const edge = panel.getBoundingClientRect().right - parseFloat(getComputedStyle(panel).borderRightWidth);
+    if (!scrolls && r.right > edge + 1 && out.spilled.length < 5) {
+      const what = `${name(e)} "${(e.innerText || e.value || '').trim().slice(0, 30)}"`;
+      const where = `${Math.round(r.right)} px, past ${name(panel)} at ${Math.round(edge)} px`;
+      out.spilled.push(`${what} reaches ${where}`);
+    }
+  }
   // Panels side by side in one grid row start at the same height.
   for (const grid of document.querySelectorAll('main *')) {
     if (getComputedStyle(grid).display !== 'grid') continue;
@@ -64,6 +84,18 @@ PROBLEMS = """
         out.misaligned.push(`${name(panels[i])} sits ${Math.round(apart)} px off ${name(panels[i - 1])}`);
       }
     }
+  }
+  // A label's words and its field drawn over one another (a field's focus ring reaches 3 px out).
+  for (const label of document.querySelectorAll('main label')) {
+    const field = label.querySelector('input, select, textarea');
+    const words = [...label.childNodes].find((n) => n.nodeType === 3 && n.textContent.trim());
+    if (!field || !words || out.crowded.length >= 5) continue;
+    const range = document.createRange();
+    range.selectNodeContents(words);
+    const t = range.getBoundingClientRect(), f = field.getBoundingClientRect();
+    if (f.width < 1 || t.width < 1) continue;
+    const apart = Math.max(f.left - t.right, t.left - f.right, f.top - t.bottom, t.top - f.bottom);
+    if (apart < 4) out.crowded.push(`"${words.textContent.trim()}" ${Math.round(apart)} px from its field`);
   }
   if (doc.scrollWidth > innerWidth + 1) {
     out.overflow = [...document.querySelectorAll('body *')]
@@ -93,10 +125,16 @@ PROBLEMS = """
     if (style.visibility !== 'visible' || Number(style.opacity) === 0) continue;
     const range = document.createRange();
     range.selectNodeContents(node);
+    // A value as the program holds it, where a reader expects words or a date.
+    const text = node.textContent.trim();
+    if (/^(None|null|undefined|NaN)$|\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d/.test(text) && out.raw.length < 5) {
+      out.raw.push(`"${text.slice(0, 40)}" in ${name(parent)}`);
+    }
     const drawn = [...range.getClientRects()].filter((r) => r.width > 1 && r.height > 1);
-    // A plain word broken over lines ("Convers" / "ions") is a column too narrow for it.
+    // Plain words drawn on more lines than they have words ("Convers" / "ions", "Wa" / "lk shop"):
+    // a column too narrow for them.
     const tops = new Set(drawn.map((r) => Math.round(r.top)));
-    if (/^[A-Za-z]{4,24}$/.test(node.textContent.trim()) && tops.size > 1) {
+    if (/^[A-Za-z]{1,24}( [A-Za-z]{1,24})*$/.test(text) && tops.size > text.split(' ').length) {
       out.broken = (out.broken || []).concat(`"${node.textContent.trim()}" in ${name(parent)}`).slice(0, 5);
     }
     for (const r of range.getClientRects()) {

@@ -212,3 +212,44 @@ def test_exporting_a_visitor_code_with_no_data_says_so_and_downloads_nothing(con
     expect(notice).to_contain_text("nothing was downloaded")
     expect(page.get_by_text("downloaded as JSON")).to_have_count(0)
     assert downloads == []
+
+
+def test_the_goals_of_the_settings_show_edit_and_delete_without_scrolling_on_a_phone(
+    console: Console,
+) -> None:
+    page = console.signed_in(viewport=SIZES["phone"])
+    site = console.api(
+        page, "POST", "/api/sites", {"name": "Goal shop", "domain": unique("goals") + ".example.com"}
+    )
+    assert isinstance(site, dict)
+    goal = {"name": "Purchase", "kind": "event", "event": "purchase"}
+    console.api(
+        page,
+        "POST",
+        f"/api/sites/{site['id']}/goals",
+        {**goal, "revenue": {"prop": "amount", "currency": "USD"}},
+    )
+    page.goto(f"/sites/{site['id']}/settings#goals")
+    delete = page.get_by_role("button", name="Delete the goal Purchase")
+    expect(delete).to_be_visible()
+    table = page.locator(".goals-table")
+    # The table fits its panel (nothing to scroll sideways to), and Delete sits inside it.
+    inside = table.evaluate(
+        """(t) => {
+          const panel = t.closest('.panel').getBoundingClientRect();
+          const button = [...t.querySelectorAll('button')].pop().getBoundingClientRect();
+          return [t.getBoundingClientRect().right <= panel.right, button.right <= panel.right - 1];
+        }"""
+    )
+    assert inside == [True, True], "the goals table reaches past its panel at 390 px"
+    # The description wraps between words: "purchase;" stays whole on one line.
+    lines = table.locator("td", has_text="Sent the event").evaluate(
+        """(td) => {
+          const text = td.firstChild, at = text.textContent.indexOf('purchase');
+          const range = document.createRange();
+          range.setStart(text, at);
+          range.setEnd(text, at + 'purchase;'.length);
+          return new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size;
+        }"""
+    )
+    assert lines == 1, "the event's name is broken over lines"

@@ -72,6 +72,9 @@ const ENGINES: Record<string, string> = { sqlite: "SQLite", postgresql: "Postgre
 /** Whether a figure is an identifier (a process id), written as its digits alone. */
 const isIdentifier = (key: string) => key === "pid" || key.endsWith("_pid") || key.endsWith("_id");
 
+/** A moment as the API writes it (``2026-11-28T04:51:44+00:00``), whatever its key. */
+const ISO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d/;
+
 /** One figure of a service in words: sizes, durations, counts, engines, process ids. */
 function figure(key: string, value: unknown): string {
   if (typeof value === "number") {
@@ -82,7 +85,7 @@ function figure(key: string, value: unknown): string {
   }
   if (typeof value === "boolean") return value ? "Yes" : "No";
   if (key === "engine" && typeof value === "string") return ENGINES[value] ?? value;
-  if (typeof value === "string" && key.endsWith("_at") && !Number.isNaN(Date.parse(value))) {
+  if (typeof value === "string" && (key.endsWith("_at") || ISO_TIME.test(value)) && !Number.isNaN(Date.parse(value))) {
     return `${timeAgo(value)} (${dateTime(value)})`;
   }
   if (value === null || value === undefined) {

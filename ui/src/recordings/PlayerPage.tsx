@@ -83,6 +83,15 @@ function Facts({ details }: { details: RecordingDetails }) {
   );
 }
 
+/** The replay's size in the panel's content box (its padding left out), the controls below it. */
+function playerSize(panel: HTMLElement): { width: number; height: number } {
+  const style = getComputedStyle(panel);
+  const inner = panel.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+  const width = Math.max(240, Math.floor(inner));
+  const height = Math.max(240, Math.min(window.innerHeight - 260, Math.round(width * 0.62)));
+  return { width, height: height - CONTROLLER_HEIGHT };
+}
+
 function Replay({ events }: { events: RecordedEvent[] }) {
   const host = useRef<HTMLDivElement>(null);
   const player = useRef<Player | null>(null);
@@ -91,14 +100,13 @@ function Replay({ events }: { events: RecordedEvent[] }) {
   useEffect(() => {
     const target = host.current;
     if (!target) return;
-    const width = Math.max(320, target.clientWidth);
-    const height = Math.max(240, Math.min(window.innerHeight - 260, Math.round(width * 0.62)));
+    const { width, height } = playerSize(target);
     const instance = new Player({
       target,
       props: {
         events: withPageMarks(events) as any,
         width,
-        height: height - CONTROLLER_HEIGHT,
+        height,
         autoPlay: false,
         skipInactive: true,
         speedOption: SPEEDS,
@@ -111,7 +119,18 @@ function Replay({ events }: { events: RecordedEvent[] }) {
     player.current = instance;
     describeControls(target, instance);
     target.dataset.state = "ready";
+    // A phone turned or a window narrowed: the player (and its controls) fits the panel again.
+    let shown = width;
+    const resized = new ResizeObserver(() => {
+      const next = playerSize(target);
+      if (next.width === shown) return;
+      shown = next.width;
+      (instance as unknown as { $set(props: { width: number; height: number }): void }).$set(next);
+      instance.triggerResize();
+    });
+    resized.observe(target);
     return () => {
+      resized.disconnect();
       player.current = null;
       delete target.dataset.state;
       (instance as unknown as { $destroy(): void }).$destroy();
