@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -104,14 +105,22 @@ def test_a_backup_made_under_load_restores_into_a_fresh_data_directory_with_ever
     owner.close()
 
 
-@pytest.fixture
-def small_backup(tmp_path: Path) -> Path:
-    data = tmp_path / "data"
+@pytest.fixture(scope="module")
+def made_backup(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A backup of a new install, made once: each command is a Python process (about 1 s of CPU)."""
+    directory = tmp_path_factory.mktemp("small-backup")
+    data = directory / "data"
     assert cli("migrate", "--data-dir", str(data)).returncode == 0
-    backup_dir = tmp_path / "backup"
+    backup_dir = directory / "backup"
     made = cli("backup", str(backup_dir), "--data-dir", str(data))
     assert made.returncode == 0, made.stderr
     return backup_dir
+
+
+@pytest.fixture
+def small_backup(made_backup: Path, tmp_path: Path) -> Path:
+    """A copy of the module's backup of a new install, for the test to damage."""
+    return Path(shutil.copytree(made_backup, tmp_path / "backup", symlinks=True))
 
 
 def refused(backup_dir: Path, target: Path) -> str:

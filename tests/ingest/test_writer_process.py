@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import random
 import signal
@@ -26,14 +27,19 @@ from sightline.database import Database, open_database
 from sightline.database.schema import events
 from sightline.ingest.protocol import HEAD, MAX_FRAME, Frames, ProtocolError, Submit, frame
 from sightline.sites.service import create_site
-from tests.conftest import OWNER_EMAIL, OWNER_PASSWORD, StartServer, sign_in
+from tests.conftest import BACKENDS, OWNER_EMAIL, OWNER_PASSWORD, StartServer, database_url_for, sign_in
 from tests.ingest.helpers import CHROME, batch_id, event, wait_until, writes_blocked
 from tests.support.http import TLS
 from tests.support.server import LiveServer
 
 EVENTS_PER_BATCH = 5
-DOMAIN = "localhost:9999"
-HEADERS = {"Origin": "http://localhost:9999", "User-Agent": CHROME, "Content-Type": "text/plain"}
+PASSWORD = "s3cret-" + batch_id()  # in the PostgreSQL URL of the module's servers
+_ports = itertools.count(9001)  # each test's site is on a domain of its own: localhost:<port>
+
+
+def headers_for(domain: str) -> dict[str, str]:
+    """What the site's own pages send: their origin, a browser's user agent, the SDK's body type."""
+    return {"Origin": f"http://{domain}", "User-Agent": CHROME, "Content-Type": "text/plain"}
 
 
 @dataclass
@@ -45,11 +51,21 @@ class Answer:
     retry_after: str | None = None
 
 
+@dataclass
+class Shop:
+    """The log database, a site of its own on it, and a server on that database."""
+
+    db: Database
+    key: str
+    site_id: int
+    headers: dict[str, str]
+
+
 class Load:
     """Six clients posting 5-event batches as fast as they are answered, recording every answer."""
 
-    def __init__(self, server: LiveServer, key: str) -> None:
-        self.server, self.key, self.answers = server, key, list[Answer]()
+    def __init__(self, server: LiveServer, shop: Shop) -> None:
+        self.server, self.key, self.headers, self.answers = server, shop.key, shop.headers, list[Answer]()
         self._stop = threading.Event()
         self._threads = [threading.Thread(target=self._client, args=(n,)) for n in range(6)]
 
@@ -64,7 +80,9 @@ class Load:
             thread.join(timeout=30)
 
     def _client(self, number: int) -> None:
-        with httpx.Client(verify=TLS, base_url=self.server.base_url, headers=HEADERS, timeout=30) as http:
+        with httpx.Client(
+            verify=TLS, base_url=self.server.base_url, headers=self.headers, timeout=30
+        ) as http:
             while not self._stop.is_set():
                 bid = batch_id()
                 evts = [event(f"c{number}", props={"i": i}) for i in range(EVENTS_PER_BATCH)]
@@ -92,15 +110,48 @@ class Load:
         return [a.bid for a in self.answers if a.status == 202]
 
 
+def new_shop(db: Database, owner_id: int) -> Shop:
+    domain = f"localhost:{next(_ports)}"
+    with db.begin() as conn:
+        site = create_site(conn, owner_id, "Shop", domain)
+    return Shop(db, site["key"], site["id"], headers_for(domain))
+
+
 @pytest.fixture
-def shop(database_url: str) -> Iterator[tuple[Database, str, int]]:
-    """The database (migrated), with the owner account and one site: (database, site key, site id)."""
+def shop(database_url: str) -> Iterator[Shop]:
+    """A database of its own (migrated) with the owner account and one site, for a server of its own."""
     db = open_database(database_url)
     with db.begin() as conn:
         owner = create_user(conn, OWNER_EMAIL, OWNER_PASSWORD)
-        site = create_site(conn, owner["id"], "Shop", DOMAIN)
-    yield db, site["key"], site["id"]
+    yield new_shop(db, owner["id"])
     db.dispose()
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def kept_server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[LiveServer, Database, int]]:
+    """One server per engine for the tests that kill its writer but not the server: (server, its
+    database, the owner's id). Its PostgreSQL URL holds a password (the test PostgreSQL trusts
+    local connections, so any password is accepted), which must stay off the writer's command line."""
+    directory = tmp_path_factory.mktemp("writer")
+    url = database_url_for(request, request.param, directory)
+    db = open_database(url)
+    with db.begin() as conn:
+        owner = create_user(conn, OWNER_EMAIL, OWNER_PASSWORD)
+    server = LiveServer(directory / "data", url.replace("postgres@", f"postgres:{PASSWORD}@", 1)).start()
+    yield server, db, owner["id"]
+    server.stop()
+    db.dispose()
+
+
+@pytest.fixture
+def kept_shop(kept_server: tuple[LiveServer, Database, int]) -> tuple[LiveServer, Shop]:
+    """The module's server of this engine, its writer up, and a site of its own on it."""
+    server, db, owner_id = kept_server
+    with closing(sign_in(server)) as owner:  # a test before may have killed the writer just now
+        wait_until(lambda: ingest_health(owner)["writer_pid"] is not None, 15)
+    return server, new_shop(db, owner_id)
 
 
 def ingest_health(owner: httpx.Client) -> dict[str, Any]:
@@ -149,13 +200,14 @@ def reaped(pid: int) -> Iterator[None]:
 
 
 def test_a_killed_writer_is_replaced_and_every_acknowledged_batch_is_stored_once(
-    database_url: str, start_server: StartServer, shop: tuple[Database, str, int]
+    kept_shop: tuple[LiveServer, Shop],
 ) -> None:
-    db, key, site_id = shop
-    server, first_pid = serve_with_writer(start_server, database_url)
+    server, shop = kept_shop
+    db, site_id = shop.db, shop.site_id
     with closing(sign_in(server)) as owner:
         before = ingest_health(owner)
-        with Load(server, key) as load:
+        first_pid = before["writer_pid"]
+        with Load(server, shop) as load:
             load.wait_for(202, 100)
             os.kill(first_pid, signal.SIGKILL)
             wait_until(lambda: ingest_health(owner)["writer_pid"] not in (None, first_pid), 15)
@@ -173,24 +225,26 @@ def test_a_killed_writer_is_replaced_and_every_acknowledged_batch_is_stored_once
     assert_stored_once(db, site_id, load.acknowledged())
 
     # Sent again, each refused batch is stored once (even one committed just before the kill).
-    with httpx.Client(verify=TLS, base_url=server.base_url, headers=HEADERS, timeout=30) as http:
+    with httpx.Client(verify=TLS, base_url=server.base_url, headers=shop.headers, timeout=30) as http:
         resent = [http.post("/i/events", content=a.body).status_code for a in refused]
     assert set(resent) == {202}
     assert_stored_once(db, site_id, [a.bid for a in load.answers if a.status in (202, 503)])
 
 
 def test_batches_held_by_a_killed_writer_are_answered_503_and_stored_once_when_sent_again(
-    database_url: str, start_server: StartServer, shop: tuple[Database, str, int]
+    kept_shop: tuple[LiveServer, Shop],
 ) -> None:
-    db, key, site_id = shop
-    server = start_server(database_url)
+    server, shop = kept_shop
+    db, site_id = shop.db, shop.site_id
     bodies = [
-        orjson.dumps({"key": key, "batch_id": batch_id(), "events": [event(f"held{n}")] * EVENTS_PER_BATCH})
+        orjson.dumps(
+            {"key": shop.key, "batch_id": batch_id(), "events": [event(f"held{n}")] * EVENTS_PER_BATCH}
+        )
         for n in range(4)
     ]
     with (
         closing(sign_in(server)) as owner,
-        httpx.Client(verify=TLS, base_url=server.base_url, headers=HEADERS, timeout=30) as http,
+        httpx.Client(verify=TLS, base_url=server.base_url, headers=shop.headers, timeout=30) as http,
         ThreadPoolExecutor(len(bodies)) as pool,
     ):
         before = ingest_health(owner)
@@ -214,12 +268,12 @@ def test_batches_held_by_a_killed_writer_are_answered_503_and_stored_once_when_s
 
 
 def test_a_graceful_stop_stores_every_acknowledged_batch_and_ends_the_writer(
-    database_url: str, start_server: StartServer, shop: tuple[Database, str, int]
+    database_url: str, start_server: StartServer, shop: Shop
 ) -> None:
-    db, key, site_id = shop
+    db, site_id = shop.db, shop.site_id
     server, writer_pid = serve_with_writer(start_server, database_url)
     assert server.process is not None
-    with Load(server, key) as load, reaped(writer_pid):
+    with Load(server, shop) as load, reaped(writer_pid):
         load.wait_for(202, 150)
         server.process.terminate()  # SIGTERM to the server alone, with batches in flight
         server.process.wait(timeout=15)
@@ -232,12 +286,12 @@ def test_a_graceful_stop_stores_every_acknowledged_batch_and_ends_the_writer(
 
 
 def test_the_writer_exits_by_itself_when_the_server_is_killed_and_keeps_what_it_acknowledged(
-    database_url: str, start_server: StartServer, shop: tuple[Database, str, int]
+    database_url: str, start_server: StartServer, shop: Shop
 ) -> None:
-    db, key, site_id = shop
+    db, site_id = shop.db, shop.site_id
     server, writer_pid = serve_with_writer(start_server, database_url)
     assert server.process is not None
-    with Load(server, key) as load, reaped(writer_pid):
+    with Load(server, shop) as load, reaped(writer_pid):
         load.wait_for(202, 150)
         server.process.kill()
         server.process.wait(timeout=10)
@@ -246,17 +300,19 @@ def test_the_writer_exits_by_itself_when_the_server_is_killed_and_keeps_what_it_
 
 
 def test_the_database_url_and_its_password_stay_off_the_writer_command_line(
-    database_url: str, start_server: StartServer, shop: tuple[Database, str, int]
+    kept_shop: tuple[LiveServer, Shop],
 ) -> None:
-    password = "s3cret-" + batch_id()
-    # The test PostgreSQL trusts local connections, so any password in the URL is accepted.
-    url = database_url.replace("postgres@", f"postgres:{password}@", 1)
-    _, writer_pid = serve_with_writer(start_server, url)
+    server, _ = kept_shop
+    url = server.database_url
+    assert url is not None
+    with closing(sign_in(server)) as owner:
+        writer_pid = ingest_health(owner)["writer_pid"]
+    assert url.startswith("sqlite") or f":{PASSWORD}@" in url
     command = Path(f"/proc/{writer_pid}/cmdline").read_bytes().decode()
     assert "sightline.ingest.writer_process" in command
     assert url not in command
     assert url.split("://", 1)[1] not in command
-    assert password not in command
+    assert PASSWORD not in command
 
 
 def _wire(count: int) -> tuple[list[bytes], bytes]:
@@ -298,9 +354,9 @@ def killed_and_replaced(owner: httpx.Client, pid: int) -> int:
 
 
 def test_replacing_the_writer_again_and_again_leaves_the_server_no_more_open_pipes(
-    database_url: str, start_server: StartServer, shop: tuple[Database, str, int]
+    kept_shop: tuple[LiveServer, Shop],
 ) -> None:
-    server, pid = serve_with_writer(start_server, database_url)
+    server, _ = kept_shop
     assert server.process is not None
     server_fds = Path(f"/proc/{server.process.pid}/fd")
 
@@ -317,9 +373,11 @@ def test_replacing_the_writer_again_and_again_leaves_the_server_no_more_open_pip
         # the store process's start pipe closes once it says it is ready: count after that
         wait_until(lambda: owner.get("/api/health").json()["services"]["store"]["status"] == "ok", 60)
         before = pipes()
+        health = ingest_health(owner)
+        pid = health["writer_pid"]
         for _ in range(3):
             pid = killed_and_replaced(owner, pid)
-        assert ingest_health(owner)["writer_starts"] == 4
+        assert ingest_health(owner)["writer_starts"] == health["writer_starts"] + 3
     # a start's short-lived pipes (the spawn's error channel) close by themselves;
     # a leak stays, and the wait runs out
     wait_until(lambda: pipes() == before, 5)

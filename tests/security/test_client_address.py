@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from sightline.clientaddr import client_address, forwarded_for, parse_address
 from sightline.settings import SettingsError, load
 from tests.conftest import StartServer
+from tests.support.server import LiveServer
 
 
 def _scope(peer: str, *headers: tuple[str, str]) -> dict[str, object]:
@@ -164,28 +166,32 @@ def test_a_local_client_cannot_pick_its_own_throttle_key_with_forwarding_headers
         assert _spray(client, 5) == [401, 401, 401, 429, 429]
 
 
+@pytest.fixture(scope="module")
+def behind_proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """A server behind a proxy on loopback, 3 failed sign-ins allowed per client address: shared by
+    the tests below, each refused sign-in from addresses and to accounts of its own."""
+    env = {"SIGHTLINE_LOGIN_MAX_FAILURES_PER_IP": "3", "SIGHTLINE_TRUSTED_PROXIES": "127.0.0.1,::1"}
+    server = LiveServer(tmp_path_factory.mktemp("behind-proxy") / "data", env=env).start()
+    yield server
+    server.stop()
+
+
 def test_behind_a_trusted_proxy_each_forwarded_client_has_its_own_throttle_key(
-    start_server: StartServer,
+    behind_proxy: LiveServer,
 ) -> None:
-    server = start_server(
-        env={"SIGHTLINE_LOGIN_MAX_FAILURES_PER_IP": "3", "SIGHTLINE_TRUSTED_PROXIES": "127.0.0.1,::1"}
-    )
-    with server.client() as client:
+    with behind_proxy.client() as client:
         assert _spray(client, 5) == [401] * 5
 
 
 def test_a_clients_own_forwarded_header_cannot_rotate_its_throttle_key_behind_a_proxy(
-    start_server: StartServer,
+    behind_proxy: LiveServer,
 ) -> None:
-    server = start_server(
-        env={"SIGHTLINE_LOGIN_MAX_FAILURES_PER_IP": "3", "SIGHTLINE_TRUSTED_PROXIES": "127.0.0.1,::1"}
-    )
-    with server.client() as client:
+    with behind_proxy.client() as client:
         codes = []
         for n in range(5):
             response = client.post(
                 "/api/login",
-                json={"email": f"nobody{n}@example.com", "password": "wrong password"},
+                json={"email": f"rotating{n}@example.com", "password": "wrong password"},
                 # As nginx passes it on: its own X-Forwarded-For, the visitor's Forwarded.
                 headers={"X-Forwarded-For": "203.0.113.9", "Forwarded": f"for=198.51.100.{n}"},
             )
@@ -194,9 +200,9 @@ def test_a_clients_own_forwarded_header_cannot_rotate_its_throttle_key_behind_a_
 
 
 def test_metrics_behind_a_proxy_answer_no_remote_client_however_it_names_itself(
-    start_server: StartServer,
+    behind_proxy: LiveServer,
 ) -> None:
-    server = start_server(env={"SIGHTLINE_TRUSTED_PROXIES": "127.0.0.1,::1"})
+    server = behind_proxy
     refused = [
         {"X-Forwarded-For": "203.0.113.9"},
         {"X-Forwarded-For": "203.0.113.9", "Forwarded": "for=127.0.0.1"},

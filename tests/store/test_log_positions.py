@@ -79,36 +79,47 @@ def erase(owner: httpx.Client, site: Site, visitor: str) -> None:
     assert response.status_code == 202, response.text
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.fixture(scope="module", params=BACKENDS)
+def deleting(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[LiveServer, httpx.Client]]:
+    """One server per engine for the tests that delete the log's newest events (each sends them on
+    sites of its own just before, so they are the newest of the whole log), and its owner."""
+    directory = tmp_path_factory.mktemp("deleting")
+    server = LiveServer(directory / "data", database_url_for(request, request.param, directory)).start()
+    try:
+        with _owner(server) as owner:
+            yield server, owner
+    finally:
+        server.stop()
+
+
 def test_pageviews_sent_after_the_newest_visitor_was_erased_reach_the_dashboard_within_5_s(
-    backend: str, request: pytest.FixtureRequest, tmp_path: Path, start_server: StartServer
+    deleting: tuple[LiveServer, httpx.Client],
 ) -> None:
-    server = start_server(database_url_for(request, backend, tmp_path))
-    with _owner(server) as owner:
-        site = Site.create(owner, "erased.example.com")
-        send(server, site, "visitor-a", 3)
-        send(server, site, "visitor-b", 5)
-        shows(owner, site.id, 8, 30)
-        erase(owner, site, "visitor-b")
-        shows(owner, site.id, 3, 30)
-        send(server, site, "visitor-c", 4)
-        shows(owner, site.id, 7, WITHIN)
+    server, owner = deleting
+    site = Site.create(owner, "erased.example.com")
+    send(server, site, "visitor-a", 3)
+    send(server, site, "visitor-b", 5)
+    shows(owner, site.id, 8, 30)
+    erase(owner, site, "visitor-b")
+    shows(owner, site.id, 3, 30)
+    send(server, site, "visitor-c", 4)
+    shows(owner, site.id, 7, WITHIN)
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 def test_pageviews_sent_after_the_newest_sites_deletion_reach_the_dashboard_within_5_s(
-    backend: str, request: pytest.FixtureRequest, tmp_path: Path, start_server: StartServer
+    deleting: tuple[LiveServer, httpx.Client],
 ) -> None:
-    server = start_server(database_url_for(request, backend, tmp_path))
-    with _owner(server) as owner:
-        kept = Site.create(owner, "kept.example.com")
-        gone = Site.create(owner, "gone.example.com")
-        send(server, kept, "visitor-a", 3)
-        send(server, gone, "visitor-b", 5)
-        shows(owner, gone.id, 5, 30)
-        assert owner.delete(f"/api/sites/{gone.id}").status_code == 204
-        send(server, kept, "visitor-c", 4)
-        shows(owner, kept.id, 7, WITHIN)
+    server, owner = deleting
+    kept = Site.create(owner, "kept.example.com")
+    gone = Site.create(owner, "gone.example.com")
+    send(server, kept, "visitor-a", 3)
+    send(server, gone, "visitor-b", 5)
+    shows(owner, gone.id, 5, 30)
+    assert owner.delete(f"/api/sites/{gone.id}").status_code == 204
+    send(server, kept, "visitor-c", 4)
+    shows(owner, kept.id, 7, WITHIN)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -146,6 +146,11 @@ class Executor:
 
         self.con = chdb.connect(path)  # type: ignore[no-untyped-call]
         self.lock = threading.Lock()
+        # What the connection holds from the request before: its database and the settings it set.
+        # A request changes only what differs (a statement of chDB's costs 0.4 ms of CPU, and a
+        # client sends five or more settings with every request); what it does not set is DEFAULT.
+        self.database: str | None = None
+        self.settings: dict[str, str] = {}
         found = dict(
             self._rows(
                 "SELECT name, value FROM system.settings WHERE name IN "
@@ -170,9 +175,11 @@ class Executor:
         fmt: str,
     ) -> bytes:
         with self.lock, tempfile.TemporaryDirectory() as scratch:
-            self.con.query(f"USE `{database}`", "TabSeparated")
-            for name, value in settings.items():
-                self.con.query(f"SET {name} = {_literal(value)}", "TabSeparated")
+            if database != self.database:
+                self.database = None
+                self.con.query(f"USE `{database}`", "TabSeparated")
+                self.database = database
+            self._settle(settings)
             try:
                 for name, (raw, form, structure) in external.items():
                     path = Path(scratch) / f"{name}.data"
@@ -196,9 +203,18 @@ class Executor:
                 for name in external:
                     with contextlib.suppress(Exception):
                         self.con.query(f"DROP TEMPORARY TABLE IF EXISTS `{name}`", "TabSeparated")
-                for name in settings:
-                    with contextlib.suppress(Exception):
-                        self.con.query(f"SET {name} = DEFAULT", "TabSeparated")
+
+    def _settle(self, settings: dict[str, str]) -> None:
+        """The request's settings set, every other one back at its default."""
+        for name in [n for n in self.settings if n not in settings]:
+            del self.settings[name]
+            with contextlib.suppress(Exception):
+                self.con.query(f"SET {name} = DEFAULT", "TabSeparated")
+        for name, value in settings.items():
+            if self.settings.get(name) != value:
+                self.settings[name] = "\x00unknown"  # if refused: set or reset by the next request
+                self.con.query(f"SET {name} = {_literal(value)}", "TabSeparated")
+                self.settings[name] = value
 
 
 def _literal(value: str) -> str:
