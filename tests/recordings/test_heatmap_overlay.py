@@ -5,6 +5,7 @@ the page fits 390 px and passes axe in both themes."""
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
@@ -112,6 +113,8 @@ def test_the_heatmap_draws_the_clicks_where_they_landed_over_the_masked_recorded
         tab.goto(f"/sites/{site}/heatmap?range=7d&path=%2Foffer&viewport=desktop")
         expect(tab.locator(".heatmap-stage[data-state=ready] iframe")).to_be_visible(timeout=20000)
         expect(tab.locator(".heat-dot")).to_have_count(2)
+        # The way back names the site's reports, as every page of a site does.
+        expect(tab.locator(".back-link")).to_contain_text(re.compile(r"Reports: \S"))
         frame = tab.locator(".heatmap-stage iframe")
         assert "allow-scripts" not in (frame.get_attribute("sandbox") or "")
         dots = {d["selector"]: d for d in _dots(tab)}

@@ -41,7 +41,12 @@ def test_health_figures_read_as_words_process_ids_as_digits_and_no_row_is_empty(
     for name, value in rows:
         assert value, f"the row {name!r} is empty"
         assert value not in ("None", "null", "undefined"), f"{name}: {value}"
-    pids = [value for name, value in rows if re.search(r"(^|\s)pid$", name, re.IGNORECASE)]
+    names = [name for name, _ in rows]
+    # Figures are named in words, not by the API's field names.
+    for raw in ("Pid", "Writer pid", "Lag events", "Fed events", "Last group batches", "Queue depth"):
+        assert raw not in names, f"a figure is named by its field: {raw!r}"
+    assert "Events waiting" in names, names
+    pids = [value for name, value in rows if re.search(r"process id$", name, re.IGNORECASE)]
     assert pids, rows
     for value in pids:
         assert re.fullmatch(r"\d+|Not running", value), f"a process id reads {value!r}"

@@ -71,3 +71,11 @@ export function label(key: string): string {
   const words = key.replace(/_(ms|bytes|count)$/, "").replace(/_/g, " ");
   return words.charAt(0).toUpperCase() + words.slice(1);
 }
+
+/** "a" or "an" before a number as it is read aloud: "an 800 px wide window", "an 11 px gap", "a 1280 px wide window". */
+export function article(value: number): string {
+  const digits = String(Math.trunc(Math.abs(value)));
+  // Eight, eighty, eight hundred, eight thousand; eleven and eighteen, alone or in thousands.
+  const vowel = digits.startsWith("8") || ((digits.length === 2 || digits.length === 5) && /^1[18]/.test(digits));
+  return vowel ? "an" : "a";
+}

@@ -65,6 +65,21 @@ const FIGURE_LABELS: Record<string, string> = {
   error: "Problem",
   last_error: "Last error",
   enabled: "Set up",
+  pid: "Process id",
+  writer_pid: "Writer's process id",
+  writer_starts: "Writer starts",
+  lag_events: "Events waiting",
+  lag_seconds: "Waiting for",
+  fed_events: "Events taken in",
+  queue_depth: "Batches queued",
+  queue_capacity: "Queue holds up to",
+  accepted_events: "Events stored",
+  accepted_batches: "Batches stored",
+  duplicate_batches: "Batches sent twice (stored once)",
+  failed_commits: "Failed writes",
+  commits: "Writes",
+  last_commit_ms: "Last write took",
+  last_group_batches: "Batches in the last write",
 };
 
 const ENGINES: Record<string, string> = { sqlite: "SQLite", postgresql: "PostgreSQL" };
@@ -81,6 +96,7 @@ function figure(key: string, value: unknown): string {
     if (isIdentifier(key)) return String(value);
     if (key.endsWith("_bytes")) return bytes(value);
     if (key.endsWith("_ms")) return milliseconds(value);
+    if (key.endsWith("_seconds")) return milliseconds(value * 1000);
     return count(value);
   }
   if (typeof value === "boolean") return value ? "Yes" : "No";

@@ -7,10 +7,10 @@ import { Replayer } from "@rrweb/replay";
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { useLocation, useRoute } from "preact-iso/router";
 
-import { ApiError, messageOf } from "../api";
+import { api, ApiError, messageOf } from "../api";
 import { Notice } from "../components/Notice";
 import { Page } from "../components/Page";
-import { count, dateTime } from "../format";
+import { article, count, dateTime } from "../format";
 import { useResource } from "../hooks";
 import { type PageSnapshot, recordingsApi } from "../recordings/api";
 import {
@@ -80,11 +80,12 @@ export function HeatmapPage() {
     location.route(`/sites/${siteId}/heatmap?${again}`, true);
   };
   const back = `/sites/${siteId}/reports?${queryParams(query)}`;
+  const site = useResource(() => api.site(siteId));
   if (reloading) return <p class="loading">Loading the heatmap…</p>;
   return (
     <Page
       title="Click heatmap"
-      back={{ href: back, label: "Reports" }}
+      back={{ href: back, label: `Reports: ${site.data?.name ?? "…"}` }}
       subtitle={
         path && (
           <>
@@ -141,8 +142,8 @@ function HeatmapView({ siteId, query, path, viewport, onViewport }: ViewProps) {
       {shot.data && !shot.data.snapshot && <NoSnapshot siteId={siteId} enabled={shot.data.recording_enabled} path={path} />}
       {shot.data?.snapshot && shot.data.snapshot.viewport !== viewport && (
         <Notice kind="info">
-          No recording of {path} in a {WIDTHS[viewport].toLowerCase()} window yet: the page is shown as recorded in a{" "}
-          {shot.data.snapshot.width} px wide window, so dots may sit away from where {WIDTHS[viewport].toLowerCase()} visitors saw
+          No recording of {path} in a {WIDTHS[viewport].toLowerCase()} window yet: the page is shown as recorded in{" "}
+          {article(shot.data.snapshot.width)} {shot.data.snapshot.width} px wide window, so dots may sit away from where {WIDTHS[viewport].toLowerCase()} visitors saw
           the elements.
         </Notice>
       )}
@@ -286,7 +287,7 @@ function Overlay({ snapshot, spots, onPlaced }: OverlayProps) {
         The page with its clicks
       </h2>
       <p class="heatmap-source">
-        The page as recorded on {dateTime(snapshot.recorded_at)} in a {snapshot.width} px wide window (text masked as in
+        The page as recorded on {dateTime(snapshot.recorded_at)} in {article(snapshot.width)} {snapshot.width} px wide window (text masked as in
         recordings).
       </p>
       {/* Scrolls when the page is taller than the screen: focusable, so the keyboard scrolls it too. */}
