@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import httpx
 import pytest
@@ -119,29 +120,18 @@ def test_journeys_suggestions_and_custom_events_show_the_owners_events_and_reada
 ) -> None:
     """The SDK's measurements (web vitals, engagement, heatmap clicks) are never journey steps nor
     suggested; the click captures are, under readable names; one visitor reads "1 visitor"."""
-    tab = console.signed_in()
-    site = console.api(
-        tab, "POST", "/api/sites", {"name": "Paths", "domain": f"{unique('paths')}.example.com"}
-    )
-    assert isinstance(site, dict)
-    site_id = int(site["id"])
-    at = datetime.now(UTC) - timedelta(seconds=20)
     names = ["pageview", "web_vital", "engagement", "heatmap_click", "outbound_link", "web_vital", "Signup"]
-    rows = [
-        replace(helpers.pageview(site_id, at + timedelta(seconds=i), "reader", "/pricing"), name=name)
-        for i, name in enumerate(names)
-    ]
-    assert console_server.database_url is not None
-    db = open_database(console_server.database_url, migrate=False)
-    helpers.insert_events(db, rows)
-    db.dispose()
-    with console_server.client() as client:
-        assert (
-            client.post("/api/login", json={"email": OWNER_EMAIL, "password": OWNER_PASSWORD}).status_code
-            == 200
-        )
-        wait_caught_up(client)
 
+    def rows(site_id: int, start: datetime) -> list[dict[str, Any]]:
+        return [
+            replace(
+                helpers.pageview(site_id, start + timedelta(seconds=i), "reader", "/pricing"), name=name
+            ).row()
+            for i, name in enumerate(names)
+        ]
+
+    site_id = helpers.site_with_rows(console_server, "Paths", f"{unique('paths')}.example.com", rows)
+    tab = console.signed_in()
     tab.goto(f"/sites/{site_id}/reports?range=today")
     events = tab.locator('table[data-dimension="event"]')
     expect(events).to_contain_text("Signup")
@@ -176,29 +166,18 @@ def test_journeys_under_a_custom_period_and_a_filter_show_paths_and_the_filter_i
 ) -> None:
     """A custom period's `from` date and the journey's `from` step travel side by side: the
     journeys answer, with no refusal, and the page names its filter as the chips do."""
-    tab = console.signed_in()
-    site = console.api(
-        tab, "POST", "/api/sites", {"name": "Custom", "domain": f"{unique('custom')}.example.com"}
-    )
-    assert isinstance(site, dict)
-    site_id = int(site["id"])
-    at = datetime.now(UTC) - timedelta(seconds=20)
-    rows = [
-        replace(helpers.pageview(site_id, at + timedelta(seconds=i), "reader", path), language="de")
-        for i, path in enumerate(["/", "/pricing"])
-    ]
-    assert console_server.database_url is not None
-    db = open_database(console_server.database_url, migrate=False)
-    helpers.insert_events(db, rows)
-    db.dispose()
-    with console_server.client() as client:
-        assert (
-            client.post("/api/login", json={"email": OWNER_EMAIL, "password": OWNER_PASSWORD}).status_code
-            == 200
-        )
-        wait_caught_up(client)
 
-    day = at.date().isoformat()
+    def rows(site_id: int, start: datetime) -> list[dict[str, Any]]:
+        return [
+            replace(
+                helpers.pageview(site_id, start + timedelta(seconds=i), "reader", path), language="de"
+            ).row()
+            for i, path in enumerate(["/", "/pricing"])
+        ]
+
+    site_id = helpers.site_with_rows(console_server, "Custom", f"{unique('custom')}.example.com", rows)
+    tab = console.signed_in()
+    day = datetime.now(UTC).date().isoformat()
     tab.goto(f"/sites/{site_id}/conversions?range=custom&from={day}&to={day}&language=de")
     expect(tab.locator(".report-note")).to_contain_text("Filtered: Language is German")
     journeys = tab.locator("section", has=tab.get_by_role("heading", name="Journeys"))

@@ -194,30 +194,15 @@ class Kept:
     def _refresh(self, entry: _Entry, sql: str, params: dict[str, Any], runs: list[Span]) -> bool:
         """Selects again, in place, the rows of the visits that started in ``runs`` (False: it
         could not, the table is to be read whole)."""
-        import duckdb  # here: the server process imports this module for its bounds' names alone
 
-        cursor = self._connect()
-        try:
-            cursor.execute("BEGIN TRANSACTION")
+        def write(cursor: duckdb.DuckDBPyConnection) -> None:
             for low, high in runs:
                 bounds = {LOW: max(low, params[LOW]), HIGH: min(high, params[HIGH])}
                 changed = f"start >= ${LOW} AND start < ${HIGH}"
                 cursor.execute(f"DELETE FROM {entry.name} WHERE {changed}", bounds)  # noqa: S608
                 cursor.execute(f"INSERT INTO {entry.name} {sql}", {**params, **bounds})
-            found = cursor.execute(f"SELECT count(*) FROM {entry.name}").fetchone()  # noqa: S608
-            cursor.execute("COMMIT")
-        except duckdb.Error:
-            cursor.execute("ROLLBACK")
-            return False
-        finally:
-            cursor.close()
-        with self._lock:
-            entry.rows = int(found[0]) if found else 0
-            entry.used = time.monotonic()
-            if entry.bytes > MOST_BYTES:
-                return False
-            self._evict()
-        return True
+
+        return self._in_place(entry, write)
 
     def _refresh_keys(
         self, entry: _Entry, sql: str, params: dict[str, Any], keys: Keys, earliest: int
@@ -225,14 +210,12 @@ class Kept:
         """Selects again, in place, the rows of the visits with these keys (``KEY``), whose starts
         are no earlier than ``earliest``: the only rows the changes since it was read touched
         (False: it could not, the table is to be read whole)."""
-        import duckdb
         import pyarrow as pa
 
         bounds = {LOW: max(earliest, params[LOW]), HIGH: params[HIGH]}
-        cursor = self._connect()
-        try:
+
+        def write(cursor: duckdb.DuckDBPyConnection) -> None:
             cursor.register("touched", pa.table({KEY: pa.array(keys, pa.uint64())}))
-            cursor.execute("BEGIN TRANSACTION")
             touched = f"{KEY} IN (SELECT {KEY} FROM touched)"  # noqa: S608 (fixed names)
             cursor.execute(f"DELETE FROM {entry.name} WHERE {touched}")  # noqa: S608
             if bounds[LOW] < bounds[HIGH]:
@@ -240,6 +223,22 @@ class Kept:
                     f"INSERT INTO {entry.name} SELECT * FROM ({sql}) WHERE {touched}",  # noqa: S608
                     {**params, **bounds},
                 )
+
+        done = self._in_place(entry, write)
+        if done:
+            with self._lock:
+                self.by_keys += 1
+        return done
+
+    def _in_place(self, entry: _Entry, write: Callable[[duckdb.DuckDBPyConnection], None]) -> bool:
+        """Runs ``write`` on ``entry``'s table in one transaction, then counts its rows (False:
+        the write failed, or the table is now too big to keep: it is to be read whole)."""
+        import duckdb  # here: the server process imports this module for its bounds' names alone
+
+        cursor = self._connect()
+        try:
+            cursor.execute("BEGIN TRANSACTION")
+            write(cursor)
             found = cursor.execute(f"SELECT count(*) FROM {entry.name}").fetchone()  # noqa: S608
             cursor.execute("COMMIT")
         except duckdb.Error:
@@ -250,7 +249,6 @@ class Kept:
         with self._lock:
             entry.rows = int(found[0]) if found else 0
             entry.used = time.monotonic()
-            self.by_keys += 1
             if entry.bytes > MOST_BYTES:
                 return False
             self._evict()
