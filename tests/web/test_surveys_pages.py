@@ -292,6 +292,25 @@ def test_the_builder_and_responses_pages_fit_a_phone_in_the_dark_theme(console: 
     console.shoot(page, "survey-responses-phone-dark")
 
 
+def test_a_published_survey_without_responses_says_so_once_and_offers_no_empty_download(
+    console: Console,
+) -> None:
+    page = console.signed_in()
+    site = create_site(console, page)
+    body = {"site_id": site["id"], "name": "Quiet survey", "questions": QUESTIONS}
+    created = console.api(page, "POST", "/api/feedback/surveys", body)
+    assert isinstance(created, dict)
+    console.api(page, "POST", f"/api/feedback/surveys/{created['id']}/publish", {})
+    page.goto(f"/surveys/{created['id']}/responses")
+    expect(page.get_by_role("heading", level=2, name="Summary of revision 1")).to_be_visible()
+    expect(page.get_by_text("No visitor has answered revision 1 yet.")).to_have_count(1)
+    expect(page.locator(".sv-summary-grid")).to_have_count(0)
+    expect(page.locator(".sv-batch")).to_have_text(
+        "No responses to revision 1 yet: its CSV can be downloaded once the first arrives."
+    )
+    expect(page.get_by_role("link", name=re.compile("Download CSV"))).to_have_count(0)
+
+
 def test_saving_a_new_survey_moves_the_builder_to_its_own_address_which_a_reload_keeps(
     console: Console,
 ) -> None:

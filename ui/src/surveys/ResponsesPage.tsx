@@ -94,14 +94,18 @@ function Batch(props: { surveyId: number; revision: number; offset: number; onGo
       <p class="sv-batch" aria-live="polite">
         {data
           ? data.rows === 0
-            ? `No responses from number ${count(offset + 1)} on.`
+            ? offset === 0
+              ? `No responses to revision ${revision} yet: its CSV can be downloaded once the first arrives.`
+              : `No responses from number ${count(offset + 1)} on.`
             : `Batch of responses ${count(offset + 1)} to ${count(offset + data.rows)}.`
           : "Checking the batch…"}
       </p>
       <div class="panel-actions">
-        <a class="button button-primary" href={exportUrl(surveyId, revision, offset)} download>
-          Download CSV{offset > 0 ? ` from response ${count(offset + 1)}` : ""}
-        </a>
+        {!(data && data.rows === 0 && offset === 0) && (
+          <a class="button button-primary" href={exportUrl(surveyId, revision, offset)} download>
+            Download CSV{offset > 0 ? ` from response ${count(offset + 1)}` : ""}
+          </a>
+        )}
         {offset > 0 && (
           <button type="button" class="button" onClick={() => onGo(Math.max(0, offset - 1000))}>
             Previous batch
@@ -130,11 +134,18 @@ function SummaryView({ surveyId, revision }: { surveyId: number; revision: numbe
         {data.last_submitted_at && `, the latest ${dateTime(data.last_submitted_at)}`}
         {data.summarized < data.responses && `; figures cover the latest ${count(data.summarized)}`}.
       </p>
-      <div class="sv-summary-grid">
-        {data.questions.map((question) => (
-          <QuestionCard key={question.id} question={question} />
-        ))}
-      </div>
+      {data.responses === 0 ? (
+        // Said once for the revision, not as a row of empty bars under every question.
+        <div class="panel empty">
+          <p>No visitor has answered revision {data.revision} yet. Answers appear here as they arrive; the survey shows on the pages its targeting names.</p>
+        </div>
+      ) : (
+        <div class="sv-summary-grid">
+          {data.questions.map((question) => (
+            <QuestionCard key={question.id} question={question} />
+          ))}
+        </div>
+      )}
     </section>
   );
 }
