@@ -122,11 +122,12 @@ def test_the_owner_sees_every_site_sorts_them_and_opens_one_over_the_same_period
     expect(tab).to_have_url(re.compile(rf"/sites/{small}/reports\?range=today$"))
     expect(tab.get_by_role("button", name="Today")).to_have_attribute("aria-pressed", "true")
 
-    # The sites list: today's visitors, the change over 7 days and the graph, from one request.
+    # The sites list: the last 7 days' visitors, their change on the 7 days before and the
+    # graph, from one request (the overview's).
     tab.goto("/sites")
     item = tab.locator(f"[data-site-id='{big}']")
-    expect(item.locator(".trend-today")).to_have_text("5 visitors today")
-    expect(item.locator(".site-week-change")).to_contain_text("in 7 days")
+    expect(item.locator(".trend-today")).to_have_text("5 visitors in 7 days")
+    expect(item.locator(".site-week-change")).to_contain_text("on the 7 days before")
 
 
 def test_a_viewer_sees_only_their_site_and_an_owner_without_sites_is_told_so(

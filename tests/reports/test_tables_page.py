@@ -155,10 +155,14 @@ def test_the_sites_list_and_the_reports_index_show_visitors_today_and_a_sparklin
 ) -> None:
     total = PAGES * (PAGES + 1) // 2
     tab = console.signed_in(viewport=SIZES["phone"])
-    for path, row in (("/sites", f"[data-site-id='{many_pages}']"), ("/reports", "li.report-site")):
+    # The sites list counts the 7 days' visitors, the reports index today's (all of them today).
+    for path, row, said in (
+        ("/sites", f"[data-site-id='{many_pages}']", "in 7 days"),
+        ("/reports", "li.report-site", "today"),
+    ):
         tab.goto(path)
         site = tab.locator(row).filter(has_text="Many pages")
-        expect(site.locator(".trend-today")).to_have_text(f"{total} visitors today")
+        expect(site.locator(".trend-today")).to_have_text(f"{total} visitors {said}")
         spark = site.get_by_role("img", name=re.compile(r"^Visitors of the last 7 days: "))
         expect(spark).to_have_attribute("aria-label", re.compile(rf", \w+ {total}$"))
         points = spark.locator("polyline").get_attribute("points") or ""

@@ -94,15 +94,15 @@ const weekday = new Intl.DateTimeFormat(undefined, { weekday: "short", timeZone:
 function Week({ figures }: { figures: OverviewSite | undefined | "failed" | null }) {
   if (figures === "failed") return <span class="trend-missing">Figures unavailable</span>;
   if (!figures) return <span class="trend-missing">…</span>;
-  const today = figures.series[figures.series.length - 1]?.visitors ?? 0;
+  const visitors = figures.visitors;
   const described = figures.series.map((p) => `${weekday.format(new Date(`${p.date}T12:00:00Z`))} ${count(p.visitors)}`).join(", ");
   return (
     <span class="site-week">
       <span class="trend-today">
-        <strong>{count(today)}</strong> {today === 1 ? "visitor" : "visitors"} today
+        <strong>{count(visitors)}</strong> {visitors === 1 ? "visitor" : "visitors"} in 7 days
       </span>
       <span class="site-week-change">
-        <Change site={figures} /> in 7 days
+        <Change site={figures} /> on the 7 days before
       </span>
       <svg class="sparkline" viewBox="0 0 96 28" width={96} height={28} role="img" aria-label={`Visitors of the last 7 days: ${described}`}>
         <polyline points={sparkPoints(figures.series.map((p) => p.visitors))} fill="none" stroke="currentColor" stroke-width="2" stroke-linejoin="round" stroke-linecap="round" />
