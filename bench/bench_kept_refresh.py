@@ -56,23 +56,8 @@ def traffic(site: int, count: int, now: datetime, seconds: float, rng: random.Ra
         visitor = f"feed-{rng.randrange(50_000)}"
         session = f"{visitor}-{int(at.timestamp() // 1800)}"
         name, path = ("signup", "/signup") if rng.random() < 0.03 else ("pageview", rng.choice(PATHS))
-        out.append(
-            helpers.Event(
-                site,
-                at,
-                visitor,
-                session,
-                name,
-                path,
-                "google.com",
-                None,
-                None,
-                None,
-                "Chrome",
-                "Linux",
-                "desktop",
-            )
-        )
+        row = helpers.pageview(site, at, visitor, path, "google.com")
+        out.append(replace(row, session_id=session, name=name))
     return out
 
 
