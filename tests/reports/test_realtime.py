@@ -213,6 +213,19 @@ def test_a_site_over_the_size_bound_is_not_kept(store: Store, monkeypatch: pytes
     assert len(ledger) == 0
 
 
+def test_a_site_with_more_events_in_its_window_than_the_bound_is_answered_without_reading_them_whole(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(realtime, "MAX_ENTRIES", 10)
+    ledger = Ledger()
+    store.traffic(START, 300)
+    seen: list[str] = []
+    _both(store, ledger, START, seen)
+    assert len(ledger) == 0
+    assert not [sql for sql in seen if "WITH fed" in sql], "the window's events were read whole"
+    assert any("count(DISTINCT" in sql for sql in seen)  # the plain queries answered
+
+
 def test_the_least_recently_asked_site_goes_when_the_kept_pairs_pass_the_bound(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
