@@ -111,9 +111,7 @@ def overview(
             since = first_day_of(row["created_at"], zone, figures.first_day(site_id) if figures else None)
         period = period_of(range_name, raw_from, raw_to, zone, now, "previous", since)
         history = History(figures, site_id, zone, wanted, Filters())
-        asked.append(
-            Site(row, period, history, points=[{"visitors": 0, "pageviews": 0} for _ in _buckets(period)])
-        )
+        asked.append(Site(row, period, history))
     ledger = overview_days.ledger_of(store) if asked else None
     if asked and ledger is not None:
         _read_kept(store, ledger, asked, now)
@@ -138,6 +136,8 @@ def _read(store: StoreReader, asked: Sequence[Site]) -> None:
         for (period, previous), members in groups.items()
     ]
     by_id = {site.id: site for site in asked}
+    for site in asked:
+        site.points = [{"visitors": 0, "pageviews": 0} for _ in _buckets(site.period)]
     for site_id, bucket_number, visitors, pageviews in store.query(" UNION ALL ".join(parts), params.values):
         site = by_id[int(site_id)]
         seen, viewed = int(visitors or 0), int(pageviews or 0)

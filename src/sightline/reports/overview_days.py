@@ -72,13 +72,19 @@ class Piece:
 
 @dataclass(frozen=True)
 class Plan:
-    """A period's pieces: each one's span, the bucket it belongs to and whether it is a whole day."""
+    """A period's pieces in time order: each one's span, the bucket it belongs to and whether it
+    is a whole day (``ends``: each span's end, to find the pieces going on by a binary search)."""
 
     spans: list[Span]
     bucket: list[int]
     whole: list[bool]
     buckets: int
     shape: tuple[str, str, str, int]  # its ended pieces' figures together: zone, interval, end
+    ends: list[int]
+
+    def ended(self, at: int) -> int:
+        """How many of the pieces ended by ``at`` (the first ones: the others are going on)."""
+        return bisect.bisect_right(self.ends, at)
 
 
 @dataclass(frozen=True)
@@ -132,7 +138,7 @@ def plan(period: Period) -> Plan:
             whole.append(False)
             at = nxt
     shape = ("overview-ended", str(period.zone.key), period.interval, micros(period.end))
-    return Plan(spans, owner, whole, len(buckets), shape)
+    return Plan(spans, owner, whole, len(buckets), shape, [high for _, high in spans])
 
 
 def read(columns: Columns, dialect: Dialect, wanted: dict[Span, list[int]]) -> dict[tuple[int, Span], Piece]:
@@ -314,12 +320,12 @@ class Ledger:
                     else None
                 )
                 ended[(site_id, which)] = kept_ended
-                for span in made.spans:
-                    if span[1] > at:
-                        wanted.setdefault(span, []).append(site_id)
-                        continue
-                    if kept_ended is not None:
-                        continue
+                count = made.ended(at)
+                for span in made.spans[count:]:  # going on: read every time
+                    wanted.setdefault(span, []).append(site_id)
+                if kept_ended is not None:
+                    continue
+                for span in made.spans[:count]:
                     found = self.get(site_id, span, seen[site_id])
                     if found is not None:
                         have[(site_id, span)] = found
@@ -363,16 +369,17 @@ class Ledger:
 
 def _done(made: Plan, at: int) -> int:
     """The end of a period's last ended piece (0: none ended)."""
-    return max((span[1] for span in made.spans if span[1] <= at), default=0)
+    count = made.ended(at)
+    return made.ends[count - 1] if count else 0
 
 
 def _counted(site_id: int, made: Plan, ended: Ended, have: Have, at: int) -> Counted:
     """A period's figures: its ended pieces' (``ended``) with those of its pieces going on."""
     points = list(zip(ended.visitors, ended.pageviews, strict=True))
     going: dict[int, list[Span]] = {}
-    for span, number in zip(made.spans, made.bucket, strict=True):
-        if span[1] > at:
-            going.setdefault(number, []).append(span)
+    count = made.ended(at)
+    for span, number in zip(made.spans[count:], made.bucket[count:], strict=True):
+        going.setdefault(number, []).append(span)
     for number, spans in going.items():
         keys = union(have[(site_id, span)].visitors for span in spans)
         viewed = sum(have[(site_id, span)].pageviews for span in spans)
