@@ -1,7 +1,8 @@
 """The overview's kept figures (``reports.overview_days``) are the figures of what is stored: after
-a late event into an ended day, an erasure, a site's deletion and a time-zone change, the overview
-as served (its days kept between requests) equals the overview of a server that kept nothing and
-the independent count over the events the log acknowledged, on both engines."""
+a late event into an ended day, a visit in the hour going on, an erasure, a site's deletion and a
+time-zone change, the overview as served (its days kept between requests) equals the overview of
+a server that kept nothing and the independent count over the events the log acknowledged, on
+both engines."""
 
 from __future__ import annotations
 
@@ -131,4 +132,14 @@ def test_a_changed_time_zone_counts_the_sites_new_days(world: World) -> None:
     world.change_zone(second)
     _check(world, ids)  # the new zone's days, kept
     _late_visit(world, second, 3)
+    _check(world, ids)
+
+
+def test_a_visit_in_the_hour_going_on_is_counted_by_every_request(world: World) -> None:
+    first, second, ids = _started(world)  # every ended day and hour kept
+    now = datetime.now(UTC)
+    hour = now.replace(minute=0, second=0, microsecond=0)
+    for site in (first, second):
+        world.ingest(site, world.visit(site, hour + (now - hour) / 2, now))
+    world.said("a visit in the hour going on")
     _check(world, ids)
