@@ -9,6 +9,7 @@ import re
 import statistics
 from collections.abc import Mapping
 from datetime import datetime
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
 from sightline import channels
@@ -51,14 +52,22 @@ def str_of(value: Any) -> str | None:
     return str(value)
 
 
-def amount(goal: Mapping[str, Any], e: Event) -> float | None:
+def amount(goal: Mapping[str, Any], e: Event) -> Decimal | None:
+    """A revenue amount as docs/reports.md reads it: the prop's number to the millionth."""
     value = e.props.get(goal["revenue"]["prop"])
-    if isinstance(value, bool):
+    if isinstance(value, bool) or value is None:
         return None
     try:
-        return float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
+        number = Decimal(str(value))
+    except InvalidOperation:
         return None
+    if not number.is_finite():
+        return None
+    return number.quantize(Decimal("0.000001"), rounding=ROUND_HALF_UP)
+
+
+def _cents(number: Decimal) -> float:
+    return float(number.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
 
 
 def channel_of(source: str, utm_source: str | None, utm_medium: str | None) -> str:
@@ -173,8 +182,8 @@ def expected_goals(
         if goal.get("revenue"):
             amounts = [a for a in (amount(goal, e) for e in hits) if a is not None]
             row["revenue"] = {
-                "total": round(sum(amounts), 2),
-                "average": round(sum(amounts) / len(amounts), 2) if amounts else 0.0,
+                "total": _cents(sum(amounts, Decimal(0))),
+                "average": _cents(sum(amounts, Decimal(0)) / len(amounts)) if amounts else 0.0,
                 "currency": goal["revenue"]["currency"],
             }
         out[goal_id] = row

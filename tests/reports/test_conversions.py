@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -238,3 +239,28 @@ def test_the_goals_panel_counts_a_hundred_goals_against_the_raw_events(
     }
     assert got[last["Pro signup"]]["visitors"] > 0
     assert got[last["Purchase"]]["revenue"]["total"] > 0
+
+
+def test_a_revenue_of_half_a_cent_rounds_up_to_the_cent_as_the_amounts_add_up_exactly(
+    server: LiveServer, seeded: Seeded
+) -> None:
+    """1.005 is 1.00499999999999989... as a binary float, which rounds down to 1.00; the amounts are
+    read as decimals and added exactly on both engines, so the total and the average are 1.01."""
+    owner = seeded.owner
+    site = owner.post("/api/sites", json={"name": "cents", "domain": "cents.example.com"}).json()["id"]
+    purchase = next(goal for goal in GOALS if goal["name"] == "Purchase")
+    assert owner.post(f"/api/sites/{site}/goals", json=purchase).status_code == 201
+    visit = helpers.pageview(site, NOW - timedelta(minutes=30), "buyer", "/checkout")
+    rows = [
+        visit,
+        replace(visit, time=visit.time + timedelta(seconds=5), name="purchase", props={"amount": "1.005"}),
+    ]
+    db = open_database(server.database_url or "", migrate=False)
+    try:
+        helpers.insert_events(db, rows)
+    finally:
+        db.dispose()
+    helpers.wait_caught_up(owner)
+    dates, _ = seeded.days("UTC", 2, 0)
+    body = owner.get(f"/api/sites/{site}/reports/breakdown", params={"dimension": "goals", **dates}).json()
+    assert body["rows"][0]["revenue"] == {"total": 1.01, "average": 1.01, "currency": "EUR"}

@@ -27,6 +27,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from sightline.reports import counting, queries, rules
@@ -53,7 +54,7 @@ class Figures:
 
     visitors: list[int]
     conversions: list[int]
-    revenue: list[tuple[float, int] | None]
+    revenue: list[tuple[Decimal, int] | None]
     everyone: int
 
 
@@ -64,7 +65,7 @@ class Piece:
     as a bitmap of ``size`` bits (bit ``i`` of the bitmap is the integer's bit ``size - 1 - i``)."""
 
     conversions: list[int]
-    revenue: list[tuple[float, int] | None]
+    revenue: list[tuple[Decimal, int] | None]
     bits: list[int]
     size: int
 
@@ -253,7 +254,7 @@ class _Tally:
     piece each custom event group's mask and bitmap (when the tally made them)."""
 
     conversions: dict[int, list[int]]
-    revenue: dict[int, list[list[float]]]  # per piece, per revenue goal: [total, counted]
+    revenue: dict[int, list[list[Decimal]]]  # per piece, per revenue goal: [total, counted]
     classes: dict[int, int]
     keys: list[list[tuple[Any, ...]]]
     bitmaps: dict[int, list[tuple[int, int]]]
@@ -271,9 +272,9 @@ def _read(rows: list[tuple[Any, ...]], goals: Sequence[Goal], columns: int, amou
             int(row[3 + columns]),
         )
         conversions = found.conversions.setdefault(day, [0] * len(goals))
-        sums = found.revenue.setdefault(day, [[0.0, 0] for _ in range(amounts)])
+        sums = found.revenue.setdefault(day, [[Decimal(0), Decimal(0)] for _ in range(amounts)])
         for amount in range(amounts):
-            sums[amount][0] += float(row[4 + columns + 2 * amount] or 0)
+            sums[amount][0] += Decimal(row[4 + columns + 2 * amount] or 0)
             sums[amount][1] += int(row[5 + columns + 2 * amount] or 0)
         # Goal i is bit i of the mask (column c holds bits 62c to 62c + 61).
         mask = sum(int(m) << (BITS * c) for c, m in enumerate(row[4 + columns + 2 * amounts : -1]))
@@ -292,7 +293,7 @@ def _read(rows: list[tuple[Any, ...]], goals: Sequence[Goal], columns: int, amou
     return found
 
 
-def _revenue(goals: Sequence[Goal], sums: list[list[float]]) -> list[tuple[float, int] | None]:
+def _revenue(goals: Sequence[Goal], sums: list[list[Decimal]]) -> list[tuple[Decimal, int] | None]:
     earned = iter(sums)
     return [
         None if g.revenue_prop is None else (lambda pair: (pair[0], int(pair[1])))(next(earned))
@@ -329,7 +330,7 @@ def figures(
 def _merged(found: list[Piece], goals: Sequence[Goal], size: int, people: int) -> Figures:
     """The span's figures from its pieces' (bitmaps of ``size`` bits or more, folded to it)."""
     visitors, conversions = [], []
-    revenue: list[tuple[float, int] | None] = []
+    revenue: list[tuple[Decimal, int] | None] = []
     for index, goal in enumerate(goals):
         union = 0
         for piece in found:
@@ -340,7 +341,7 @@ def _merged(found: list[Piece], goals: Sequence[Goal], size: int, people: int) -
             revenue.append(None)
         else:
             shares = [share for p in found if (share := p.revenue[index]) is not None]
-            revenue.append((sum(t for t, _ in shares), sum(c for _, c in shares)))
+            revenue.append((sum((t for t, _ in shares), Decimal(0)), sum(c for _, c in shares)))
     return Figures(visitors, conversions, revenue, people)
 
 
@@ -389,7 +390,7 @@ def pieces(
                     if mask >> goal_index & 1 and not _viewed(goals[goal_index]):
                         bits[goal_index] |= bitmap
             conversions = found.conversions.get(day, [0] * len(goals))
-            sums = found.revenue.get(day, [[0.0, 0] for _ in range(amounts)])
+            sums = found.revenue.get(day, [[Decimal(0), Decimal(0)] for _ in range(amounts)])
             out[day] = Piece(conversions, _revenue(goals, sums), bits, own)
     return out
 
@@ -463,7 +464,7 @@ def _counted_exactly(
         run(_tally(query, branches, masks, 0, "0"), query.params.values), goals, len(masks), amounts
     )
     conversions = found.conversions.get(0, [0] * len(goals))
-    revenue = _revenue(goals, found.revenue.get(0, [[0.0, 0] for _ in range(amounts)]))
+    revenue = _revenue(goals, found.revenue.get(0, [[Decimal(0), Decimal(0)] for _ in range(amounts)]))
     of_goal = [[s for mask, s in found.classes.items() if mask >> i & 1] for i in range(len(goals))]
     if not any(of_goal):  # no event converts on any goal
         return Figures([0] * len(goals), conversions, revenue, people)

@@ -22,6 +22,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from decimal import Decimal
 from zoneinfo import ZoneInfo
 
 from sightline.reports import goal_bitmaps
@@ -48,7 +49,7 @@ def rule_of(goal: Goal) -> Rule:
 @dataclass(frozen=True)
 class _Kept:
     conversions: int
-    revenue: tuple[float, int] | None
+    revenue: tuple[Decimal, int] | None
     bits: int
     size: int
 

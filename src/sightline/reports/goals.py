@@ -16,6 +16,7 @@ denominator). With filters: every event of the selected visits.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from sightline.reports import goal_bitmaps, rules
@@ -25,6 +26,8 @@ from sightline.reports.goal_days import Days
 from sightline.reports.queries import Page, Query, Run, Span
 from sightline.store.dialects import Dialect
 from sightline.store.schema import PAGEVIEW
+
+CENT = Decimal("0.01")
 
 BITS = 62  # goals per mask column (a signed 64-bit integer in both engines)
 
@@ -91,17 +94,22 @@ def _sql(query: Query, goals: Sequence[Goal]) -> str:
     )
 
 
+def cents(amount: Decimal) -> float:
+    """A revenue figure as shown: the exact sum (or average) rounded half up to the cent."""
+    return float(amount.quantize(CENT, rounding=ROUND_HALF_UP))
+
+
 def _figures(run: Run, query: Query, goals: Sequence[Goal]) -> Figures:
     """Every goal's figures from the one query above (exact)."""
     rows = {int(row[0]): row[1:] for row in run(_sql(query, goals), query.params.values)}
     events, people = rows[0], rows[1]
     revenues = iter(events[1 + len(goals) :])
-    revenue: list[tuple[float, int] | None] = []
+    revenue: list[tuple[Decimal, int] | None] = []
     for goal in goals:
         if goal.revenue_prop is None:
             revenue.append(None)
         else:
-            revenue.append((float(next(revenues) or 0), int(next(revenues) or 0)))
+            revenue.append((Decimal(next(revenues) or 0), int(next(revenues) or 0)))
     return Figures(
         [int(people[1 + i] or 0) for i in range(len(goals))],
         [int(events[1 + i] or 0) for i in range(len(goals))],
@@ -144,8 +152,8 @@ def breakdown(
         if revenue is not None:
             total, counted = revenue
             item["revenue"] = {
-                "total": round(total, 2),
-                "average": round(total / counted, 2) if counted else 0.0,
+                "total": cents(total),
+                "average": cents(total / counted) if counted else 0.0,
                 "currency": goal.currency,
             }
         out.append(item)
