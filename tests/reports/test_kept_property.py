@@ -172,8 +172,10 @@ def _times(site: SiteModel, rows: list[Event]) -> str:
 
 def check(w: World) -> None:
     for site in w.sites:
-        filters = w.rng.choice(_filters(site))
-        for kind, query in _requests(site, filters):
+        turn = len(w.history) + site.id
+        choices = _filters(site)  # in turn, so every filter is checked after writes of every kind
+        filters = choices[turn % len(choices)]
+        for kind, query in _requests(site, filters, on_visits=turn % 2 == 1):
             served = _answer(w, w.served, site, kind, query)
             where = f"{kind} {query} of site {site.id} ({site.zone}) after:\n  " + "\n  ".join(w.history)
             if w.keeps and _kept_may_touch(kind, query):  # ClickHouse: served and cold are one path
@@ -225,7 +227,9 @@ def _filters(site: SiteModel) -> list[dict[str, str]]:
     return out
 
 
-def _requests(site: SiteModel, filters: dict[str, str]) -> list[tuple[str, dict[str, str]]]:
+def _requests(
+    site: SiteModel, filters: dict[str, str], on_visits: bool = False
+) -> list[tuple[str, dict[str, str]]]:
     days30 = {"range": "30d"}
     out: list[tuple[str, dict[str, str]]] = []
     for period in PERIODS:
@@ -247,10 +251,20 @@ def _requests(site: SiteModel, filters: dict[str, str]) -> list[tuple[str, dict[
     # Under one filter at every check, twice, a page as the dashboard shows it (a bitmap per shown
     # value): the first request ranks and counts the shown pages' visitors in one read of every
     # day; the second, and those of later checks, unite the days' bitmaps kept since
-    # (``table_days.visitors``), each dropped when a write touches its day.
+    # (``table_days.visitors``), each dropped when a write touches its day. The filters are on the
+    # visits' events at every check, and on the visits' own fields at every other check.
     out += [("breakdown", {"dimension": "pages", "limit": "10", **days30, "page": "/pricing"})] * 2
     out += [("breakdown", {"dimension": "events", "limit": "10", **days30, "event": "signup"})] * 2
     out += [("breakdown", {"dimension": "props", "name": "signup", "limit": "10", **days30, "page": "/"})] * 2
+    if on_visits:
+        out += [("breakdown", {"dimension": "pages", "limit": "10", **days30, "source": "google.com"})] * 2
+        out += [("breakdown", {"dimension": "events", "limit": "10", **days30, "browser": "!Safari"})] * 2
+        out += [
+            (
+                "breakdown",
+                {"dimension": "props", "name": "signup", "limit": "10", **days30, "source": "google.com"},
+            )
+        ] * 2
     return out
 
 

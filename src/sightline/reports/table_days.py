@@ -8,16 +8,17 @@ so each ended day's count per value is kept between requests in the one layer of
 request reads only the days that are not kept (today's, and the days a write changed since).
 
 - **Unfiltered**, a day's counts are those of the events in it (bucketed by their time).
-- **Under a filter on the visits' events** (page, event, goal, prop), the table counts every event
-  of the visits the filters select, those that started in the period: so a day's counts are those
-  of the selected visits that started in it, whatever day their events fall in (bucketed by the
-  visit's start, which the visits table holds; an event's ``visit_start`` may be older). A
-  visit's selection depends on its own events only, so the period's counts are the days' sum. A
-  write that adds or deletes any event of a visit changes the visit's row, and the store records
-  the hour of its start (and of the start it had before): the day is dropped. They are kept per
-  filters (the goal's rule included) and read through the selection the store keeps
-  (``Query.keep``), asked for after the layer's ``sync`` so that the selection is never older than
-  the change number the counts are kept with.
+- **Under filters** (on the visits' events: page, event, goal, prop; or on the visits' own
+  fields: source, UTM tags, browser, place...), the table counts every event of the visits the
+  filters select, those that started in the period: so a day's counts are those of the selected
+  visits that started in it, whatever day their events fall in (bucketed by the visit's start,
+  which the visits table holds; an event's ``visit_start`` may be older). A visit's selection
+  depends on its own row and events only, so the period's counts are the days' sum. A write that
+  adds or deletes any event of a visit changes the visit's row, and the store records the hour of
+  its start (and of the start it had before): the day is dropped. They are kept per filters (the
+  goal's rule included); under a filter on events they are read through the selection the store
+  keeps (``Query.keep``), asked for after the layer's ``sync`` so that the selection is never
+  older than the change number the counts are kept with.
 
 The shown values' visitors are bitmaps of the same days and the same events (a bit per visitor's
 hashed code, of the size the request counts the period with, ``counting``): the period's bitmap

@@ -60,7 +60,7 @@ def breakdown(
     days: Sequence[Span] = (),
 ) -> tuple[list[dict[str, Any]], bool]:
     """One page of a table. With ``kept`` and the span's ``days`` (its spans in the site's zone),
-    the pages and custom events tables (unfiltered, or the pages under a filter on events) and
+    the pages and custom events tables (unfiltered, or under filters) and
     the unfiltered visit tables rank by figures kept per ended day, and per ended hours of today
     (``table_days.hours_apart``)."""
     days = table_days.hours_apart(days, datetime.now(UTC))
@@ -235,7 +235,7 @@ def _event_breakdown(
         else None
     )
     if unique is not None and unique is not counting.EXACT:
-        if by_days is not None and _selects_by_events(query_parts):
+        if by_days is not None:
             ranked, people = table_days.ranked(run, query_parts, column, where, page, by_days, days, unique)
             if not all(value in people for value, _ in ranked):  # not counted as they were ranked
                 shown = [value for value, _ in ranked]
@@ -326,7 +326,7 @@ def _prop_breakdown(
     run: Run, query_parts: Query, name: str, page: Page, kept: Kept | None = None, days: Sequence[Span] = ()
 ) -> list[dict[str, Any]]:
     """Props of one custom event: ``value`` is ``key\x1fvalue``. Under filters on a big span, ranked
-    by count with the shown rows' visitors on bitmaps (``_ranked_once``; under a filter on events
+    by count with the shown rows' visitors on bitmaps (``_ranked_once``; under any filter
     with ``kept`` and the span's ``days``, from counts and bitmaps kept per ended day, as the pages
     table's: ``table_days``), else counted exactly."""
     query_parts.by_rows(run)
@@ -341,13 +341,7 @@ def _prop_breakdown(
         else None
     )
     if unique is not None and unique is not counting.EXACT:
-        if (
-            kept is not None
-            and days
-            and not page.search
-            and not page.values
-            and _selects_by_events(query_parts)
-        ):
+        if kept is not None and days and not page.search and not page.values:
             column, where = query_parts.dialect.explode("props"), "name = {name}"
             ranked, people = table_days.ranked(
                 run, query_parts, column, where, page, kept, days, unique, name
