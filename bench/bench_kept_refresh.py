@@ -13,7 +13,10 @@ rounds (default 15) of: 1,000 events (half a second at 2,000 events/s), one feed
 summary with its comparison under ``page=/pricing``, then the same under ``event=signup``; CPU of
 every thread per step, per first request and per refresh of the kept selection (median, p90).
 The bitmap threshold is lowered to 100,000 events so that a 2 M-event store takes the paths of
-a 10 M-event one. Compare two versions by running it alternately on each (``PYTHONPATH``).
+a 10 M-event one. ``BENCH_REFRESH_FILTERS`` picks the filters (of ``page``, ``event``, ``source``;
+default ``page,event``), ``BENCH_REFRESH_TABLE`` (``pages``, ``events``) asks that 30-day table's
+first 10 rows instead of the summary. Compare two versions by running it alternately on each
+(``PYTHONPATH``).
 """
 
 from __future__ import annotations
@@ -43,7 +46,9 @@ from sightline.store.feed import Feeder
 
 OWNER = 1  # the dashboard benchmark's owner
 PATHS = ["/", "/pricing", "/docs", "/blog/a", "/blog/b", "/about", "/signup"]
-FILTERS = {"page": {"page": "/pricing"}, "event": {"event": "signup"}}
+FILTERS = {"page": {"page": "/pricing"}, "event": {"event": "signup"}, "source": {"source": "google.com"}}
+CHOSEN = os.environ.get("BENCH_REFRESH_FILTERS", "page,event").split(",")  # of ``FILTERS``
+TABLE = os.environ.get("BENCH_REFRESH_TABLE", "")  # a table (pages, events) asked instead of the summary
 STEP_EVENTS = 1000  # half a second at 2,000 events/s
 EXACT_BELOW = 100_000  # a 2 M-event store's 30 days take the 10 M paths
 
@@ -101,28 +106,31 @@ def main() -> int:
         engine.kept.keep = timed_keep  # type: ignore[method-assign, assignment]
 
         def summary(filters: dict[str, str]) -> None:
-            query = {"range": "30d", "compare": "true", **filters}
+            if TABLE:  # the table as the dashboard asks it: its first 10 rows
+                query = {"range": "30d", "dimension": TABLE, "limit": "10", **filters}
+                allowed: tuple[str, ...] = (*params.COMMON, "dimension", "limit")
+            else:
+                query, allowed = {"range": "30d", "compare": "true", **filters}, params.COMMON
             with db.read() as conn:
-                report = service.Report.open(
-                    conn, OWNER, site, params.parse(query.items(), params.COMMON), store
-                )
-            report.summary()
+                report = service.Report.open(conn, OWNER, site, params.parse(query.items(), allowed), store)
+            report.breakdown() if TABLE else report.summary()
 
         figures: dict[str, dict[str, list[float]]] = {
-            name: {"feed step": [], "first request": [], "refresh": []} for name in FILTERS
+            name: {"feed step": [], "first request": [], "refresh": []} for name in CHOSEN
         }
-        for filters in FILTERS.values():  # the selections read once: a dashboard already open
-            summary(filters)
+        for name in CHOSEN:  # the selections read once: a dashboard already open
+            summary(FILTERS[name])
         for _ in range(rounds):
-            for name, filters in FILTERS.items():
+            for name in CHOSEN:
+                filters = FILTERS[name]
                 helpers.insert_events(db, traffic(site, STEP_EVENTS, datetime.now(UTC), 0.5, rng))
                 figures[name]["feed step"].append(cpu_ms(feeder.step))
                 refresh[0] = 0.0
                 figures[name]["first request"].append(cpu_ms(lambda f=filters: summary(f)))  # type: ignore[misc]
                 figures[name]["refresh"].append(refresh[0])
         print(
-            f"CPU ms per feed step of {STEP_EVENTS:,} events and per first 30-day summary after it "
-            f"({rounds} rounds)"
+            f"CPU ms per feed step of {STEP_EVENTS:,} events and per first 30-day {TABLE or 'summary'} "
+            f"after it ({rounds} rounds)"
         )
         for name, measured in figures.items():
             for what, values in measured.items():
