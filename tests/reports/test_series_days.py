@@ -431,3 +431,37 @@ def test_todays_ended_hours_are_a_span_of_their_own_when_the_hour_began_inside_t
     assert table_days.hours_apart([day], now) == [(START, hour), (hour, day[1])]
     assert table_days.hours_apart([day], START + timedelta(minutes=20)) == [day]  # the first hour
     assert table_days.hours_apart([day], START + timedelta(days=2)) == [day]  # an ended day
+
+
+def test_a_tables_union_of_days_stays_kept_when_the_hour_going_on_moves(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    """Bitmaps over their share of the layer are kept as the union of the days before today's two
+    spans (its ended hours, the hour going on): a request in the next hour reads today's spans, not
+    the earlier days again."""
+    ledger, _ = _layer()
+    ledger.most_bytes = 6 * (1 << 16) // 8 * 4  # four times the bitmaps of six days' one page
+    whole = (SPANS[0][0], SPANS[-1][1])
+    today = SPANS[-1][0]
+    read: list[dict[str, object]] = []
+
+    def run(sql: str, params: dict[str, object]) -> list[tuple[object, ...]]:
+        if "bitstring_agg" in sql:
+            read.append(dict(params))
+        return con.cursor().execute(sql, params).fetchall()
+
+    def pages(kept: Layer | None, hour: int) -> object:
+        cut = today + timedelta(hours=hour)
+        spans = [*SPANS[:-1], (today, cut), (cut, SPANS[-1][1])]
+        return tables.breakdown(
+            run, DUCKDB, SITE, whole, Filters(), "page", "pageviews", queries.Page(10), None, kept, spans
+        )
+
+    pages(ledger, 5)
+    pages(ledger, 5)
+    read.clear()
+    served = pages(ledger, 6)
+    reads = list(read)
+    assert served == pages(None, 6)
+    assert reads  # today's two spans
+    assert not any(micros(SPANS[0][0]) in bound.values() for bound in reads)  # the union: kept

@@ -185,15 +185,20 @@ def visitors(
     of that value that started in it, ``where`` more conditions on their rows, ``visit_days``),
     the others read, only for the values they lack. Where the period's bitmaps would take more
     than ``SHARE`` of the layer (a big site's: at 10 M events, a 30-day table's take 21-42 MiB;
-    at 100 M, up to 330), the spans before the last are one span, one bitmap per value (their
-    union, dropped when a change touches any of them: a late event of an earlier day). Empty
+    at 100 M, up to 330), the spans before the last two are one span, one bitmap per value (their
+    union, dropped when a change touches any of them: a late event of an earlier day): with today
+    cut at the hour (``hours_apart``), its ended hours and the hour going on are the last two, so
+    the union's span ends at today's start and stays kept from one hour to the next (the days
+    before the last one, where three spans do not fit either). Empty
     where ``unique`` counts exactly (no bitmap to unite), or where even that takes more than the
     share: the caller reads them each time."""
 
     def fits(spans: int) -> bool:
         return unique.size // 8 * len(values) * spans <= kept.most_bytes * SHARE
 
-    if len(days) > 2 and not fits(len(days)):
+    if len(days) > 3 and not fits(len(days)) and fits(3):  # the union ends where the last day began
+        days = [(days[0][0], days[-2][0]), days[-2], days[-1]]
+    elif len(days) > 2 and not fits(len(days)):
         days = [(days[0][0], days[-1][0]), days[-1]]
     if not unique.size or not values or not fits(len(days)):
         return {}
