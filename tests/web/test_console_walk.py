@@ -47,15 +47,41 @@ CHANGING = re.compile(
 )
 FREE = re.compile(r"filter|sign out|theme|a step|remove step", re.IGNORECASE)
 
+# Tables and values on the overview and in the reports' breakdowns, whose phone layout their own
+# modules settle: the checks of tables as cards and of unbroken addresses pass over them until then.
+ELSEWHERE = ".overview-table, .overview-domain, .goals-figures, .report-table .link-button"
+
 # Runs in the page: what is wrong with the look shown now.
 PROBLEMS = """
-({ viewer, changing, free }) => {
+({ viewer, changing, free, elsewhere }) => {
   const doc = document.documentElement;
   const name = (e) => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') +
     (typeof e.className === 'string' && e.className ? '.' + e.className.trim().split(/\\s+/).join('.') : '');
   const out = {
     overflow: [], overlaps: [], broken: [], misaligned: [], spilled: [], raw: [], crowded: [], controls: [],
+    wide: [], cut: [], split: [],
   };
+  // On a phone a table's rows fit its panel (stacked as cards): none scrolls sideways inside it.
+  if (innerWidth < 640) {
+    for (const t of document.querySelectorAll(`main .panel table:not(${elsewhere})`)) {
+      const panel = t.closest('.panel'), r = t.getBoundingClientRect();
+      if (r.width < 1 || t.closest('.visually-hidden, [hidden]') || out.wide.length >= 5) continue;
+      const inner = panel.clientWidth - parseFloat(getComputedStyle(panel).paddingLeft)
+        - parseFloat(getComputedStyle(panel).paddingRight);
+      const what = `${name(t)} is ${Math.round(r.width)} px wide in ${Math.round(inner)} px`;
+      if (r.width > inner + 1) out.wide.push(what);
+    }
+  }
+  // A strip of tabs shows every tab whole: none hides past the strip's edge.
+  for (const strip of document.querySelectorAll('main .segmented, main [role=tablist]')) {
+    const s = strip.getBoundingClientRect();
+    if (s.width < 1 || out.cut.length >= 5) continue;
+    for (const b of strip.querySelectorAll('button, a, [role=tab]')) {
+      const r = b.getBoundingClientRect();
+      const hidden = r.right > s.right + 1 || r.left < s.left - 1;
+      if (r.width > 0 && hidden) out.cut.push(`"${b.innerText.trim()}" in ${name(strip)}`);
+    }
+  }
   // A control reaching past the edge of its panel is cut off or drawn over the border, unless a
   // strip between them scrolls sideways on purpose.
   const inPanels = 'main .panel button, main .panel a, main .panel input, main .panel select';
@@ -115,6 +141,7 @@ PROBLEMS = """
     return clipped.get(e);
   };
   const lines = [];
+  const measure = document.createElement('canvas').getContext('2d');
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   for (let node = walker.nextNode(); node; node = walker.nextNode()) {
     if (!node.textContent.trim()) continue;
@@ -127,7 +154,8 @@ PROBLEMS = """
     range.selectNodeContents(node);
     // A value as the program holds it, where a reader expects words or a date.
     const text = node.textContent.trim();
-    if (/^(None|null|undefined|NaN)$|\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d/.test(text) && out.raw.length < 5) {
+    const raw = /^(None|null|undefined|NaN)$|\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d|^\\d{4}-\\d\\d-\\d\\d$/;
+    if (raw.test(text) && out.raw.length < 5) {
       out.raw.push(`"${text.slice(0, 40)}" in ${name(parent)}`);
     }
     const drawn = [...range.getClientRects()].filter((r) => r.width > 1 && r.height > 1);
@@ -136,6 +164,15 @@ PROBLEMS = """
     const tops = new Set(drawn.map((r) => Math.round(r.top)));
     if (/^[A-Za-z]{1,24}( [A-Za-z]{1,24})*$/.test(text) && tops.size > text.split(' ').length) {
       out.broken = (out.broken || []).concat(`"${node.textContent.trim()}" in ${name(parent)}`).slice(0, 5);
+    }
+    // An address or a domain broken over lines although its line had room for it whole.
+    const address = /^[^\\s@]+@[^\\s@]+$|^[a-z0-9-]+(\\.[a-z0-9-]+)+$/i;
+    const alone = parent.textContent.trim() === text && !parent.closest(elsewhere);
+    if (address.test(text) && alone && tops.size > 1 && out.split.length < 5) {
+      const box = parent.closest('.panel, main') || parent, boxStyle = getComputedStyle(box);
+      const room = box.clientWidth - parseFloat(boxStyle.paddingLeft) - parseFloat(boxStyle.paddingRight);
+      measure.font = style.font;
+      if (measure.measureText(text).width <= room) out.split.push(`"${text}" in ${name(parent)}`);
     }
     for (const r of range.getClientRects()) {
       if (r.width > 1 && r.height > 1) lines.push({ r, parent, text: node.textContent.trim().slice(0, 40) });
@@ -346,7 +383,12 @@ def test_every_console_route_reads_well_on_a_phone_and_a_desktop_in_both_themes_
                     show(tab, scheme, viewport)
                     found = tab.evaluate(
                         PROBLEMS,
-                        {"viewer": role == "viewer", "changing": CHANGING.pattern, "free": FREE.pattern},
+                        {
+                            "viewer": role == "viewer",
+                            "changing": CHANGING.pattern,
+                            "free": FREE.pattern,
+                            "elsewhere": ELSEWHERE,
+                        },
                     )
                     found["contrast"] = _contrast(tab)
                     where = f"{role} {route} {scheme} {size}"

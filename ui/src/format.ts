@@ -29,6 +29,13 @@ export function dateTime(iso: string): string {
   return absolute.format(new Date(iso));
 }
 
+const dayFormat = new Intl.DateTimeFormat(undefined, { month: "short", day: "numeric", year: "numeric", timeZone: "UTC" });
+
+/** A calendar day ("2026-11-22") as "Nov 22, 2026" in the owner's locale, as the charts name days. */
+export function day(isoDate: string): string {
+  return dayFormat.format(new Date(`${isoDate.slice(0, 10)}T00:00:00Z`));
+}
+
 export function count(value: number): string {
   return number.format(value);
 }

@@ -7,7 +7,7 @@ import { formMessage } from "../formMessages";
 import { goals as goalsApi } from "../goals/api";
 import { Notice } from "../components/Notice";
 import { Page } from "../components/Page";
-import { count, counted } from "../format";
+import { count, counted, day } from "../format";
 import { useResource } from "../hooks";
 import { useCanChange } from "../user";
 import { parseQuery, queryParams, type FilterName, type ReportQuery } from "../reports/api";
@@ -242,8 +242,8 @@ function FunnelChart({ steps, title, compact }: { steps: FunnelStep[]; title: st
   return (
     <figure class={`funnel-chart${compact ? " funnel-compact" : ""}`}>
       <figcaption>{title}</figcaption>
-      <div class="table-scroll" tabIndex={0} role="region" aria-label={`Funnel: ${title}, scrolls sideways`}>
-      <table class="report-table funnel-table">
+      <div class="table-scroll" tabIndex={0} role="region" aria-label={`Funnel: ${title}`}>
+      <table class="report-table funnel-table card-table">
         <thead>
           <tr>
             <th scope="col">Step</th>
@@ -263,11 +263,11 @@ function FunnelChart({ steps, title, compact }: { steps: FunnelStep[]; title: st
                   {i + 1}. {stepText(s.label)}
                 </span>
               </th>
-              <td class="num">{count(s.visitors)}</td>
-              <td class="num">{percent.format(s.conversion_rate)}</td>
-              <td class="num">{i === 0 ? "–" : percent.format(s.step_conversion_rate)}</td>
-              <td class="num">{i === 0 ? "–" : count(s.dropoff)}</td>
-              <td class="num">{s.median_seconds === null ? "–" : duration(s.median_seconds)}</td>
+              <td class="num" data-label="Visitors">{count(s.visitors)}</td>
+              <td class="num" data-label="From first">{percent.format(s.conversion_rate)}</td>
+              <td class="num" data-label="From previous">{i === 0 ? "–" : percent.format(s.step_conversion_rate)}</td>
+              <td class="num" data-label="Dropped">{i === 0 ? "–" : count(s.dropoff)}</td>
+              <td class="num" data-label="Median time">{s.median_seconds === null ? "–" : duration(s.median_seconds)}</td>
             </tr>
           ))}
         </tbody>
@@ -326,8 +326,8 @@ function RetentionPanel({ siteId, query }: { siteId: number; query: ReportQuery 
       </p>
       {error && <p class="report-error" role="alert">{error}</p>}
       {answer && answer.cohorts.length > 0 && (
-        <div class="table-scroll" tabIndex={0} role="region" aria-label={`Retention by ${interval}, scrolls sideways`}>
-          <table class="retention-table">
+        <div class="table-scroll" tabIndex={0} role="region" aria-label={`Retention by ${interval}`}>
+          <table class="retention-table card-table">
             <caption class="visually-hidden">Retention by {interval}</caption>
             <thead>
               <tr>
@@ -343,8 +343,8 @@ function RetentionPanel({ siteId, query }: { siteId: number; query: ReportQuery 
             <tbody>
               {answer.cohorts.map((c) => (
                 <tr key={c.start}>
-                  <th scope="row">{c.start}</th>
-                  <td class="num">{count(c.visitors)}</td>
+                  <th scope="row"><time dateTime={c.start}>{day(c.start)}</time></th>
+                  <td class="num" data-label="Visitors">{count(c.visitors)}</td>
                   {c.visitors === 0 ? (
                     // An empty cohort says so once, instead of a row of dashes.
                     <td colSpan={columns.length} class="retention-empty">
@@ -353,7 +353,7 @@ function RetentionPanel({ siteId, query }: { siteId: number; query: ReportQuery 
                   ) : (
                     columns.map((i) =>
                     i < c.returning.length ? (
-                      <td key={i} class="num retention-cell" style={{ "--share": String(c.returning[i]) }}>
+                      <td key={i} class="num retention-cell" data-label={`${interval === "week" ? "Week" : "Day"} ${i}`} style={{ "--share": String(c.returning[i]) }}>
                         {c.visitors ? percent.format(c.returning[i]) : "–"}
                       </td>
                     ) : (

@@ -2,6 +2,7 @@ import { useLocation, useRoute } from "preact-iso/router";
 
 import { api, type Site } from "../api";
 import { Badge } from "../components/Badge";
+import { Breakable } from "../components/Breakable";
 import { Notice } from "../components/Notice";
 import { Page } from "../components/Page";
 import { useAutoRefresh, useResource } from "../hooks";
@@ -48,7 +49,7 @@ function SiteDetail({ id }: { id: number }) {
       back={back}
       subtitle={
         <>
-          <span class="site-domain">{current.domain}</span>
+          <span class="site-domain"><Breakable text={current.domain} /></span>
           <Badge state={current.connection.state} />
         </>
       }

@@ -3,6 +3,7 @@ import { useEffect, useState } from "preact/hooks";
 
 import { ApiError, api, messageOf, type Site } from "../api";
 import { Badge } from "../components/Badge";
+import { Breakable } from "../components/Breakable";
 import { Dialog } from "../components/Dialog";
 import { Field } from "../components/Field";
 import { Notice } from "../components/Notice";
@@ -119,7 +120,7 @@ function SiteRow({ site, week }: { site: Site; week: Map<number, OverviewSite> |
         <a class="site-name" href={`/sites/${site.id}`}>
           {site.name}
         </a>
-        <span class="site-domain">{site.domain}</span>
+        <span class="site-domain"><Breakable text={site.domain} /></span>
       </div>
       <div class="site-state">
         <Badge state={connection.state} />

@@ -3,6 +3,7 @@ import { useLocation, useRoute } from "preact-iso/router";
 import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks";
 
 import { api, type Site } from "../api";
+import { Breakable } from "../components/Breakable";
 import { Notice } from "../components/Notice";
 import { Trend } from "../components/Trend";
 import { Page } from "../components/Page";
@@ -499,7 +500,7 @@ export function ReportsIndex() {
                 <a class="site-name" href={`/sites/${site.id}/reports`}>
                   {site.name}
                 </a>
-                <span class="site-domain">{site.domain}</span>
+                <span class="site-domain"><Breakable text={site.domain} /></span>
               </div>
               <div class="site-trend">
                 <Trend siteId={site.id} />

@@ -2,6 +2,7 @@ import { useEffect, useState } from "preact/hooks";
 
 import { api, type Site } from "../api";
 import { formMessage } from "../formMessages";
+import { Breakable } from "../components/Breakable";
 import { Field } from "../components/Field";
 import { Notice } from "../components/Notice";
 import { dateTime } from "../format";
@@ -42,7 +43,7 @@ export function NamePanel({ site, onChange }: { site: Site; onChange: (site: Sit
       <dl class="facts">
         <div>
           <dt>Domain</dt>
-          <dd>{site.domain}</dd>
+          <dd><Breakable text={site.domain} /></dd>
         </div>
         <div>
           <dt>Added</dt>

@@ -1,6 +1,7 @@
 import { useRoute } from "preact-iso/router";
 
 import { Badge } from "../components/Badge";
+import { Breakable } from "../components/Breakable";
 import { Notice } from "../components/Notice";
 import { Page } from "../components/Page";
 import { api } from "../api";
@@ -43,7 +44,7 @@ function Settings({ id }: { id: number }) {
   return (
     <Page title="Settings" back={back} subtitle={
         <>
-          <span class="site-domain">{current.domain}</span>
+          <span class="site-domain"><Breakable text={current.domain} /></span>
           <Badge state={current.connection.state} />
         </>
       }>

@@ -67,8 +67,8 @@ export function KeysPage() {
         {keys.loading && !keys.data && <p class="loading">Loading keys…</p>}
         {keys.data && keys.data.length === 0 && <p class="muted">No API key yet.</p>}
         {keys.data && keys.data.length > 0 && (
-          <div class="table-scroll" tabIndex={0} role="region" aria-label="API keys, scrolls sideways on narrow screens">
-            <table class="team-table">
+          <div class="table-scroll" tabIndex={0} role="region" aria-label="API keys">
+            <table class="team-table card-table">
               <thead>
                 <tr>
                   <th scope="col">Name</th>
@@ -84,11 +84,11 @@ export function KeysPage() {
                 {keys.data.map((key) => (
                   <tr key={key.id} data-key={key.name}>
                     <th scope="row">{key.name}</th>
-                    <td><code>{key.prefix}…</code></td>
-                    <td>{siteName(key.site_id)}</td>
-                    <td data-scopes={key.scopes.join(" ")}>{key.scopes.map((scope) => SCOPE_TEXT[scope]?.label ?? scope).join(", ")}</td>
-                    <td>{dateTime(key.created_at)}</td>
-                    <td>
+                    <td data-label="Starts with"><code>{key.prefix}…</code></td>
+                    <td data-label="Sites">{siteName(key.site_id)}</td>
+                    <td data-label="May" data-scopes={key.scopes.join(" ")}>{key.scopes.map((scope) => SCOPE_TEXT[scope]?.label ?? scope).join(", ")}</td>
+                    <td data-label="Created">{dateTime(key.created_at)}</td>
+                    <td data-label="Last used">
                       {key.last_used_at ? (
                         <time dateTime={key.last_used_at} title={dateTime(key.last_used_at)}>
                           {timeAgo(key.last_used_at)}

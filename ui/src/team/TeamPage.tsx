@@ -4,6 +4,7 @@ import { useState } from "preact/hooks";
 import { ApiError, api, messageOf, type Site } from "../api";
 import { formMessage } from "../formMessages";
 import { CopyButton } from "../components/CopyButton";
+import { Breakable } from "../components/Breakable";
 import { Dialog } from "../components/Dialog";
 import { Field } from "../components/Field";
 import { Notice } from "../components/Notice";
@@ -75,8 +76,8 @@ export function TeamPage() {
         {members.error && <Notice kind="error">{members.error}</Notice>}
         {members.loading && !members.data && <p class="loading">Loading members…</p>}
         {members.data && (
-          <div class="table-scroll" tabIndex={0} role="region" aria-label="Members, scrolls sideways on narrow screens">
-            <table class="team-table">
+          <div class="table-scroll" tabIndex={0} role="region" aria-label="Members">
+            <table class="team-table card-table">
               <thead>
                 <tr>
                   <th scope="col">E-mail address</th>
@@ -89,8 +90,8 @@ export function TeamPage() {
               <tbody>
                 {members.data.map((member) => (
                   <tr key={member.id} data-member={member.email}>
-                    <th scope="row">{member.email}</th>
-                    <td>
+                    <th scope="row"><Breakable text={member.email} /></th>
+                    <td data-label="Role">
                       {member.role === "owner" ? (
                         "Owner"
                       ) : (
@@ -104,8 +105,8 @@ export function TeamPage() {
                         </select>
                       )}
                     </td>
-                    <td>{member.role === "viewer" ? siteNames(member.site_ids) : "Every site"}</td>
-                    <td>
+                    <td data-label="Sites">{member.role === "viewer" ? siteNames(member.site_ids) : "Every site"}</td>
+                    <td data-label="Last active">
                       {member.last_seen_at ? (
                         <time dateTime={member.last_seen_at} title={dateTime(member.last_seen_at)}>
                           {timeAgo(member.last_seen_at)}
@@ -133,8 +134,8 @@ export function TeamPage() {
         {invitations.error && <Notice kind="error">{invitations.error}</Notice>}
         {invitations.data && invitations.data.length === 0 && <p class="muted">No invitation is waiting to be accepted.</p>}
         {invitations.data && invitations.data.length > 0 && (
-          <div class="table-scroll" tabIndex={0} role="region" aria-label="Pending invitations, scrolls sideways on narrow screens">
-            <table class="team-table">
+          <div class="table-scroll" tabIndex={0} role="region" aria-label="Pending invitations">
+            <table class="team-table card-table">
               <thead>
                 <tr>
                   <th scope="col">E-mail address</th>
@@ -147,10 +148,10 @@ export function TeamPage() {
               <tbody>
                 {invitations.data.map((invitation) => (
                   <tr key={invitation.id} data-invitation={invitation.email}>
-                    <th scope="row">{invitation.email}</th>
-                    <td>{invitation.role === "admin" ? "Admin" : "Viewer"}</td>
-                    <td>{invitation.role === "viewer" ? siteNames(invitation.site_ids) : "Every site"}</td>
-                    <td>{dateTime(invitation.expires_at)}</td>
+                    <th scope="row"><Breakable text={invitation.email} /></th>
+                    <td data-label="Role">{invitation.role === "admin" ? "Admin" : "Viewer"}</td>
+                    <td data-label="Sites">{invitation.role === "viewer" ? siteNames(invitation.site_ids) : "Every site"}</td>
+                    <td data-label="Link valid until">{dateTime(invitation.expires_at)}</td>
                     <td class="actions">
                       <button type="button" class="button button-quiet" onClick={() => withdraw(invitation)}>
                         Withdraw<span class="visually-hidden"> the invitation of {invitation.email}</span>
