@@ -108,7 +108,7 @@ def _branches(query: Query, goals: Sequence[Goal], amounts: bool) -> list[_Branc
         if amounts and goal.revenue_prop is not None:
             condition = rules.goal_condition(dialect, query.bind, goal)
             amount = (
-                f"CASE WHEN {condition} THEN {rules.prop_number(dialect, query.bind, goal.revenue_prop)} END"
+                f"CASE WHEN {condition} THEN {rules.prop_amount(dialect, query.bind, goal.revenue_prop)} END"
             )
             values[viewed].append(amount)
             values[not viewed].append("NULL")

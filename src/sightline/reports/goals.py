@@ -50,7 +50,7 @@ def _sql(query: Query, goals: Sequence[Goal]) -> str:
         column, bit = divmod(index, BITS)
         (dynamic if goal.prop_key is not None else static)[column].append((1 << bit, condition))
         if goal.revenue_prop is not None:
-            amount = rules.prop_number(dialect, query.bind, goal.revenue_prop)
+            amount = rules.prop_amount(dialect, query.bind, goal.revenue_prop)
             amounts.append(f"CASE WHEN {condition} THEN {amount} END AS a{len(amounts)}")
     # Every pageview path from the span's start on (a superset of the paths the events below
     # read, whatever the filters) with its goals' bits; other events are tested inline.

@@ -65,3 +65,10 @@ def prop_number(dialect: Dialect, bind: Bind, key: str) -> str:
     """The numeric value of prop ``key`` of an event (NULL when missing or not a number)."""
     text = dialect.prop.format(props="props", prefix=bind(f"{key}\x1f"))
     return dialect.number.format(value=text)
+
+
+def prop_amount(dialect: Dialect, bind: Bind, key: str) -> str:
+    """An amount of money in prop ``key`` of an event, as an exact decimal to the millionth (NULL
+    when missing or not a number): sums of them do not depend on the order they are added in."""
+    text = dialect.prop.format(props="props", prefix=bind(f"{key}\x1f"))
+    return dialect.amount.format(value=text)

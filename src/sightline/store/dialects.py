@@ -26,7 +26,8 @@ class Dialect:
     search: str  # case-insensitive "contains": "{column}", "{value}"
     starts: str  # "{column}" starts with "{value}"
     regex: str  # "{column}" matches the RE2 pattern "{value}" somewhere (anchor it for a whole match)
-    number: str  # the text "{value}" as a decimal to the millionth (exact sums), NULL when not a number
+    number: str  # the text "{value}" as a Float64, NULL when it is not a number
+    amount: str  # the text "{value}" as a decimal to the millionth (exact sums), NULL when not a number
     median: str  # the interpolated median of "{value}" (the mean of the two middle values when even)
     quantile: str  # the interpolated quantile "{level}" (0..1, a literal) of "{value}", as ``median``
     prop: str  # the text after "{prefix}" ("key\x1f") of the first element of "{props}" starting with it
@@ -94,7 +95,8 @@ DUCKDB = Dialect(
     search="contains(lower({column}), lower({value}))",
     starts="starts_with({column}, {value})",
     regex="regexp_matches({column}, {value})",
-    number="TRY_CAST({value} AS DECIMAL(38, 6))",
+    number="TRY_CAST({value} AS DOUBLE)",
+    amount="TRY_CAST({value} AS DECIMAL(38, 6))",
     median="quantile_cont({value}, 0.5)",
     quantile="quantile_cont({value}, {level})",
     prop="substr(list_extract(list_filter({props}, lambda x: starts_with(x, {prefix})), 1), "
@@ -128,7 +130,8 @@ CLICKHOUSE = Dialect(
     search="positionCaseInsensitiveUTF8({column}, {value}) > 0",
     starts="startsWith({column}, {value})",
     regex="match({column}, {value})",
-    number="round(toDecimal128OrNull({value}, 12), 6)",
+    number="toFloat64OrNull({value})",
+    amount="round(toDecimal128OrNull({value}, 12), 6)",
     median="quantileExactInclusive(0.5)({value})",
     quantile="quantileExactInclusive({level})({value})",
     prop="substring(arrayElement(arrayFilter(x -> startsWith(x, {prefix}), {props}), 1), "
