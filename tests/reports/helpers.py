@@ -174,6 +174,16 @@ def wait_caught_up(owner: httpx.Client, timeout: float = 90) -> None:
     raise AssertionError(f"the analytics store did not catch up: {figures}")
 
 
+def stored(server: LiveServer, owner: httpx.Client, rows: Iterable[Event]) -> None:
+    """``rows`` written straight into the running server's log, then fed to its analytics store."""
+    db = open_database(server.database_url or "", migrate=False)
+    try:
+        insert_events(db, list(rows))
+    finally:
+        db.dispose()
+    wait_caught_up(owner)
+
+
 def span_of(first: date, last: date, zone: str) -> tuple[datetime, datetime]:
     tz = ZoneInfo(zone)
     start = datetime(first.year, first.month, first.day, tzinfo=tz).astimezone(UTC)

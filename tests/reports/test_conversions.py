@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from sightline.database import open_database
 from tests.reports import helpers, oracle
 from tests.reports.conversions_world import (
     GOALS,
@@ -217,12 +216,7 @@ def test_the_goals_panel_counts_a_hundred_goals_against_the_raw_events(
             assert created.status_code == 201, created.text
             goals[created.json()["id"]] = made
     rows = with_purchases(helpers.generate(site, NOW - timedelta(minutes=20), 120, 10, seed=77), 77)
-    db = open_database(server.database_url or "", migrate=False)
-    try:
-        helpers.insert_events(db, rows)
-    finally:
-        db.dispose()
-    helpers.wait_caught_up(owner)
+    helpers.stored(server, owner, rows)
     dates, span = seeded.days("UTC", 8, 0)
     response = owner.get(
         f"/api/sites/{site}/reports/breakdown",
@@ -255,12 +249,7 @@ def test_a_revenue_of_half_a_cent_rounds_up_to_the_cent_as_the_amounts_add_up_ex
         visit,
         replace(visit, time=visit.time + timedelta(seconds=5), name="purchase", props={"amount": "1.005"}),
     ]
-    db = open_database(server.database_url or "", migrate=False)
-    try:
-        helpers.insert_events(db, rows)
-    finally:
-        db.dispose()
-    helpers.wait_caught_up(owner)
+    helpers.stored(server, owner, rows)
     dates, _ = seeded.days("UTC", 2, 0)
     body = owner.get(f"/api/sites/{site}/reports/breakdown", params={"dimension": "goals", **dates}).json()
     assert body["rows"][0]["revenue"] == {"total": 1.01, "average": 1.01, "currency": "EUR"}

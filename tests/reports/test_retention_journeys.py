@@ -115,12 +115,7 @@ def test_journeys_order_events_of_the_same_moment_by_their_arrival(
         replace(helpers.pageview(site, moment, "tied", "/pricing"), site_id=site),
         replace(helpers.pageview(site, at + timedelta(minutes=2), "tied", "/blog"), site_id=site),
     ]
-    db = open_database(server.database_url or "", migrate=False)
-    try:
-        helpers.insert_events(db, rows)
-    finally:
-        db.dispose()
-    helpers.wait_caught_up(owner)
+    helpers.stored(server, owner, rows)
     chosen = oracle.chosen_visits(rows, span, {}, {})
     assert oracle.expected_journeys(chosen, start, direction, depth) == {tuple(path): 1}
     params: list[tuple[str, str | int | float | bool | None]] = [
@@ -150,12 +145,7 @@ def test_journeys_leave_out_the_sdks_measurements_and_keep_its_click_captures(
         )
         for i, name in enumerate(names)
     ]
-    db = open_database(server.database_url or "", migrate=False)
-    try:
-        helpers.insert_events(db, rows)
-    finally:
-        db.dispose()
-    helpers.wait_caught_up(owner)
+    helpers.stored(server, owner, rows)
     expected = ["event:outbound_link", "event:Signup"]
     chosen = oracle.chosen_visits(rows, span, {}, {})
     assert oracle.expected_journeys(chosen, "page:/pricing", "next", 3) == {tuple(expected): 1}
@@ -187,12 +177,7 @@ def test_journeys_keep_the_fifty_paths_with_most_visitors_and_among_equals_the_f
         for i, walk in enumerate(walks)
         for k, path in enumerate(["/", *walk])
     ]
-    db = open_database(server.database_url or "", migrate=False)
-    try:
-        helpers.insert_events(db, rows)
-    finally:
-        db.dispose()
-    helpers.wait_caught_up(owner)
+    helpers.stored(server, owner, rows)
     expected = oracle.expected_journeys(oracle.chosen_visits(rows, span, {}, {}), "page:/", "next", 3)
     assert len(expected) == 63
     params: list[tuple[str, str | int | float | bool | None]] = [("from", "page:/"), *dates.items()]
