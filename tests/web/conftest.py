@@ -192,3 +192,13 @@ def unique(prefix: str) -> str:
 
 
 SITE_URL = re.compile(r".*/sites/(\d+)(\?.*)?$")
+
+
+# The tabs of a tab group (``.segmented``) not shown whole: past its edges or with a cut label.
+WHOLE_TABS = """(group) => {
+  const edge = group.getBoundingClientRect();
+  return [...group.querySelectorAll('button')].filter((b) => {
+    const box = b.getBoundingClientRect();
+    return box.left < edge.left - 1 || box.right > edge.right + 1 || b.scrollWidth > b.clientWidth + 1;
+  }).map((b) => b.textContent);
+}"""

@@ -4,6 +4,7 @@ import { useLocation } from "preact-iso/router";
 import { useEffect, useState } from "preact/hooks";
 
 import { ApiError, messageOf, request } from "../api";
+import { Breakable } from "../components/Breakable";
 import { Notice } from "../components/Notice";
 import { Page } from "../components/Page";
 import { sparkPoints } from "../components/Trend";
@@ -146,7 +147,7 @@ export function OverviewPage() {
       )}
       {sites && sites.length > 0 && (
         <div class="panel table-scroll overview-panel">
-          <table class="overview-table">
+          <table class="overview-table card-table">
             <caption class="visually-hidden">Visitors, pageviews and change of every site, sorted by {COLUMNS.find((c) => c.key === column)?.label.toLowerCase()}</caption>
             <thead>
               <tr>
@@ -166,14 +167,16 @@ export function OverviewPage() {
                 <tr key={site.site_id} data-site-id={site.site_id}>
                   <th scope="row">
                     <a href={dashboard(site)}>{site.name}</a>
-                    <span class="overview-domain">{site.domain}</span>
+                    <span class="overview-domain">
+                      <Breakable text={site.domain} />
+                    </span>
                   </th>
-                  <td class="num">{count(site.visitors)}</td>
-                  <td class="num">{count(site.pageviews)}</td>
-                  <td class="num">
+                  <td class="num" data-label="Visitors">{count(site.visitors)}</td>
+                  <td class="num" data-label="Pageviews">{count(site.pageviews)}</td>
+                  <td class="num" data-label="Trend">
                     <Change site={site} />
                   </td>
-                  <td class="overview-graph">
+                  <td class="overview-graph" data-label="Graph">
                     <Spark site={site} />
                   </td>
                 </tr>

@@ -63,8 +63,8 @@ export function GoalsPanel({ siteId, query, onFilter, manage = true }: Props) {
       )}
       {data && data.rows.length > 0 && (
         // On a phone the figures keep their width and the table scrolls sideways in its panel.
-        <div class="table-scroll goals-scroll" tabIndex={0} role="region" aria-label="Goals, scrolls sideways on narrow screens">
-        <table class={`report-table goals-figures${withRevenue ? " with-revenue" : ""}`} data-dimension="goals">
+        <div class="table-scroll goals-scroll" tabIndex={0} role="region" aria-label="Goals">
+        <table class={`report-table goals-figures card-table${withRevenue ? " with-revenue" : ""}`} data-dimension="goals">
           <caption class="visually-hidden">Goals: converting visitors, conversions, conversion rate{withRevenue ? " and revenue" : ""}</caption>
           <thead>
             <tr>
@@ -85,11 +85,11 @@ export function GoalsPanel({ siteId, query, onFilter, manage = true }: Props) {
                     {row.value}
                   </button>
                 </th>
-                <td class="num">{count(row.visitors ?? 0)}</td>
-                <td class="num">{count(row.conversions ?? 0)}</td>
-                <td class="num">{percent.format(row.conversion_rate ?? 0)}</td>
-                {withRevenue && <td class="num">{row.revenue ? money(row.revenue.total, row.revenue.currency) : ""}</td>}
-                {withRevenue && <td class="num">{row.revenue ? money(row.revenue.average, row.revenue.currency) : ""}</td>}
+                <td class="num" data-label="Visitors">{count(row.visitors ?? 0)}</td>
+                <td class="num" data-label="Conversions">{count(row.conversions ?? 0)}</td>
+                <td class="num" data-label="Rate">{percent.format(row.conversion_rate ?? 0)}</td>
+                {withRevenue && <td class="num" data-label="Revenue">{row.revenue ? money(row.revenue.total, row.revenue.currency) : ""}</td>}
+                {withRevenue && <td class="num" data-label="Average">{row.revenue ? money(row.revenue.average, row.revenue.currency) : ""}</td>}
               </tr>
             ))}
           </tbody>
