@@ -12,7 +12,7 @@ import pytest
 from sightline import settings as registry
 from sightline.database import open_database
 from sightline.store import client
-from sightline.store.client import StoreClient, StoreUnavailableError
+from sightline.store.client import StoreClient, StoreFullError, StoreUnavailableError
 
 
 def _store(tmp_path: Path) -> StoreClient:
@@ -69,6 +69,26 @@ def test_a_store_slower_to_open_than_the_start_timeout_is_waited_for_and_then_an
         store.start()
         assert store.alive
         assert store.problem is None
+        assert store.query("SELECT 42", {}) == [(42,)]
+    finally:
+        store.stop()
+
+
+def test_a_query_past_the_stores_memory_answers_503_saying_what_to_do_and_the_store_goes_on(
+    tmp_path: Path,
+) -> None:
+    settings = registry.load({"data_dir": str(tmp_path), "store_memory_mb": "32"}, environ={})
+    store = StoreClient(settings, open_database(f"sqlite:///{tmp_path / 'sightline.db'}"))
+    try:
+        store.start()
+        with pytest.raises(StoreFullError) as raised:  # one list of 160 MB: it cannot spill
+            store.query("SELECT max(len(l)) FROM (SELECT list(range) AS l FROM range(20000000))", {})
+        assert raised.value.status == 503
+        assert raised.value.code == "store_full"
+        assert "32 MiB, --store-memory-mb" in raised.value.message
+        assert "shorter period" in raised.value.message
+        with pytest.raises(RuntimeError, match="refused a query"):  # a fault of the query stays one
+            store.query("SELECT no_such_column FROM range(3)", {})
         assert store.query("SELECT 42", {}) == [(42,)]
     finally:
         store.stop()

@@ -37,7 +37,7 @@ import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -53,12 +53,32 @@ from sightline.store.epoch import micros
 SHAPE = ("overview",)  # a piece's figures
 UNION = ("overview-union",)  # the visitors of adjacent ended pieces together
 HOUR = timedelta(hours=1)
+# Events of the spans one request reads into pieces, at most: past it, the biggest sites are left
+# to the statement (``reports.overview``) and none of their pieces is kept. Their keys (up to 8
+# bytes an event) would outgrow the kept figures' room and be dropped again by the next request,
+# and the store's rows for them its memory. A request reading more than ``COUNT_FROM`` of ended
+# spans (µs, all sites together: more than the hour going on) counts its sites' events first.
+READ_MOST = 12_000_000
+COUNT_FROM = 2 * 86_400_000_000
 UNITS = (3_600_000_000, 900_000_000, 60_000_000)  # µs: hours, quarters (zones at :30, :45), minutes
 EMPTY: npt.NDArray[np.uint64] = np.zeros(0, dtype=np.uint64)
 Keys = npt.NDArray[np.uint64]
 Span = tuple[int, int]  # UTC microseconds, [low, high)
 Have = dict[tuple[int, Span], "Piece"]  # the pieces of a request, by site and span
 Columns = Callable[[str, dict[str, Any]], dict[str, Any]]  # a store's ``columns``
+Query = Callable[[str, dict[str, Any]], list[tuple[Any, ...]]]  # a store's ``query``
+
+
+class Store(Protocol):
+    """What the overview asks of the analytics store."""
+
+    dialect: Dialect
+
+    def query(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]: ...
+
+    def columns(self, sql: str, params: dict[str, Any]) -> dict[str, Any]: ...
+
+
 log = logging.getLogger("sightline.reports")
 
 
@@ -150,6 +170,28 @@ def read(columns: Columns, dialect: Dialect, wanted: dict[Span, list[int]]) -> d
         return {}
     params = Params(dialect)
     unit = _unit(list(wanted))
+    columns_read = f"site_id, time, visitor, CASE WHEN {VIEWED} THEN 1 ELSE 0 END AS pv"
+    sql = (
+        f"SELECT site_id, {dialect.div('time', str(unit))} AS q, visitor, sum(pv) AS viewed "
+        f"FROM ({_selection(params, wanted, columns_read)}) AS e GROUP BY site_id, q, visitor"
+    )
+    found = _pieces(columns(sql, params.values), wanted, unit)
+    for span, ids in wanted.items():
+        for site_id in ids:
+            found.setdefault((int(site_id), span), Piece(EMPTY, 0))
+    return found
+
+
+def events_of(query: Query, dialect: Dialect, wanted: dict[Span, list[int]]) -> dict[int, int]:
+    """How many events each site of ``wanted`` holds in its spans (one query over two columns)."""
+    params = Params(dialect)
+    sql = f"SELECT site_id, count(*) FROM ({_selection(params, wanted, 'site_id')}) AS e GROUP BY site_id"
+    return {int(site_id): int(count) for site_id, count in query(sql, params.values)}
+
+
+def _selection(params: Params, wanted: dict[Span, list[int]], columns_read: str) -> str:
+    """``columns_read`` of the events of each site of ``wanted`` in its spans: sites asking for the
+    same spans share one part, and adjacent spans one range."""
     by_sites: dict[frozenset[int], list[Span]] = {}
     for span in sorted(wanted):
         by_sites.setdefault(frozenset(int(s) for s in wanted[span]), []).append(span)
@@ -159,19 +201,8 @@ def read(columns: Columns, dialect: Dialect, wanted: dict[Span, list[int]]) -> d
         ranges = " OR ".join(
             f"(time >= {params.bind(low)} AND time < {params.bind(high)})" for low, high in _runs(spans)
         )
-        parts.append(
-            f"SELECT site_id, time, visitor, CASE WHEN {VIEWED} THEN 1 ELSE 0 END AS pv FROM events "
-            f"WHERE site_id IN ({listed}) AND ({ranges})"
-        )
-    sql = (
-        f"SELECT site_id, {dialect.div('time', str(unit))} AS q, visitor, sum(pv) AS viewed "
-        f"FROM ({' UNION ALL '.join(parts)}) AS e GROUP BY site_id, q, visitor"
-    )
-    found = _pieces(columns(sql, params.values), wanted, unit)
-    for span, ids in wanted.items():
-        for site_id in ids:
-            found.setdefault((int(site_id), span), Piece(EMPTY, 0))
-    return found
+        parts.append(f"SELECT {columns_read} FROM events WHERE site_id IN ({listed}) AND ({ranges})")
+    return " UNION ALL ".join(parts)
 
 
 def _unit(spans: list[Span]) -> int:
@@ -270,6 +301,7 @@ class Ledger:
 
     def __init__(self, kept: Kept) -> None:
         self.kept = kept
+        self.read_most = READ_MOST
         self._lock = threading.Lock()  # one request at a time: the next finds what one read
 
     def get(self, site_id: int, span: Span, seen: Seen) -> Piece | None:
@@ -294,18 +326,19 @@ class Ledger:
         return found
 
     def answer(
-        self, columns: Columns, dialect: Dialect, periods: dict[int, tuple[Period, Period]], at: int
-    ) -> dict[int, tuple[Counted, Counted]]:
+        self, store: Store, periods: dict[int, tuple[Period, Period]], at: int
+    ) -> tuple[dict[int, tuple[Counted, Counted]], set[int]]:
         """Each site's figures of its period and the previous one (``periods``) at ``at``, from
         kept figures and the pieces read now (one query: the pieces going on, and those not
-        kept). Requests take turns: a request arriving while the first one after a start reads
-        every day waits for it, then reads the hour going on only."""
+        kept), and the sites left out (``READ_MOST``: the caller answers them otherwise).
+        Requests take turns: a request arriving while the first one after a start reads every
+        day waits for it, then reads the hour going on only."""
         with self._lock:
-            return self._answer(columns, dialect, periods, at)
+            return self._answer(store, periods, at)
 
     def _answer(
-        self, columns: Columns, dialect: Dialect, periods: dict[int, tuple[Period, Period]], at: int
-    ) -> dict[int, tuple[Counted, Counted]]:
+        self, store: Store, periods: dict[int, tuple[Period, Period]], at: int
+    ) -> tuple[dict[int, tuple[Counted, Counted]], set[int]]:
         seen = self.kept.sync_many(list(periods))
         plans = {site_id: (plan(a), plan(b)) for site_id, (a, b) in periods.items()}
         ended: dict[tuple[int, int], Ended | None] = {}
@@ -331,17 +364,38 @@ class Ledger:
                         have[(site_id, span)] = found
                         continue
                     wanted.setdefault(span, []).append(site_id)
-        for (site_id, span), piece in read(columns, dialect, wanted).items():
+        left = self._left_out(store, wanted, at)
+        if left:
+            wanted = {span: ids for span, all_ids in wanted.items() if (ids := _without(all_ids, left))}
+        for (site_id, span), piece in read(store.columns, store.dialect, wanted).items():
             have[(site_id, span)] = piece
             self.keep(site_id, span, piece, seen[site_id], at)
         out: dict[int, tuple[Counted, Counted]] = {}
         for site_id, (current, previous) in plans.items():
+            if site_id in left:
+                continue
             counted = []
             for which, made in enumerate((current, previous)):
                 figures = ended[(site_id, which)] or self._ended(site_id, made, have, seen[site_id], at)
                 counted.append(_counted(site_id, made, figures, have, at))
             out[site_id] = (counted[0], counted[1])
-        return out
+        return out, left
+
+    def _left_out(self, store: Store, wanted: dict[Span, list[int]], at: int) -> set[int]:
+        """The sites whose spans to read hold more events than the request may read (the biggest
+        first), when it reads more than the hour going on (``COUNT_FROM``)."""
+        ended = sum((high - low) * len(ids) for (low, high), ids in wanted.items() if high <= at)
+        if ended <= COUNT_FROM:
+            return set()
+        counts = events_of(store.query, store.dialect, wanted)
+        total, left = 0, set()
+        for site_id, count in sorted(counts.items(), key=lambda item: (item[1], item[0])):
+            total += count
+            if total > self.read_most:
+                left.add(site_id)
+        if left:
+            log.info("the overview reads %d sites' events in one statement: %d events", len(left), total)
+        return left
 
     def _ended(self, site_id: int, made: Plan, have: Have, seen: Seen, at: int) -> Ended:
         """The figures of a period's ended pieces (kept as one)."""
@@ -365,6 +419,10 @@ class Ledger:
         if done:
             self.kept.put((site_id, made.spans[0][0], done, made.shape), figures, seen, figures.cost())
         return figures
+
+
+def _without(site_ids: list[int], left: set[int]) -> list[int]:
+    return [site_id for site_id in site_ids if site_id not in left]
 
 
 def _done(made: Plan, at: int) -> int:

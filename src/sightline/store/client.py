@@ -50,6 +50,18 @@ class StoreUnavailableError(ApiError):
         super().__init__(503, "store_unavailable", message)
 
 
+class StoreFullError(ApiError):
+    """A query the store could not answer within its memory: a 503 saying what to do."""
+
+    def __init__(self, limit: str) -> None:
+        super().__init__(
+            503,
+            "store_full",
+            f"The analytics store ran out of memory answering this report ({limit}). Try a shorter "
+            "period or fewer sites, or give the store more memory.",
+        )
+
+
 class StoreClient:
     """The analytics store as the server sees it."""
 
@@ -210,6 +222,12 @@ class StoreClient:
                     raise StoreUnavailableError(
                         "The analytics store stopped answering. Try again in a few seconds."
                     ) from error
+        if kind == "full":
+            raise StoreFullError(
+                "the ClickHouse server's memory limit"
+                if self.events_url
+                else f"its limit is {self.options.memory_mb} MiB, --store-memory-mb"
+            )
         if kind != "ok":
             raise RuntimeError(f"the analytics store refused a query: {value}")
         return value
@@ -288,7 +306,7 @@ class StoreClient:
         status: dict[str, Any] | None = None
         try:
             status = self.ask(("status",))
-        except (StoreUnavailableError, RuntimeError):
+        except (StoreUnavailableError, StoreFullError, RuntimeError):
             status = None
         problem, since = self.problem, self.failing_since
         if status is None and problem is None and not self._settled.is_set():

@@ -5,7 +5,8 @@ engine: the embedded DuckDB file may be opened by one process only, and ClickHou
 batched here. Its work never holds the server's interpreter: queries and feeding run here, and
 the server only waits on a socket. Requests arrive over ``multiprocessing.connection`` (a Unix
 socket with an authentication key): ``("query", sql, params)`` answers ``("ok", rows)`` or
-``("error", message)``; ``("keep", sql, params)`` answers the name of a table holding the
+``("error", message)`` (``("full", message)`` when the engine ran out of memory);
+``("keep", sql, params)`` answers the name of a table holding the
 query's rows while the site's data stays as it was (``store.kept_selections``; None on ClickHouse);
 ``("changes", site, after)`` answers what changed of the site after that change number
 (``store.changes``: every figure kept between requests is dropped by it), ``("changes_many",
@@ -99,7 +100,14 @@ def _serve(conn: Connection, engine: Engine, status: Status) -> None:
                 return
             except Exception as error:  # a query the engine refused: the caller raises it
                 log.warning("a store query failed: %s", error)
-                conn.send(("error", str(error).splitlines()[0][:500]))
+                kind = "full" if out_of_memory(error) else "error"
+                conn.send((kind, str(error).splitlines()[0][:500]))
+
+
+def out_of_memory(error: Exception) -> bool:
+    """Whether the engine refused a query for want of memory (its limit, not a fault of the query)."""
+    text = str(error)
+    return "Out of Memory Error" in text or "MEMORY_LIMIT_EXCEEDED" in text
 
 
 def _accept(listener: Listener, engine: Engine, status: Status) -> None:
