@@ -145,21 +145,24 @@ def test_a_visit_in_the_hour_going_on_is_counted_by_every_request(world: World) 
     _check(world, ids)
 
 
-def test_sites_with_more_events_than_a_request_reads_are_counted_by_the_statement_and_not_kept(
-    world: World,
+def test_a_first_request_over_more_events_than_one_read_holds_reads_them_in_parts(
+    world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     small, big = world.add_site(), world.add_site()
     world.ingest(small, world.history_of(small, 20, 40))
     world.ingest(big, world.history_of(big, 80, 40))
     ledger = overview_days.ledger_of(world.served)
     assert ledger is not None
-    ledger.read_most = len(big.events()) // 2  # the big site's 60 days never fit
-    world.said(f"at most {ledger.read_most} events read into pieces")
-    _check(world, [small.id, big.id])
-    # 7 days and their comparison hold few enough events to be read and kept for both sites;
-    # 30 days leave the big site's earlier days to the statement
-    before = int((datetime.now(UTC) - timedelta(days=15)).timestamp() * 1_000_000)
-    kept_sites = {key[0] for key in ledger.kept._kept if key[1] < before}
-    assert kept_sites == {small.id}
+    ledger.read_most = len(big.events()) // 3  # the big site's 60 days in three runs at least
+    world.said(f"at most {ledger.read_most} events a read")
+    reads: list[str] = []
+    columns = world.served.columns
+    monkeypatch.setattr(world.served, "columns", lambda sql, params: reads.append(sql) or columns(sql, params))
+    world.settle()
+    rows = _rows(world, [small.id, big.id])
+    overview(world.served, rows, "30d", None, None, datetime.now(UTC), wanted=False)
+    assert len(reads) >= 4  # every day of both sites, in parts: the big site's alone in three
+    _check(world, [small.id, big.id])  # and the figures are those of the events
     _late_visit(world, big, 3)
+    _late_visit(world, small, 35)
     _check(world, [small.id, big.id])

@@ -113,9 +113,10 @@ def overview(
         history = History(figures, site_id, zone, wanted, Filters())
         asked.append(Site(row, period, history))
     ledger = overview_days.ledger_of(store) if asked else None
-    left = _read_kept(store, ledger, asked, now) if asked and ledger is not None else {s.id for s in asked}
-    if left:
-        _read(store, [site for site in asked if site.id in left])
+    if asked and ledger is not None:
+        _read_kept(store, ledger, asked, now)
+    elif asked:
+        _read(store, asked)
     for site in asked:
         _add_imported(site)
     shown = [_shown(site) for site in asked]
@@ -150,19 +151,15 @@ def _read(store: StoreReader, asked: Sequence[Site]) -> None:
         site.pageviews = sum(point["pageviews"] for point in site.points)
 
 
-def _read_kept(store: StoreReader, ledger: Ledger, asked: Sequence[Site], now: datetime) -> set[int]:
-    """Fills each site's figures from its kept figures and the pieces read now (``overview_days``);
-    returns the sites it left out (more events than one request reads into pieces)."""
+def _read_kept(store: StoreReader, ledger: Ledger, asked: Sequence[Site], now: datetime) -> None:
+    """Fills every site's figures from its kept figures and the pieces read now (``overview_days``)."""
     periods = {site.id: (site.period, site.period.previous()) for site in asked}
-    found, left = ledger.answer(store, periods, micros(now))
+    found = ledger.answer(store, periods, micros(now))
     for site in asked:
-        if site.id in left:
-            continue
         current, previous = found[site.id]
         site.points = [{"visitors": n, "pageviews": pv} for n, pv in current.points]
         site.visitors, site.pageviews = current.visitors, current.pageviews
         site.previous = {"visitors": previous.visitors, "pageviews": previous.pageviews}
-    return left
 
 
 def _part(dialect: Dialect, params: Params, period: Period, previous: Period, site_ids: list[int]) -> str:

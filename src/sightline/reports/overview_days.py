@@ -53,12 +53,11 @@ from sightline.store.epoch import micros
 SHAPE = ("overview",)  # a piece's figures
 UNION = ("overview-union",)  # the visitors of adjacent ended pieces together
 HOUR = timedelta(hours=1)
-# Events of the spans one request reads into pieces, at most: past it, the biggest sites are left
-# to the statement (``reports.overview``) and none of their pieces is kept. Their keys (up to 8
-# bytes an event) would outgrow the kept figures' room and be dropped again by the next request,
-# and the store's rows for them its memory. A request reading more than ``COUNT_FROM`` of ended
-# spans (µs, all sites together: more than the hour going on) counts its sites' events first.
-READ_MOST = 12_000_000
+# Events one query of a request's pieces reads, at most: the store holds a row per (site, hour,
+# visitor) of them (32 bytes) until it sends them, within its memory (``--store-memory-mb``). A
+# request reading more than ``COUNT_FROM`` of ended spans (µs, all sites together: more than the
+# hour going on) counts its sites' events first and reads them in parts of at most this many.
+READ_MOST = 8_000_000
 COUNT_FROM = 2 * 86_400_000_000
 UNITS = (3_600_000_000, 900_000_000, 60_000_000)  # µs: hours, quarters (zones at :30, :45), minutes
 EMPTY: npt.NDArray[np.uint64] = np.zeros(0, dtype=np.uint64)
@@ -327,10 +326,10 @@ class Ledger:
 
     def answer(
         self, store: Store, periods: dict[int, tuple[Period, Period]], at: int
-    ) -> tuple[dict[int, tuple[Counted, Counted]], set[int]]:
+    ) -> dict[int, tuple[Counted, Counted]]:
         """Each site's figures of its period and the previous one (``periods``) at ``at``, from
         kept figures and the pieces read now (one query: the pieces going on, and those not
-        kept), and the sites left out (``READ_MOST``: the caller answers them otherwise).
+        kept; in parts of at most ``READ_MOST`` events).
         Requests take turns: a request arriving while the first one after a start reads every
         day waits for it, then reads the hour going on only."""
         with self._lock:
@@ -338,7 +337,7 @@ class Ledger:
 
     def _answer(
         self, store: Store, periods: dict[int, tuple[Period, Period]], at: int
-    ) -> tuple[dict[int, tuple[Counted, Counted]], set[int]]:
+    ) -> dict[int, tuple[Counted, Counted]]:
         seen = self.kept.sync_many(list(periods))
         plans = {site_id: (plan(a), plan(b)) for site_id, (a, b) in periods.items()}
         ended: dict[tuple[int, int], Ended | None] = {}
@@ -364,38 +363,47 @@ class Ledger:
                         have[(site_id, span)] = found
                         continue
                     wanted.setdefault(span, []).append(site_id)
-        left = self._left_out(store, wanted, at)
-        if left:
-            wanted = {span: ids for span, all_ids in wanted.items() if (ids := _without(all_ids, left))}
-        for (site_id, span), piece in read(store.columns, store.dialect, wanted).items():
-            have[(site_id, span)] = piece
-            self.keep(site_id, span, piece, seen[site_id], at)
+        for part in self._parts(store, wanted, at):
+            for (site_id, span), piece in read(store.columns, store.dialect, part).items():
+                have[(site_id, span)] = piece
+                self.keep(site_id, span, piece, seen[site_id], at)
         out: dict[int, tuple[Counted, Counted]] = {}
         for site_id, (current, previous) in plans.items():
-            if site_id in left:
-                continue
             counted = []
             for which, made in enumerate((current, previous)):
                 figures = ended[(site_id, which)] or self._ended(site_id, made, have, seen[site_id], at)
                 counted.append(_counted(site_id, made, figures, have, at))
             out[site_id] = (counted[0], counted[1])
-        return out, left
+        return out
 
-    def _left_out(self, store: Store, wanted: dict[Span, list[int]], at: int) -> set[int]:
-        """The sites whose spans to read hold more events than the request may read (the biggest
-        first), when it reads more than the hour going on (``COUNT_FROM``)."""
+    def _parts(self, store: Store, wanted: dict[Span, list[int]], at: int) -> list[dict[Span, list[int]]]:
+        """``wanted`` in parts of at most ``read_most`` events (sites together in the order of
+        their ids, a bigger site's spans cut in runs of time), when it reads more than the hour
+        going on (``COUNT_FROM``); else whole."""
         ended = sum((high - low) * len(ids) for (low, high), ids in wanted.items() if high <= at)
         if ended <= COUNT_FROM:
-            return set()
+            return [wanted]
         counts = events_of(store.query, store.dialect, wanted)
-        total, left = 0, set()
-        for site_id, count in sorted(counts.items(), key=lambda item: (item[1], item[0])):
-            total += count
-            if total > self.read_most:
-                left.add(site_id)
-        if left:
-            log.info("the overview reads %d sites' events in one statement: %d events", len(left), total)
-        return left
+        spans_of: dict[int, list[Span]] = {}
+        for span in sorted(wanted):
+            for site_id in wanted[span]:
+                spans_of.setdefault(int(site_id), []).append(span)
+        parts: list[dict[Span, list[int]]] = [{}]
+        filled = 0
+        for site_id in sorted(spans_of):
+            count, spans = counts.get(site_id, 0), spans_of[site_id]
+            runs = max(1, -(-count // self.read_most))  # a site over the bound: runs of its spans
+            for number in range(runs):
+                share = count // runs
+                if filled and filled + share > self.read_most:
+                    parts.append({})
+                    filled = 0
+                for span in spans[len(spans) * number // runs : len(spans) * (number + 1) // runs]:
+                    parts[-1].setdefault(span, []).append(site_id)
+                filled += share
+        if len(parts) > 1:
+            log.info("the overview reads %d events in %d parts", sum(counts.values()), len(parts))
+        return [part for part in parts if part]
 
     def _ended(self, site_id: int, made: Plan, have: Have, seen: Seen, at: int) -> Ended:
         """The figures of a period's ended pieces (kept as one)."""
@@ -419,10 +427,6 @@ class Ledger:
         if done:
             self.kept.put((site_id, made.spans[0][0], done, made.shape), figures, seen, figures.cost())
         return figures
-
-
-def _without(site_ids: list[int], left: set[int]) -> list[int]:
-    return [site_id for site_id in site_ids if site_id not in left]
 
 
 def _done(made: Plan, at: int) -> int:
