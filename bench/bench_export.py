@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import httpx
@@ -94,9 +95,12 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start_server(data_dir: Path, port: int, timeout: float = 120) -> subprocess.Popen[bytes]:
-    """``sightline serve`` on ``port`` with a clean environment, once it answers /healthz (the
-    timeout only decides how soon a failure is reported: a loaded machine starts a server slowly)."""
+def start_server(
+    data_dir: Path, port: int, timeout: float = 120, options: Sequence[str] = ()
+) -> subprocess.Popen[bytes]:
+    """``sightline serve`` on ``port`` (with ``options``) and a clean environment, once it answers
+    /healthz (the timeout only decides how soon a failure is reported: a loaded machine starts a
+    server slowly)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("SIGHTLINE_")}
     command = [
         sys.executable,
@@ -107,6 +111,7 @@ def start_server(data_dir: Path, port: int, timeout: float = 120) -> subprocess.
         str(port),
         "--data-dir",
         str(data_dir),
+        *options,
     ]
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + timeout

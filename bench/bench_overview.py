@@ -119,7 +119,9 @@ def main() -> int:
         site_id = prepare(data_dir, count, site_count)
         settle(data_dir)  # the steady state: settled spans in site order
         port = int(os.environ.get("BENCH_PORT") or free_port())
-        process = start_server(data_dir, port, timeout=120)
+        kept_mb = os.environ.get("BENCH_KEPT_MB")  # the server's --reports-kept-mb, else its default
+        process = start_server(data_dir, port, 120, ["--reports-kept-mb", kept_mb] if kept_mb else [])
+        print(f"the server keeps up to {kept_mb or 'the default'} MiB of figures between requests")
         origin = f"http://127.0.0.1:{port}"
         with httpx.Client(base_url=origin, headers={"Origin": origin}, timeout=600) as client:
             assert client.post("/api/login", json={"email": EMAIL, "password": PASSWORD}).status_code == 200

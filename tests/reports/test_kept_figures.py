@@ -7,10 +7,14 @@ from __future__ import annotations
 import gc
 import weakref
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-from sightline.reports.kept_figures import Kept, kept_of
+from sightline import settings as registry
+from sightline.database import open_database
+from sightline.reports.kept_figures import MOST_BYTES, Kept, kept_of
 from sightline.store.changes import HOUR, Changes
+from sightline.store.client import StoreClient
 
 
 class _Store:
@@ -105,3 +109,22 @@ def test_syncing_many_sites_in_one_request_drops_what_syncing_each_drops() -> No
     ]
     assert left[0] == left[1] == [(1, HOUR), (2, 0), (2, HOUR), (3, 0)]
     assert len(asked) == 2  # one request to the store per sync of every site
+
+
+def test_the_layer_holds_as_much_as_the_server_is_told_and_drops_the_least_recently_used_past_it(
+    tmp_path: Path,
+) -> None:
+    settings = registry.load({"data_dir": str(tmp_path), "reports_kept_mb": "2"}, environ={})
+    store = StoreClient(settings, open_database(f"sqlite:///{tmp_path / 'sightline.db'}"))
+    kept = kept_of(store)
+    assert kept is not None
+    assert kept.most_bytes == 2 << 20
+    assert kept_of(_Store()).most_bytes == MOST_BYTES  # type: ignore[union-attr]
+    answer = {"epoch": "e", "number": 1, "watermark": 0, "removed": 0, "spans": [], "everything": False}
+    kept._changes = lambda site_id, after: answer
+    seen = kept.sync(1)
+    for hour in range(3):
+        kept.put((1, hour * HOUR, (hour + 1) * HOUR, "a"), hour, seen, 1 << 20)
+    assert kept.get((1, 0, HOUR, "a"), seen) is None  # the first pushed out by the third
+    assert kept.get((1, HOUR, 2 * HOUR, "a"), seen) == 1
+    assert kept.get((1, 2 * HOUR, 3 * HOUR, "a"), seen) == 2

@@ -20,8 +20,9 @@ that started again (a restart, a rebuild from the command line, a restored backu
 
 A store without change records (``changes``: a report service that keeps nothing) gets no layer
 (``kept_of`` answers None); the store process records changes on both engines, and each report
-says which engine it keeps figures on. It lives in the server's memory, at most ``MOST_BYTES`` for
-all sites of a store, the least recently used going first.
+says which engine it keeps figures on. It lives in the server's memory, at most the store's
+``kept_bytes`` (``--reports-kept-mb``; ``MOST_BYTES`` by default) for all sites of a store, the
+least recently used going first.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-MOST_BYTES = 320 << 20  # every kept figure of one store together (an estimate of their size)
+MOST_BYTES = 320 << 20  # every kept figure of one store together (an estimate of their size): the default
 Key = tuple[int, int, int, Hashable]  # site, span start, span end (µs), shape
 Changes = Callable[[int, int], dict[str, Any]]  # a store's ``changes(site, after)``
 ManyChanges = Callable[[Sequence[tuple[int, int]]], list[dict[str, Any]]]  # ``changes_many``
@@ -186,7 +187,8 @@ def kept_of(store: object) -> Kept | None:
         kept = _layers.get(store)
         if kept is None:
             several = many if getattr(store, "changes_many", None) is not None else None
-            kept = _layers[store] = Kept(changes, many=several)
+            room = int(getattr(store, "kept_bytes", MOST_BYTES))  # --reports-kept-mb
+            kept = _layers[store] = Kept(changes, room, several)
         return kept
 
 

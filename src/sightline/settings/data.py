@@ -185,4 +185,15 @@ DATA: tuple[Setting, ...] = (
         "figures between requests (docs/reports.md). Lower it only to test those paths on a small store.",
         v.positive_int,
     ),
+    Setting(
+        "reports_kept_mb",
+        "integer",
+        320,
+        "Memory the server may use for report figures kept between requests, in MiB (an estimate of "
+        "their size; the least recently used go first). The overview of every site over 30 days keeps "
+        "8 bytes per visitor of each day and of each period: at 100 M events in all it needs about "
+        "700 MiB, and with less it reads again at each request what the last one pushed out.",
+        v.positive_int,
+        (SERVE,),
+    ),
 )

@@ -71,6 +71,7 @@ class StoreClient:
         dialect = CLICKHOUSE if self.events_url else DUCKDB
         self.dialect: Dialect = replace(dialect, exact_below=int(settings.reports_exact_below))
         self.engine = "clickhouse" if self.events_url else "duckdb"
+        self.kept_bytes = int(settings.reports_kept_mb) << 20  # the reports' kept figures' room
         self._socket_dir = Path(tempfile.mkdtemp(prefix="sightline-store-"))
         self.options = Options(
             database_url=db.url,
