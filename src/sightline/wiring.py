@@ -54,6 +54,7 @@ from sightline.recordings import feature as recordings_feature
 from sightline.recordings.decoder import ChunkDecoder
 from sightline.recordings.service import Recordings
 from sightline.recordings.store import FileChunkStore
+from sightline.reports import feature as reports_feature
 from sightline.serving import SlowClientLimits
 from sightline.store import feature as store_feature
 from sightline.surveys import feature as surveys_feature
@@ -120,9 +121,8 @@ def server(ctx: Context, app: Callable[[], ASGIApp]) -> Server:
             console_surveys.router,
             sdk_routes=ingest_feedback.routes(ingest.pipeline, database, survey_counts),
         ),
-        Feature(
-            "reports",
-            routes=[console_reports.router, console_overview.router, conversions.router, conversions.reports],
+        reports_feature.feature(ctx.store, database).with_routes(
+            console_reports.router, console_overview.router, conversions.router, conversions.reports
         ),
         Feature("goals", routes=[goals.router]),
         Feature("annotations", routes=[console_annotations.router]),

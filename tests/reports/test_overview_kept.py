@@ -19,6 +19,7 @@ from sightline.database import open_database
 from sightline.reports import overview_days
 from sightline.reports.overview import overview
 from sightline.reports.period import period_of
+from sightline.reports.warm import Warmer
 from sightline.sites import service as sites_service
 from tests.conftest import database_url_for
 from tests.reports.kept_world import InProcessStore, SiteModel, World, open_engine
@@ -157,7 +158,12 @@ def test_a_first_request_over_more_events_than_one_read_holds_reads_them_in_part
     world.said(f"at most {ledger.read_most} events a read")
     reads: list[str] = []
     columns = world.served.columns
-    monkeypatch.setattr(world.served, "columns", lambda sql, params: reads.append(sql) or columns(sql, params))
+
+    def counted(sql: str, values: dict[str, Any]) -> dict[str, Any]:
+        reads.append(sql)
+        return columns(sql, values)
+
+    monkeypatch.setattr(world.served, "columns", counted)
     world.settle()
     rows = _rows(world, [small.id, big.id])
     overview(world.served, rows, "30d", None, None, datetime.now(UTC), wanted=False)
@@ -166,3 +172,37 @@ def test_a_first_request_over_more_events_than_one_read_holds_reads_them_in_part
     _late_visit(world, big, 3)
     _late_visit(world, small, 35)
     _check(world, [small.id, big.id])
+
+
+def test_the_days_read_at_the_start_leave_the_first_request_only_the_hour_going_on(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, second = world.add_site(), world.add_site()
+    for site in (first, second):
+        world.ingest(site, world.history_of(site, 40, 40))
+    world.settle()
+    held = len(first.events()) + len(second.events())
+    assert not Warmer(world.served, world.db, lambda _: True, held + 1).warm(datetime.now(UTC))
+    ledger = overview_days.ledger_of(world.served)
+    assert ledger is not None
+    assert not len(ledger.kept)  # a small store: nothing read at the start
+    warmer = Warmer(world.served, world.db, lambda _: True, held)
+    assert warmer.warm(datetime.now(UTC))
+    asked: list[dict[str, Any]] = []
+    columns = world.served.columns
+
+    def seen(sql: str, values: dict[str, Any]) -> dict[str, Any]:
+        asked.append(values)
+        return columns(sql, values)
+
+    monkeypatch.setattr(world.served, "columns", seen)
+    now = datetime.now(UTC)
+    for name in ("7d", "30d"):
+        overview(world.served, _rows(world, [first.id, second.id]), name, None, None, now, wanted=False)
+    hour = int(now.replace(minute=0, second=0, microsecond=0).timestamp() * 1_000_000)
+    times = [
+        value for params in asked for value in params.values() if isinstance(value, int) and value > 10**15
+    ]
+    assert times
+    assert min(times) >= hour  # the hour going on, and nothing before it
+    _check(world, [first.id, second.id])

@@ -150,6 +150,10 @@ class StoreClient:
         self.failing_since = self.failing_since or time.time()
         log.error("the analytics store is unavailable: %s", problem)
 
+    def wait_ready(self, seconds: float) -> bool:
+        """Whether the store answers, waiting up to ``seconds`` for its first start to end."""
+        return self._settled.wait(seconds) and self.alive
+
     @property
     def alive(self) -> bool:
         process = self._process

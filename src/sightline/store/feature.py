@@ -21,5 +21,6 @@ def feature(client: StoreClient, health: HealthSource) -> Feature:
             "store_feed_seconds",
             "store_niceness",
             "reports_exact_below",
+            "reports_kept_mb",
         ],
     )

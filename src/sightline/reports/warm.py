@@ -1,0 +1,106 @@
+"""The overview's days read once the server has started, so that the first owner to open the
+console after a start finds them kept (``overview_days``) instead of waiting for them.
+
+A background job: once the analytics store answers, and only when it keeps figures between
+requests and holds at least ``WARM_FROM`` events (below that, the first request reads every day
+itself in well under a second), it reads every site's ``RANGES`` (the sites list asks 7 days, the
+All sites page 30 days by default) and the periods before them, as the first overview request
+would, in each site's time zone. An overview request arriving meanwhile waits for it (overview
+requests take turns) and then finds every day kept. It reads once per start; what a write changes
+later is read by the request after it, as always.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import AsyncIterator, Callable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+from zoneinfo import ZoneInfo
+
+from sqlalchemy import select
+
+from sightline.database import Database
+from sightline.database.tables.sites import sites
+from sightline.reports.kept_figures import kept_of
+from sightline.reports.period import period_of
+from sightline.store.epoch import micros
+
+if TYPE_CHECKING:
+    from sightline.reports.overview_days import Store
+
+WARM_FROM = 1_000_000  # events in the store from which the overview's days are read at the start
+RANGES = ("7d", "30d")
+log = logging.getLogger("sightline.reports")
+
+
+class Warmer:
+    """Reads every site's overview days once, in a thread of its own (``running``)."""
+
+    def __init__(
+        self,
+        store: Store,  # the store client (it keeps figures between requests: ``kept_figures``)
+        db: Database,
+        ready: Callable[[float], bool],
+        from_events: int = WARM_FROM,
+    ) -> None:
+        self.store = store
+        self.db = db
+        self.ready = ready  # waits up to that many seconds for the store; whether it answers
+        self.from_events = from_events
+        self.stopping = threading.Event()
+        self.done = threading.Event()
+        self.seconds: float | None = None  # how long the read took (None: nothing read)
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        thread = threading.Thread(target=self._run, name="sightline-overview-warm", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            self.stopping.set()
+
+    def _run(self) -> None:
+        try:
+            while not self.stopping.is_set() and not self.ready(1.0):
+                self.stopping.wait(1.0)  # a store that failed to start: it is started again
+            if not self.stopping.is_set():
+                self.warm(datetime.now(UTC))
+        except Exception:  # a store that went away meanwhile: the first request reads the days
+            if not self.stopping.is_set():
+                log.exception("the overview's days could not be read at the start")
+        finally:
+            self.done.set()
+
+    def warm(self, now: datetime) -> bool:
+        """Reads the days of every site's ``RANGES`` into the kept figures; whether it did."""
+        if kept_of(self.store) is None:
+            return False
+        held = self.store.query("SELECT count(*) FROM events", {})
+        if int(held[0][0]) < self.from_events:
+            return False
+        # Here: the overview's figures use numpy, which a server that does not warm does without.
+        from sightline.reports import overview_days
+
+        ledger = overview_days.ledger_of(self.store)
+        if ledger is None:
+            return False
+        with self.db.read() as conn:
+            rows = list(conn.execute(select(sites.c.id, sites.c.timezone)))
+        started = time.perf_counter()
+        for name in RANGES:
+            if self.stopping.is_set():
+                return False
+            periods = {}
+            for site_id, zone in rows:
+                period = period_of(name, None, None, ZoneInfo(zone), now, "previous")
+                periods[int(site_id)] = (period, period.previous())
+            if periods:
+                ledger.answer(self.store, periods, micros(now))
+        self.seconds = time.perf_counter() - started
+        log.info("read the overview's days of %d sites in %.1f s", len(rows), self.seconds)
+        return True
