@@ -41,7 +41,7 @@ from bench.bench_export import free_port, start_server
 from bench.bench_reports import EMAIL, PASSWORD, site_of, wait_for_store
 from bench.bench_scale import prepare
 from bench.feeder import Feeder
-from bench.proctree import Tree, spent
+from bench.proctree import Tree, resident, spent
 from bench.store_data import settle
 from bench.workdir import remove, size_of, work_dir
 
@@ -153,6 +153,8 @@ def main() -> int:
                 print(f"the server did not take {rate:,} events/s: the figures above are not at that rate")
                 failures += 1
             failures += _fed(client, fed_before, rate)
+            memory = resident(Tree(process.pid))
+            print(f"resident: the server {memory['server']:,} MiB, the store process {memory['store']:,} MiB")
             caught_up = wait_for_store(client)
             print(f"-- at rest (a diagnostic), {caught_up:.1f} s after the feed")
             _time(client, repeat, headline=False, tree=Tree(process.pid))

@@ -90,6 +90,20 @@ class Tree:
         return out
 
 
+def resident(tree: Tree) -> dict[str, int]:
+    """Resident memory of each role's processes now, in MiB (VmRSS)."""
+    tree.refresh()
+    out = dict.fromkeys(ROLES, 0)
+    for pid, role in tree.roles.items():
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            continue
+        kib = next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")), 0)
+        out[role] += kib // 1024
+    return out
+
+
 def spent(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
     """CPU seconds per role between two readings, and ``total``."""
     out = {role: after[role] - before.get(role, 0.0) for role in after}
