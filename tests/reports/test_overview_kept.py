@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from sightline.database import open_database
-from sightline.reports import overview_days
+from sightline.reports import overview_days, warm
 from sightline.reports.overview import overview
 from sightline.reports.period import period_of
 from sightline.reports.warm import Warmer
@@ -206,3 +206,31 @@ def test_the_days_read_at_the_start_leave_the_first_request_only_the_hour_going_
     assert times
     assert min(times) >= hour  # the hour going on, and nothing before it
     _check(world, [first.id, second.id])
+
+
+def test_a_range_whose_days_would_not_fit_the_kept_room_is_left_to_its_first_request(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, second = world.add_site(), world.add_site()
+    for site in (first, second):
+        world.ingest(site, world.history_of(site, 40, 40))
+    world.settle()
+    ledger = overview_days.ledger_of(world.served)
+    assert ledger is not None
+    monkeypatch.setattr(warm, "RANGES", ("7d",))
+    assert Warmer(world.served, world.db, lambda _: True, 0).warm(datetime.now(UTC))
+    ledger.kept.most_bytes = 2 * ledger.kept.used  # 7 days fit; 30 days, three times the events, not
+    monkeypatch.setattr(warm, "RANGES", ("7d", "30d"))
+    asked: list[dict[str, Any]] = []
+    columns = world.served.columns
+
+    def seen(sql: str, values: dict[str, Any]) -> dict[str, Any]:
+        asked.append(values)
+        return columns(sql, values)
+
+    monkeypatch.setattr(world.served, "columns", seen)
+    assert Warmer(world.served, world.db, lambda _: True, 0).warm(datetime.now(UTC))
+    fortnight = int((datetime.now(UTC) - timedelta(days=15)).timestamp() * 1_000_000)
+    assert (
+        min(v for values in asked for v in values.values() if isinstance(v, int) and v > 10**15) > fortnight
+    )

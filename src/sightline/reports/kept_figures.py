@@ -77,6 +77,11 @@ class Kept:
     def __len__(self) -> int:
         return len(self._kept)
 
+    @property
+    def used(self) -> int:
+        """The estimated bytes of every figure kept now."""
+        return self._bytes
+
     def sync(self, site_id: int) -> Seen:
         """Drops the site's figures a write touched since they were read; the site as seen now."""
         after = self._after(site_id)

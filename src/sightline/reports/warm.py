@@ -5,7 +5,8 @@ A background job: once the analytics store answers, and only when it keeps figur
 requests and holds at least ``WARM_FROM`` events (below that, the first request reads every day
 itself in well under a second), it reads every site's ``RANGES`` (the sites list asks 7 days, the
 All sites page 30 days by default) and the periods before them, as the first overview request
-would, in each site's time zone. An overview request arriving meanwhile waits for it (overview
+would, in each site's time zone: 30 days only when 7 days' pieces show that theirs would fit the
+kept figures' room (``FITS``). An overview request arriving meanwhile waits for it (overview
 requests take turns) and then finds every day kept. It reads once per start; what a write changes
 later is read by the request after it, as always.
 """
@@ -27,13 +28,18 @@ from sightline.database import Database
 from sightline.database.tables.sites import sites
 from sightline.reports.kept_figures import kept_of
 from sightline.reports.period import period_of
+from sightline.store.dialects import Params
 from sightline.store.epoch import micros
 
 if TYPE_CHECKING:
     from sightline.reports.overview_days import Store
 
 WARM_FROM = 1_000_000  # events in the store from which the overview's days are read at the start
-RANGES = ("7d", "30d")
+RANGES = ("7d", "30d")  # in this order: the first one's pieces tell what the next ones' would take
+# A range after the first is read only if its pieces would take at most this share of the kept
+# figures' room (the first one's bytes per event, times the events since its earliest start):
+# else they would push out each other and every other report's kept figures.
+FITS = 0.6
 log = logging.getLogger("sightline.reports")
 
 
@@ -80,8 +86,8 @@ class Warmer:
         """Reads the days of every site's ``RANGES`` into the kept figures; whether it did."""
         if kept_of(self.store) is None:
             return False
-        held = self.store.query("SELECT count(*) FROM events", {})
-        if int(held[0][0]) < self.from_events:
+        stored = self.store.query("SELECT count(*) FROM events", {})
+        if int(stored[0][0]) < self.from_events:
             return False
         # Here: the overview's figures use numpy, which a server that does not warm does without.
         from sightline.reports import overview_days
@@ -92,6 +98,7 @@ class Warmer:
         with self.db.read() as conn:
             rows = list(conn.execute(select(sites.c.id, sites.c.timezone)))
         started = time.perf_counter()
+        per_event = 0.0  # the kept bytes after the first range, per event of its spans
         for name in RANGES:
             if self.stopping.is_set():
                 return False
@@ -99,8 +106,24 @@ class Warmer:
             for site_id, zone in rows:
                 period = period_of(name, None, None, ZoneInfo(zone), now, "previous")
                 periods[int(site_id)] = (period, period.previous())
-            if periods:
-                ledger.answer(self.store, periods, micros(now))
+            if not periods:
+                break
+            held = self._events_since(min(previous.start for _, previous in periods.values()))
+            if per_event and per_event * held > ledger.kept.most_bytes * FITS:
+                log.info(
+                    "the overview's %s of every site would not fit the kept figures' room "
+                    "(--reports-kept-mb): read by the first request that asks for them",
+                    name,
+                )
+                break
+            ledger.answer(self.store, periods, micros(now))
+            per_event = per_event or ledger.kept.used / max(1, held)  # every kept figure: the most
         self.seconds = time.perf_counter() - started
         log.info("read the overview's days of %d sites in %.1f s", len(rows), self.seconds)
         return True
+
+    def _events_since(self, start: datetime) -> int:
+        params = Params(self.store.dialect)
+        low = params.bind(micros(start))
+        found = self.store.query(f"SELECT count(*) FROM events WHERE time >= {low}", params.values)  # noqa: S608
+        return int(found[0][0])
