@@ -88,7 +88,8 @@ def main() -> int:
         site_id = prepare(data_dir, count, site_count)
         port = free_port()
         settle(data_dir)  # the steady state: settled spans in site order
-        process = start_server(data_dir, port, timeout=120)
+        kept_mb = os.environ.get("BENCH_KEPT_MB")  # the server's --reports-kept-mb, else its default
+        process = start_server(data_dir, port, 120, ["--reports-kept-mb", kept_mb] if kept_mb else [])
         origin = f"http://127.0.0.1:{port}"
         with httpx.Client(base_url=origin, headers={"Origin": origin}, timeout=300) as client:
             assert client.post("/api/login", json={"email": EMAIL, "password": PASSWORD}).status_code == 200

@@ -3,6 +3,7 @@ starting waits for it instead of failing; health never waits."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 from sightline import settings as registry
 from sightline.database import open_database
 from sightline.store import client
-from sightline.store.client import StoreClient, StoreFullError, StoreUnavailableError
+from sightline.store.client import StoreClient, StoreFullError, StoreUnavailableError, kept_room
 
 
 def _store(tmp_path: Path) -> StoreClient:
@@ -92,3 +93,14 @@ def test_a_query_past_the_stores_memory_answers_503_saying_what_to_do_and_the_st
         assert store.query("SELECT 42", {}) == [(42,)]
     finally:
         store.stop()
+
+
+def test_the_kept_figures_room_is_as_set_else_an_eighth_of_the_usable_memory_within_bounds() -> (
+    None
+):
+    assert kept_room(5) == 5 << 20
+    assert kept_room(None, 2 << 30) == 256 << 20  # a 2 GiB machine or container
+    assert kept_room(None, 512 << 20) == 128 << 20  # never under 128 MiB
+    assert kept_room(None, 64 << 30) == 1024 << 20  # never over 1,024 MiB
+    assert 128 << 20 <= kept_room(None) <= 1024 << 20
+    assert 0 < client.usable_memory() <= os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")

@@ -21,8 +21,9 @@ that started again (a restart, a rebuild from the command line, a restored backu
 A store without change records (``changes``: a report service that keeps nothing) gets no layer
 (``kept_of`` answers None); the store process records changes on both engines, and each report
 says which engine it keeps figures on. It lives in the server's memory, at most the store's
-``kept_bytes`` (``--reports-kept-mb``; ``MOST_BYTES`` by default) for all sites of a store, the
-least recently used going first.
+``kept_bytes`` (``--reports-kept-mb``, by default an eighth of the usable memory from 128 MiB to
+1 GiB: ``store.client.kept_room``; ``MOST_BYTES`` for a store that names none) for all sites of a
+store, the least recently used going first.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-MOST_BYTES = 320 << 20  # every kept figure of one store together (an estimate of their size): the default
+MOST_BYTES = 320 << 20  # every kept figure of a store naming no room (an estimate of their size)
 Key = tuple[int, int, int, Hashable]  # site, span start, span end (µs), shape
 Changes = Callable[[int, int], dict[str, Any]]  # a store's ``changes(site, after)``
 ManyChanges = Callable[[Sequence[tuple[int, int]]], list[dict[str, Any]]]  # ``changes_many``

@@ -188,11 +188,12 @@ DATA: tuple[Setting, ...] = (
     Setting(
         "reports_kept_mb",
         "integer",
-        320,
+        None,
         "Memory the server may use for report figures kept between requests, in MiB (an estimate of "
-        "their size; the least recently used go first). The overview of every site over 30 days keeps "
-        "8 bytes per visitor of each day and of each period: at 100 M events in all it needs about "
-        "700 MiB, and with less it reads again at each request what the last one pushed out.",
+        "their size; the least recently used go first). Default: an eighth of the memory the server "
+        "may use (the machine's, or its container's limit), from 128 to 1,024 MiB. The overview of "
+        "every site over 30 days keeps 8 bytes per visitor of each day and of each period: at 100 M "
+        "events in all about 700 MiB; with less, each request reads again what the last one pushed out.",
         v.positive_int,
         (SERVE,),
     ),

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import logging
 import multiprocessing
+import os
 import secrets
 import shutil
 import tempfile
@@ -50,6 +51,25 @@ class StoreUnavailableError(ApiError):
         super().__init__(503, "store_unavailable", message)
 
 
+def kept_room(mb: int | None, memory: int | None = None) -> int:
+    """Bytes the reports' kept figures may take: ``mb`` MiB (``--reports-kept-mb``), else an eighth
+    of the memory the server may use (``memory``, default the machine's or its cgroup's limit),
+    from 128 to 1,024 MiB."""
+    if mb is not None:
+        return int(mb) << 20
+    usable = memory if memory is not None else usable_memory()
+    return max(128 << 20, min(1024 << 20, usable // 8))
+
+
+def usable_memory() -> int:
+    """The machine's memory, or less where a cgroup (a container) limits the process's."""
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    for limit in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        with contextlib.suppress(OSError, ValueError):
+            total = min(total, int(Path(limit).read_text().strip()))  # "max": no limit
+    return total
+
+
 class StoreFullError(ApiError):
     """A query the store could not answer within its memory: a 503 saying what to do."""
 
@@ -71,7 +91,7 @@ class StoreClient:
         dialect = CLICKHOUSE if self.events_url else DUCKDB
         self.dialect: Dialect = replace(dialect, exact_below=int(settings.reports_exact_below))
         self.engine = "clickhouse" if self.events_url else "duckdb"
-        self.kept_bytes = int(settings.reports_kept_mb) << 20  # the reports' kept figures' room
+        self.kept_bytes = kept_room(settings.reports_kept_mb)  # the reports' kept figures' room
         self._socket_dir = Path(tempfile.mkdtemp(prefix="sightline-store-"))
         self.options = Options(
             database_url=db.url,
