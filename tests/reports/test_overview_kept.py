@@ -234,3 +234,24 @@ def test_a_range_whose_days_would_not_fit_the_kept_room_is_left_to_its_first_req
     assert (
         min(v for values in asked for v in values.values() if isinstance(v, int) and v > 10**15) > fortnight
     )
+
+
+def test_the_start_read_goes_in_parts_and_lets_requests_asking_the_store_go_first_between_them(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, second = world.add_site(), world.add_site()
+    for site in (first, second):
+        world.ingest(site, world.history_of(site, 40, 40))
+    world.settle()
+    monkeypatch.setattr(warm, "PART_EVENTS", len(first.events()) // 3)
+    monkeypatch.setattr(warm, "GIVE_WAY", 5.0)
+    looks: list[bool] = []
+    answers = iter([True, True, True])  # a request asks the store during the first three looks
+
+    def busy() -> bool:
+        looks.append(next(answers, False))
+        return looks[-1]
+
+    assert Warmer(world.served, world.db, lambda _: True, 0, busy).warm(datetime.now(UTC))
+    assert looks[:4] == [True, True, True, False]  # between two parts it waited for the request
+    _check(world, [first.id, second.id])

@@ -95,12 +95,30 @@ def test_a_query_past_the_stores_memory_answers_503_saying_what_to_do_and_the_st
         store.stop()
 
 
-def test_the_kept_figures_room_is_as_set_else_an_eighth_of_the_usable_memory_within_bounds() -> (
-    None
-):
+def test_the_kept_figures_room_is_as_set_else_an_eighth_of_the_usable_memory_within_bounds() -> None:
     assert kept_room(5) == 5 << 20
     assert kept_room(None, 2 << 30) == 256 << 20  # a 2 GiB machine or container
     assert kept_room(None, 512 << 20) == 128 << 20  # never under 128 MiB
     assert kept_room(None, 64 << 30) == 1024 << 20  # never over 1,024 MiB
     assert 128 << 20 <= kept_room(None) <= 1024 << 20
     assert 0 < client.usable_memory() <= os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def test_the_client_counts_the_requests_under_way_of_every_thread(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    try:
+        store.start()
+        assert store.asking == 0
+        slow = threading.Thread(target=store.query, args=("SELECT count(*) FROM range(3000000000)", {}))
+        slow.start()
+        deadline = time.monotonic() + 10
+        while store.asking == 0 and slow.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert store.asking == 1
+        slow.join(60)
+        assert store.asking == 0
+        with pytest.raises(RuntimeError):
+            store.query("SELECT no_such_column", {})
+        assert store.asking == 0  # a refused query is no longer under way either
+    finally:
+        store.stop()

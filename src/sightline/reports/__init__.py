@@ -13,8 +13,8 @@ Goals panel; ``funnels``, ``retention`` and ``journeys`` the conversion reports 
 shapes them); ``saved`` keeps saved funnels and segments; ``autocapture`` the reports of the SDK's
 captures (404 pages, links, downloads, engagement, web vitals). ``imported`` adds imported history
 (``sightline.imports.figures``) to the summary, series and breakdowns.
-May import: ``sightline.features`` (its job), ``sightline.imports`` (imported figures), ``sightline.sites`` (owner's site lookup),
-``sightline.goals`` (a site's goals),
+May import: ``sightline.features`` (its job), ``sightline.imports`` (imported figures),
+``sightline.sites`` (owner's site lookup), ``sightline.goals`` (a site's goals),
 ``sightline.autocapture`` (its reserved event names),
 ``sightline.store`` (its dialects and the store interface), ``sightline.database``,
 ``sightline.errors``, ``sightline.numbers``, ``sightline.channels`` (the channel rules). Never

@@ -9,5 +9,5 @@ from sightline.store.client import StoreClient
 
 
 def feature(store: StoreClient, db: Database) -> Feature:
-    warmer = Warmer(store, db, store.wait_ready)
+    warmer = Warmer(store, db, store.wait_ready, busy=lambda: store.asking > 0)
     return Feature("reports", jobs=[Job("overview's days", warmer.running)])

@@ -325,18 +325,28 @@ class Ledger:
         return found
 
     def answer(
-        self, store: Store, periods: dict[int, tuple[Period, Period]], at: int
+        self,
+        store: Store,
+        periods: dict[int, tuple[Period, Period]],
+        at: int,
+        most: int | None = None,
+        between: Callable[[], object] | None = None,
     ) -> dict[int, tuple[Counted, Counted]]:
         """Each site's figures of its period and the previous one (``periods``) at ``at``, from
         kept figures and the pieces read now (one query: the pieces going on, and those not
-        kept; in parts of at most ``READ_MOST`` events).
-        Requests take turns: a request arriving while the first one after a start reads every
-        day waits for it, then reads the hour going on only."""
+        kept; in parts of at most ``most`` events, default ``read_most``, calling ``between``
+        between two parts). Requests take turns: a request arriving while the first one after
+        a start reads every day waits for it, then reads the hour going on only."""
         with self._lock:
-            return self._answer(store, periods, at)
+            return self._answer(store, periods, at, most or self.read_most, between)
 
     def _answer(
-        self, store: Store, periods: dict[int, tuple[Period, Period]], at: int
+        self,
+        store: Store,
+        periods: dict[int, tuple[Period, Period]],
+        at: int,
+        most: int,
+        between: Callable[[], object] | None,
     ) -> dict[int, tuple[Counted, Counted]]:
         seen = self.kept.sync_many(list(periods))
         plans = {site_id: (plan(a), plan(b)) for site_id, (a, b) in periods.items()}
@@ -363,7 +373,9 @@ class Ledger:
                         have[(site_id, span)] = found
                         continue
                     wanted.setdefault(span, []).append(site_id)
-        for part in self._parts(store, wanted, at):
+        for number, part in enumerate(self._parts(store, wanted, at, most)):
+            if number and between is not None:
+                between()
             for (site_id, span), piece in read(store.columns, store.dialect, part).items():
                 have[(site_id, span)] = piece
                 self.keep(site_id, span, piece, seen[site_id], at)
@@ -376,8 +388,10 @@ class Ledger:
             out[site_id] = (counted[0], counted[1])
         return out
 
-    def _parts(self, store: Store, wanted: dict[Span, list[int]], at: int) -> list[dict[Span, list[int]]]:
-        """``wanted`` in parts of at most ``read_most`` events (sites together in the order of
+    def _parts(
+        self, store: Store, wanted: dict[Span, list[int]], at: int, most: int
+    ) -> list[dict[Span, list[int]]]:
+        """``wanted`` in parts of at most ``most`` events (sites together in the order of
         their ids, a bigger site's spans cut in runs of time), when it reads more than the hour
         going on (``COUNT_FROM``); else whole."""
         ended = sum((high - low) * len(ids) for (low, high), ids in wanted.items() if high <= at)
@@ -392,10 +406,10 @@ class Ledger:
         filled = 0
         for site_id in sorted(spans_of):
             count, spans = counts.get(site_id, 0), spans_of[site_id]
-            runs = max(1, -(-count // self.read_most))  # a site over the bound: runs of its spans
+            runs = max(1, -(-count // most))  # a site over the bound: runs of its spans
             for number in range(runs):
                 share = count // runs
-                if filled and filled + share > self.read_most:
+                if filled and filled + share > most:
                     parts.append({})
                     filled = 0
                 for span in spans[len(spans) * number // runs : len(spans) * (number + 1) // runs]:

@@ -6,7 +6,9 @@ requests and holds at least ``WARM_FROM`` events (below that, the first request 
 itself in well under a second), it reads every site's ``RANGES`` (the sites list asks 7 days, the
 All sites page 30 days by default) and the periods before them, as the first overview request
 would, in each site's time zone: 30 days only when 7 days' pieces show that theirs would fit the
-kept figures' room (``FITS``). An overview request arriving meanwhile waits for it (overview
+kept figures' room (``FITS``). It reads in parts and lets the requests that ask the store
+meanwhile go first between two parts (``GIVE_WAY``): what a start costs the dashboards is the
+store's time for one part. An overview request arriving meanwhile waits for it (overview
 requests take turns) and then finds every day kept. It reads once per start; what a write changes
 later is read by the request after it, as always.
 """
@@ -40,6 +42,10 @@ RANGES = ("7d", "30d")  # in this order: the first one's pieces tell what the ne
 # figures' room (the first one's bytes per event, times the events since its earliest start):
 # else they would push out each other and every other report's kept figures.
 FITS = 0.6
+# The read goes in parts of this many events (about half a second of the store's CPU each), and
+# between two parts waits up to GIVE_WAY seconds while requests are asking the store.
+PART_EVENTS = 2_000_000
+GIVE_WAY = 1.0
 log = logging.getLogger("sightline.reports")
 
 
@@ -52,11 +58,13 @@ class Warmer:
         db: Database,
         ready: Callable[[float], bool],
         from_events: int = WARM_FROM,
+        busy: Callable[[], bool] = lambda: False,
     ) -> None:
         self.store = store
         self.db = db
         self.ready = ready  # waits up to that many seconds for the store; whether it answers
         self.from_events = from_events
+        self.busy = busy  # whether requests are asking the store now (the read gives way to them)
         self.stopping = threading.Event()
         self.done = threading.Event()
         self.seconds: float | None = None  # how long the read took (None: nothing read)
@@ -116,11 +124,18 @@ class Warmer:
                     name,
                 )
                 break
-            ledger.answer(self.store, periods, micros(now))
+            ledger.answer(self.store, periods, micros(now), PART_EVENTS, self._give_way)
             per_event = per_event or ledger.kept.used / max(1, held)  # every kept figure: the most
         self.seconds = time.perf_counter() - started
         log.info("read the overview's days of %d sites in %.1f s", len(rows), self.seconds)
         return True
+
+    def _give_way(self) -> None:
+        """Between two parts of the read: lets the requests asking the store now go first (up to
+        ``GIVE_WAY`` seconds), so that the read delays them by one part at most."""
+        deadline = time.monotonic() + GIVE_WAY
+        while self.busy() and time.monotonic() < deadline and not self.stopping.is_set():
+            time.sleep(0.01)
 
     def _events_since(self, start: datetime) -> int:
         params = Params(self.store.dialect)

@@ -109,6 +109,8 @@ class StoreClient:
         self._ready = False  # the process said it listens
         self._settled = threading.Event()  # the first start ended, ready or not
         self._local = threading.local()
+        self._asking = 0  # requests to the store process under way, of every thread
+        self._asking_lock = threading.Lock()
         self._generation = 0
         self.problem: str | None = None
         self.failing_since: float | None = None
@@ -235,18 +237,13 @@ class StoreClient:
                 "The analytics store is not available right now "
                 f"({self.problem or 'it is starting'}). Try again in a few seconds."
             )
-        for attempt in (1, 2):  # a connection the store process closed is opened again once
-            try:
-                conn = self._connection()
-                conn.send(request)
-                kind, value = conn.recv()
-                break
-            except (OSError, EOFError) as error:
-                self._local.conn = None
-                if attempt == 2 or not self.alive:
-                    raise StoreUnavailableError(
-                        "The analytics store stopped answering. Try again in a few seconds."
-                    ) from error
+        with self._asking_lock:
+            self._asking += 1
+        try:
+            kind, value = self._send(request)
+        finally:
+            with self._asking_lock:
+                self._asking -= 1
         if kind == "full":
             raise StoreFullError(
                 "the ClickHouse server's memory limit"
@@ -256,6 +253,26 @@ class StoreClient:
         if kind != "ok":
             raise RuntimeError(f"the analytics store refused a query: {value}")
         return value
+
+    def _send(self, request: tuple[Any, ...]) -> tuple[str, Any]:
+        for attempt in (1, 2):  # a connection the store process closed is opened again once
+            try:
+                conn = self._connection()
+                conn.send(request)
+                kind, value = conn.recv()
+                return str(kind), value
+            except (OSError, EOFError) as error:
+                self._local.conn = None
+                if attempt == 2 or not self.alive:
+                    raise StoreUnavailableError(
+                        "The analytics store stopped answering. Try again in a few seconds."
+                    ) from error
+        raise AssertionError("unreachable")
+
+    @property
+    def asking(self) -> int:
+        """Requests to the store process under way now (of every thread)."""
+        return self._asking
 
     def query(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
         """One report query. Asked while the server is still starting the store, it waits up to
