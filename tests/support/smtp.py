@@ -54,8 +54,10 @@ class SmtpServer:
         return self.messages
 
     def stop(self) -> None:
+        # Closed in the loop's own thread: a close from another one races the loop's own wake-up
+        # of the server when a client's connection ends (asyncio's Server is not thread-safe).
         if self.server is not None:
-            self.server.close()
+            self.loop.call_soon_threadsafe(self.server.close)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(5)
         self.loop.close()

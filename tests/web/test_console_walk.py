@@ -48,7 +48,8 @@ CHANGING = re.compile(
 FREE = re.compile(r"filter|sign out|theme|a step|remove step", re.IGNORECASE)
 
 # The values in the reports' breakdowns (a path, a referrer's domain: a narrow column must break
-# them somewhere): the check of unbroken addresses passes over them.
+# them somewhere): the check of unbroken addresses passes over them; they are checked for breaks
+# at their slashes and dots only (``midword``).
 ELSEWHERE = ".report-table .link-button"
 
 # Runs in the page: what is wrong with the look shown now.
@@ -59,7 +60,7 @@ PROBLEMS = """
     (typeof e.className === 'string' && e.className ? '.' + e.className.trim().split(/\\s+/).join('.') : '');
   const out = {
     overflow: [], overlaps: [], broken: [], misaligned: [], spilled: [], raw: [], crowded: [], controls: [],
-    wide: [], cut: [], split: [],
+    wide: [], cut: [], split: [], midword: [],
   };
   // On a phone a table's rows fit its panel (stacked as cards): none scrolls sideways inside it.
   if (innerWidth < 640) {
@@ -173,6 +174,22 @@ PROBLEMS = """
       const room = box.clientWidth - parseFloat(boxStyle.paddingLeft) - parseFloat(boxStyle.paddingRight);
       measure.font = style.font;
       if (measure.measureText(text).width <= room) out.split.push(`"${text}" in ${name(parent)}`);
+    }
+    // A report's value (a path, a referrer's domain) wraps at a slash, a dot, a space or a hyphen,
+    // never inside a word ("news.ycombinat" / "or.com"): each line after the first begins there.
+    if (tops.size > 1 && parent.closest('.report-table .report-value') && out.midword.length < 5) {
+      const all = node.textContent, one = document.createRange();
+      let top = null;
+      for (let i = 0; i < all.length; i++) {
+        one.setStart(node, i); one.setEnd(node, i + 1);
+        const r = [...one.getClientRects()].find((c) => c.width > 0);
+        if (!r) continue;
+        if (top !== null && r.top > top + 1 && !/[.?&#]/.test(all[i]) && !/[\\/@\\s-]/.test(all[i - 1])) {
+          out.midword.push(`"${all.trim()}" in ${name(parent)} breaks before "${all.slice(i, i + 8)}"`);
+          break;
+        }
+        top = r.top;
+      }
     }
     for (const r of range.getClientRects()) {
       if (r.width > 1 && r.height > 1) lines.push({ r, parent, text: node.textContent.trim().slice(0, 40) });

@@ -5,6 +5,7 @@ import { countryName, languageName } from "./places";
 import { useEffect, useState } from "preact/hooks";
 
 import { messageOf } from "../api";
+import { Breakable } from "../components/Breakable";
 import { count } from "../format";
 import { downloads, reports, type Breakdown as BreakdownData, type FilterName, type Figures, type ReportQuery, type Row } from "./api";
 import { BreakdownDetails } from "./BreakdownDetails";
@@ -353,7 +354,7 @@ export function BreakdownTable({ rows, columns, dimension, caption, heading, tot
                 <span class="report-bar" style={{ width: `${(bar * 100).toFixed(1)}%` }} aria-hidden="true" />
                 {link ? (
                   <a href={link(row)} target="_top" title={`${linkTitle ?? "Open"} ${shown}`}>
-                    {shown}
+                    <Breakable text={shown} />
                   </a>
                 ) : clickable ? (
                   <button
@@ -362,10 +363,12 @@ export function BreakdownTable({ rows, columns, dimension, caption, heading, tot
                     onClick={onClick}
                     title={drill ? `Show the details of ${shown}` : `Filter by ${shown}`}
                   >
-                    {shown}
+                    <Breakable text={shown} />
                   </button>
                 ) : (
-                  <span>{shown}</span>
+                  <span>
+                    <Breakable text={shown} />
+                  </span>
                 )}
                 {drill && !event && filter && (
                   <button
