@@ -146,6 +146,33 @@ def test_a_visit_in_the_hour_going_on_is_counted_by_every_request(world: World) 
     _check(world, ids)
 
 
+def _two_sites(w: World) -> tuple[SiteModel, SiteModel]:
+    first, second = w.add_site(), w.add_site()
+    for site in (first, second):
+        w.ingest(site, w.history_of(site, 40, 40))
+    w.settle()
+    return first, second
+
+
+def _reads(w: World, monkeypatch: pytest.MonkeyPatch) -> list[list[int]]:
+    """From now on, each read of pieces the served store answers: the times (µs) it is bound to."""
+    reads: list[list[int]] = []
+    columns = w.served.columns
+
+    def seen(sql: str, values: dict[str, Any]) -> dict[str, Any]:
+        reads.append([v for v in values.values() if isinstance(v, int) and v > 10**15])
+        return columns(sql, values)
+
+    monkeypatch.setattr(w.served, "columns", seen)
+    return reads
+
+
+def _earliest(reads: list[list[int]]) -> int:
+    times = [at for read in reads for at in read]
+    assert times
+    return min(times)
+
+
 def test_a_first_request_over_more_events_than_one_read_holds_reads_them_in_parts(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -156,15 +183,8 @@ def test_a_first_request_over_more_events_than_one_read_holds_reads_them_in_part
     assert ledger is not None
     ledger.read_most = len(big.events()) // 3  # the big site's 60 days in three runs at least
     world.said(f"at most {ledger.read_most} events a read")
-    reads: list[str] = []
-    columns = world.served.columns
-
-    def counted(sql: str, values: dict[str, Any]) -> dict[str, Any]:
-        reads.append(sql)
-        return columns(sql, values)
-
-    monkeypatch.setattr(world.served, "columns", counted)
     world.settle()
+    reads = _reads(world, monkeypatch)
     rows = _rows(world, [small.id, big.id])
     overview(world.served, rows, "30d", None, None, datetime.now(UTC), wanted=False)
     assert len(reads) >= 4  # every day of both sites, in parts: the big site's alone in three
@@ -177,72 +197,42 @@ def test_a_first_request_over_more_events_than_one_read_holds_reads_them_in_part
 def test_the_days_read_at_the_start_leave_the_first_request_only_the_hour_going_on(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    first, second = world.add_site(), world.add_site()
-    for site in (first, second):
-        world.ingest(site, world.history_of(site, 40, 40))
-    world.settle()
+    first, second = _two_sites(world)
     held = len(first.events()) + len(second.events())
     assert not Warmer(world.served, world.db, lambda _: True, held + 1).warm(datetime.now(UTC))
     ledger = overview_days.ledger_of(world.served)
     assert ledger is not None
     assert not len(ledger.kept)  # a small store: nothing read at the start
-    warmer = Warmer(world.served, world.db, lambda _: True, held)
-    assert warmer.warm(datetime.now(UTC))
-    asked: list[dict[str, Any]] = []
-    columns = world.served.columns
-
-    def seen(sql: str, values: dict[str, Any]) -> dict[str, Any]:
-        asked.append(values)
-        return columns(sql, values)
-
-    monkeypatch.setattr(world.served, "columns", seen)
+    assert Warmer(world.served, world.db, lambda _: True, held).warm(datetime.now(UTC))
+    reads = _reads(world, monkeypatch)
     now = datetime.now(UTC)
     for name in ("7d", "30d"):
         overview(world.served, _rows(world, [first.id, second.id]), name, None, None, now, wanted=False)
     hour = int(now.replace(minute=0, second=0, microsecond=0).timestamp() * 1_000_000)
-    times = [
-        value for params in asked for value in params.values() if isinstance(value, int) and value > 10**15
-    ]
-    assert times
-    assert min(times) >= hour  # the hour going on, and nothing before it
+    assert _earliest(reads) >= hour  # the hour going on, and nothing before it
     _check(world, [first.id, second.id])
 
 
 def test_a_range_whose_days_would_not_fit_the_kept_room_is_left_to_its_first_request(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    first, second = world.add_site(), world.add_site()
-    for site in (first, second):
-        world.ingest(site, world.history_of(site, 40, 40))
-    world.settle()
+    _two_sites(world)
     ledger = overview_days.ledger_of(world.served)
     assert ledger is not None
     monkeypatch.setattr(warm, "RANGES", ("7d",))
     assert Warmer(world.served, world.db, lambda _: True, 0).warm(datetime.now(UTC))
     ledger.kept.most_bytes = 2 * ledger.kept.used  # 7 days fit; 30 days, three times the events, not
     monkeypatch.setattr(warm, "RANGES", ("7d", "30d"))
-    asked: list[dict[str, Any]] = []
-    columns = world.served.columns
-
-    def seen(sql: str, values: dict[str, Any]) -> dict[str, Any]:
-        asked.append(values)
-        return columns(sql, values)
-
-    monkeypatch.setattr(world.served, "columns", seen)
+    reads = _reads(world, monkeypatch)
     assert Warmer(world.served, world.db, lambda _: True, 0).warm(datetime.now(UTC))
     fortnight = int((datetime.now(UTC) - timedelta(days=15)).timestamp() * 1_000_000)
-    assert (
-        min(v for values in asked for v in values.values() if isinstance(v, int) and v > 10**15) > fortnight
-    )
+    assert _earliest(reads) > fortnight  # 7 days and the 7 before them: nothing of 30 days' read
 
 
 def test_the_start_read_goes_in_parts_and_lets_requests_asking_the_store_go_first_between_them(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    first, second = world.add_site(), world.add_site()
-    for site in (first, second):
-        world.ingest(site, world.history_of(site, 40, 40))
-    world.settle()
+    first, second = _two_sites(world)
     monkeypatch.setattr(warm, "PART_EVENTS", len(first.events()) // 3)
     monkeypatch.setattr(warm, "GIVE_WAY", 5.0)
     looks: list[bool] = []
