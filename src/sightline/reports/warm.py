@@ -66,7 +66,6 @@ class Warmer:
         self.from_events = from_events
         self.busy = busy  # whether requests are asking the store now (the read gives way to them)
         self.stopping = threading.Event()
-        self.done = threading.Event()
         self.seconds: float | None = None  # how long the read took (None: nothing read)
 
     @contextlib.asynccontextmanager
@@ -87,8 +86,6 @@ class Warmer:
         except Exception:  # a store that went away meanwhile: the first request reads the days
             if not self.stopping.is_set():
                 log.exception("the overview's days could not be read at the start")
-        finally:
-            self.done.set()
 
     def warm(self, now: datetime) -> bool:
         """Reads the days of every site's ``RANGES`` into the kept figures; whether it did."""
