@@ -328,7 +328,9 @@ def _prop_breakdown(
     """Props of one custom event: ``value`` is ``key\x1fvalue``. Under filters on a big span, ranked
     by count with the shown rows' visitors on bitmaps (``_ranked_once``; under any filter
     with ``kept`` and the span's ``days``, from counts and bitmaps kept per ended day, as the pages
-    table's: ``table_days``), else counted exactly."""
+    table's: ``table_days``); unfiltered with ``kept``, ranked by counts kept per ended day and
+    the shown rows' visitors on bitmaps kept per ended day where they hold enough events
+    (``_props_by_days``); else counted exactly in one pass."""
     query_parts.by_rows(run)
     condition = query_parts.events(f"name = {query_parts.bind(name)}")
     search = _search(query_parts, "kv", page)
@@ -357,6 +359,10 @@ def _prop_breakdown(
                 ]
         chosen = f"SELECT kv AS value, visitor FROM ({rows}) AS t WHERE 1 = 1{search}"
         return _ranked_once(run, query_parts, chosen, "events", page, unique)
+    if unique is None and kept is not None and days and not page.search and not page.values:
+        kept_rows = _props_by_days(run, query_parts, name, page, kept, days)
+        if kept_rows is not None:
+            return kept_rows
     query = (
         f"SELECT kv, count(*) AS n, count(DISTINCT visitor) AS people FROM ({rows}) AS t "
         f"WHERE 1 = 1{search} GROUP BY kv ORDER BY n DESC, kv{_window(page)}"
@@ -365,3 +371,28 @@ def _prop_breakdown(
         _event_row(kv, int(people), "events", int(n))
         for kv, n, people in run(query, query_parts.params.values)
     ]
+
+
+def _props_by_days(
+    run: Run, query_parts: Query, name: str, page: Page, kept: Kept, days: Sequence[Span]
+) -> list[dict[str, Any]] | None:
+    """The unfiltered props of ``name`` as the unfiltered custom events table counts them: ranked by
+    each ended day's counts kept (``table_days.ranked``), and the shown rows' visitors united from
+    each ended day's bitmaps kept (``table_days.visitors``) where they hold enough events to be
+    estimated (``counting.per_value``). None where they are counted exactly, or where their
+    bitmaps would take more than their share of the layer: the caller counts them in one pass.
+    The 30-day props of "signup" at 100 M events (719,000 events of the biggest site): every
+    request read and exploded them all."""
+    if query_parts.dialect.bitmap is None:
+        return None
+    column, where = query_parts.dialect.explode("props"), "name = {name}"
+    ranked = table_days.ranked(run, query_parts, column, where, page, kept, days, name=name)[0]
+    counts = [int(n) for _, n in ranked] or [0]
+    unique = counting.per_value(query_parts.dialect, sum(counts), len(counts), room=max(counts))
+    if not unique.size:
+        return None
+    shown = [value for value, _ in ranked]
+    people = table_days.visitors(run, query_parts, column, where, shown, kept, days, unique, name=name)
+    if not all(value in people for value in shown):
+        return None
+    return [_event_row(value, unique.read(people[value]), "events", int(n)) for value, n in ranked]
