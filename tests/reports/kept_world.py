@@ -60,7 +60,8 @@ FEED_BATCH = 40  # small batches: a visit's events often reach the store in seve
 
 class InProcessStore:
     """What ``reports.service.Report`` asks of the store, answered by the engine in this process,
-    as the store process answers the server: ``query``, ``columns``, and ``keep`` on the embedded engine."""
+    as the store process answers the server: ``query``, ``columns``, and ``keep`` and the
+    overview's kept days (``store.kept_days``) on the embedded engine."""
 
     def __init__(self, engine: Engine, dialect: Dialect, keeps: bool) -> None:
         self.engine = engine
@@ -68,6 +69,9 @@ class InProcessStore:
         if keeps:
             self.keep = self._keep
             self.changes = self._changes
+        if keeps and isinstance(engine, Embedded):
+            self.kept_days = engine.kept_days
+            self.keep_days = engine.keep_days
 
     def query(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
         return self.engine.query(sql, params)

@@ -21,6 +21,7 @@ from sightline.reports.overview import overview
 from sightline.reports.period import period_of
 from sightline.reports.warm import Warmer
 from sightline.sites import service as sites_service
+from sightline.store.changes import Changes
 from tests.conftest import database_url_for
 from tests.reports.kept_world import InProcessStore, SiteModel, World, open_engine
 
@@ -245,3 +246,75 @@ def test_the_start_read_goes_in_parts_and_lets_requests_asking_the_store_go_firs
     assert Warmer(world.served, world.db, lambda _: True, 0, busy).warm(datetime.now(UTC))
     assert looks[:4] == [True, True, True, False]  # between two parts it waited for the request
     _check(world, [first.id, second.id])
+
+
+DAY = 86_400_000_000  # µs
+
+
+def _covered(reads: list[list[int]]) -> int:
+    """The time the reads of pieces covered, in all (each read binds its spans' ends in pairs)."""
+    return sum(high - low for read in reads for low, high in zip(read[::2], read[1::2], strict=True))
+
+
+def _restarted(w: World, monkeypatch: pytest.MonkeyPatch) -> tuple[InProcessStore, list[list[int]]]:
+    """The store as a server that started again sees it (nothing kept in its memory), and the
+    times each read of its pieces is bound to from now on."""
+    again = InProcessStore(w.engine, w.dialect, keeps=True)
+    w.served = again
+    return again, _reads(w, monkeypatch)
+
+
+def test_a_restarted_server_reads_the_ended_days_the_store_keeps_in_its_file_instead_of_their_events(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, second = _two_sites(world)
+    ids = [first.id, second.id]
+    _check(world, ids)  # every ended day of 30 days and the 30 before them read, and handed to the store
+    again, reads = _restarted(world, monkeypatch)
+    overview(again, _rows(world, ids), "30d", None, None, datetime.now(UTC), wanted=False)
+    if world.engine.name == "duckdb":  # the hours of today and of the comparison's cut day only
+        assert _covered(reads) <= 2 * DAY
+    else:  # ClickHouse keeps no days in a file: every day read again
+        assert _covered(reads) >= 58 * DAY
+    _check(world, ids)
+    # A late visit three days ago: its day leaves the file with the write, and is read again.
+    _late_visit(world, first, 3)
+    again, reads = _restarted(world, monkeypatch)
+    overview(again, _rows(world, ids), "30d", None, None, datetime.now(UTC), wanted=False)
+    if world.engine.name == "duckdb":
+        assert DAY <= _covered(reads) <= 3 * DAY  # that day, and the hours
+    _check(world, ids)
+
+
+def test_days_read_before_a_write_or_a_restart_of_the_store_process_are_not_kept_in_its_file(
+    world: World,
+) -> None:
+    first, second = _two_sites(world)
+    store = world.served
+    ledger = overview_days.ledger_of(store)
+    assert ledger is not None
+    seen = ledger.kept.sync(first.id)
+    period = period_of("7d", None, None, ZoneInfo("UTC"), datetime.now(UTC))
+    day = overview_days.plan(period).spans[0]
+    piece = overview_days.read(store.columns, store.dialect, {day: [first.id, second.id]})
+    rows = [
+        (
+            site.id,
+            seen.number,
+            *day,
+            piece[(site.id, day)].pageviews,
+            piece[(site.id, day)].visitors.tobytes(),
+        )
+        for site in (first, second)
+    ]
+    keep_days = getattr(store, "keep_days", None)
+    if keep_days is None:  # ClickHouse: the server hands it none
+        assert world.engine.name == "clickhouse"
+        return
+    late = datetime.fromtimestamp(day[0] / 1e6, UTC) + timedelta(hours=2)
+    world.ingest(first, world.visit(first, late, late + timedelta(minutes=5)))  # a change after the read
+    world.settle()
+    assert keep_days(seen.epoch, rows) == 1  # the second site's only
+    assert [row[0] for row in store.kept_days([(first.id, *day), (second.id, *day)])] == [second.id]
+    world.engine.changes = Changes(world.engine.watermark())  # the store process started again
+    assert keep_days(seen.epoch, rows) == 0

@@ -174,3 +174,29 @@ def _store_when(owner: httpx.Client, wanted: Callable[[dict[str, Any]], bool]) -
             return store
         time.sleep(0.2)
     raise AssertionError(f"the store never reached the state: {store}")
+
+
+def test_a_server_stopped_and_started_again_finds_the_overviews_days_its_store_kept_in_its_file(
+    start_server: StartServer,
+) -> None:
+    server = start_server()
+    create_owner(server, OWNER_EMAIL, OWNER_PASSWORD)
+    owner = sign_in(server)
+    site = owner.post("/api/sites", json={"name": "Shop", "domain": "shop.example.com"}).json()["id"]
+    db = open_database(f"sqlite:///{server.data_dir / 'sightline.db'}", migrate=False)
+    helpers.insert_events(db, helpers.generate(site, NOW, visits=300, days=10, seed=3))
+    db.dispose()
+    helpers.wait_caught_up(owner)
+    before = owner.get("/api/overview", params={"range": "7d"}).json()
+    owner.close()
+    server.stop()  # SIGTERM: the server stops its store process, which closes the store cleanly
+    store = Embedded(server.data_dir, 256)
+    try:
+        kept = store.query("SELECT count(DISTINCT low) FROM kept_days WHERE site_id = $s", {"s": site})
+    finally:
+        store.close()
+    assert kept[0][0] >= 12  # the whole ended days of 7 days and of the 7 before them
+    server.start()
+    owner = sign_in(server)
+    assert owner.get("/api/overview", params={"range": "7d"}).json() == before
+    owner.close()

@@ -237,15 +237,16 @@ def test_an_upgraded_store_is_written_again_compactly(db: Database, tmp_path: Pa
     assert not upgrade.compacting(path).exists()
 
 
-def test_without_the_compact_copy_the_upgrade_would_double_the_file(
+def test_without_the_compact_copy_the_upgrade_would_leave_the_file_far_bigger(
     db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """What the test above guards against: the upgrade's own rewrite leaves the freed blocks."""
+    """What the test above guards against: the upgrade's own rewrite leaves the freed blocks (the
+    file 1.4-2 times as big, where the compact copy keeps it under 1.25 times)."""
     path = _upgradable_store(db, tmp_path, doublings=9)
     before = path.stat().st_size
     monkeypatch.setattr(upgrade, "_copy", _refuse)
     Embedded(tmp_path / "data", 256).close()
-    assert path.stat().st_size > before * 1.5, (before, path.stat().st_size)
+    assert path.stat().st_size > before * 1.35, (before, path.stat().st_size)
 
 
 def _refuse(*_: object) -> None:

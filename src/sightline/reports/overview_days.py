@@ -353,6 +353,7 @@ class Ledger:
         ended: dict[tuple[int, int], Ended | None] = {}
         have: Have = {}
         wanted: dict[Span, list[int]] = {}
+        days: set[tuple[int, Span]] = set()  # whole ended days not kept here (its file may hold them)
         for site_id, both in plans.items():
             for which, made in enumerate(both):
                 done = _done(made, at)
@@ -367,18 +368,25 @@ class Ledger:
                     wanted.setdefault(span, []).append(site_id)
                 if kept_ended is not None:
                     continue
-                for span in made.spans[:count]:
+                for span, whole in zip(made.spans[:count], made.whole[:count], strict=True):
                     found = self.get(site_id, span, seen[site_id])
                     if found is not None:
                         have[(site_id, span)] = found
                         continue
+                    if whole:
+                        days.add((site_id, span))
                     wanted.setdefault(span, []).append(site_id)
+        days -= self._stored(store, days, wanted, have, seen, at)
         for number, part in enumerate(self._parts(store, wanted, at, most)):
             if number and between is not None:
                 between()
+            read_days: list[tuple[int, Span, Piece]] = []
             for (site_id, span), piece in read(store.columns, store.dialect, part).items():
                 have[(site_id, span)] = piece
                 self.keep(site_id, span, piece, seen[site_id], at)
+                if (site_id, span) in days:
+                    read_days.append((site_id, span, piece))
+            _store_days(store, read_days, seen)
         out: dict[int, tuple[Counted, Counted]] = {}
         for site_id, (current, previous) in plans.items():
             counted = []
@@ -387,6 +395,34 @@ class Ledger:
                 counted.append(_counted(site_id, made, figures, have, at))
             out[site_id] = (counted[0], counted[1])
         return out
+
+    def _stored(
+        self,
+        store: Store,
+        days: set[tuple[int, Span]],
+        wanted: dict[Span, list[int]],
+        have: Have,
+        seen: dict[int, Seen],
+        at: int,
+    ) -> set[tuple[int, Span]]:
+        """The whole ended ``days`` the store keeps in its file (``store.kept_days``), put in
+        ``have`` and kept here, and no longer ``wanted``: after a restart, a day's figures are
+        read from its row instead of its events."""
+        kept_days = getattr(store, "kept_days", None)
+        if kept_days is None or not days:
+            return set()
+        found: set[tuple[int, Span]] = set()
+        for site_id, low, high, pageviews, keys in kept_days(sorted((s, a, b) for s, (a, b) in days)):
+            span = (int(low), int(high))
+            piece = Piece(np.frombuffer(keys, dtype=np.uint64), int(pageviews))
+            have[(int(site_id), span)] = piece
+            self.keep(int(site_id), span, piece, seen[int(site_id)], at)
+            found.add((int(site_id), span))
+        for site_id, span in found:
+            wanted[span].remove(site_id)
+            if not wanted[span]:
+                del wanted[span]
+        return found
 
     def _parts(
         self, store: Store, wanted: dict[Span, list[int]], at: int, most: int
@@ -441,6 +477,22 @@ class Ledger:
         if done:
             self.kept.put((site_id, made.spans[0][0], done, made.shape), figures, seen, figures.cost())
         return figures
+
+
+def _store_days(store: Store, read_days: list[tuple[int, Span, Piece]], seen: dict[int, Seen]) -> None:
+    """Hands the whole ended days read from the events to the store to keep in its file, each with
+    the change number it was read at (the store keeps those no later change touched)."""
+    keep_days = getattr(store, "keep_days", None)
+    if keep_days is None or not read_days:
+        return
+    epoch = seen[read_days[0][0]].epoch
+    keep_days(
+        epoch,
+        [
+            (site_id, seen[site_id].number, low, high, piece.pageviews, piece.visitors.tobytes())
+            for site_id, (low, high), piece in read_days
+        ],
+    )
 
 
 def _done(made: Plan, at: int) -> int:

@@ -303,6 +303,24 @@ class StoreClient:
         kept: str | None = self.ask(("keep", sql, params, site_id, span))
         return kept
 
+    def kept_days(self, asked: Sequence[tuple[int, int, int]]) -> list[tuple[int, int, int, int, bytes]]:
+        """The overview's days the embedded store keeps in its file, of the (site, low, high)
+        ``asked`` (``store.kept_days``); none on ClickHouse."""
+        if self.engine != "duckdb":
+            return []
+        if not self._settled.is_set():
+            self._settled.wait(FIRST_WAIT)
+        found: list[tuple[int, int, int, int, bytes]] = self.ask(("days", [tuple(a) for a in asked]))
+        return found
+
+    def keep_days(self, epoch: str, rows: Sequence[tuple[int, int, int, int, int, bytes]]) -> int:
+        """Keeps the overview's days read at their change numbers in the embedded store's file,
+        those no later change touched (how many)."""
+        if self.engine != "duckdb" or not rows:
+            return 0
+        added: int = self.ask(("keep_days", epoch, list(rows)))
+        return added
+
     def changes(self, site_id: int, after: int) -> dict[str, Any]:
         """What changed of a site's data after change number ``after`` (``store.changes``)."""
         if not self._settled.is_set():

@@ -32,6 +32,8 @@ from sightline.store.engine import (
     log,
     path_literal,
 )
+from sightline.store.kept_days import TABLE as KEPT_DAYS
+from sightline.store.kept_days import KeptDays, Row
 from sightline.store.kept_selections import Kept, Span
 
 
@@ -46,6 +48,7 @@ class Embedded:
         self.memory_mb = memory_mb
         self._write = threading.Lock()
         self._con = self._open()
+        self.days = KeptDays(self._con)  # the overview's ended days, dropped by every write
         self.changes = Changes(self.watermark())
         self.kept = Kept(self._con.cursor, self.changes)  # report selections, dropped by the changes
 
@@ -160,13 +163,39 @@ class Embedded:
         return self.kept.keep(sql, params, site_id, span)
 
     def execute(self, sql: str, params: dict[str, Any] | None = None, changed: Spans | None = None) -> None:
+        """One statement changing the store's data where ``changed`` says (None: everywhere), in
+        a transaction with the deletion of the kept days it touches (``store.kept_days``)."""
         with self._write, self.kept.writing():
             cursor = self._con.cursor()
             try:
-                cursor.execute(sql, params or {})
+                cursor.execute("BEGIN TRANSACTION")
+                try:
+                    cursor.execute(sql, params or {})
+                    self.days.drop(cursor, changed)
+                except BaseException:
+                    cursor.execute("ROLLBACK")
+                    raise
+                cursor.execute("COMMIT")
             finally:
                 cursor.close()
             self.changes.record(changed)
+
+    def kept_days(self, asked: list[tuple[int, int, int]]) -> list[tuple[int, int, int, int, bytes]]:
+        """The overview's kept days of the (site, low, high) asked (``store.kept_days``)."""
+        cursor = self._con.cursor()
+        try:
+            return self.days.get(cursor, asked)
+        finally:
+            cursor.close()
+
+    def keep_days(self, epoch: str, rows: list[Row]) -> int:
+        """Keeps the overview's days read at their change numbers (``KeptDays.put``)."""
+        with self._write:
+            cursor = self._con.cursor()
+            try:
+                return self.days.put(cursor, self.changes, epoch, rows)
+            finally:
+                cursor.close()
 
     def watermark(self) -> int:
         rows = self.query("SELECT value FROM store_state WHERE name = $name", {"name": WATERMARK})
@@ -297,6 +326,8 @@ class Embedded:
                 cursor.execute("BEGIN TRANSACTION")
                 try:
                     yield cursor
+                    if changed is not None:  # its data changed there: the kept days too
+                        self.days.drop(cursor, changed)
                 except BaseException:
                     cursor.execute("ROLLBACK")
                     raise
@@ -308,7 +339,7 @@ class Embedded:
 
     def reset(self) -> None:
         with self._write, self.kept.writing():
-            for table in ("events", "visits", "visit_counts", "store_state"):
+            for table in ("events", "visits", "visit_counts", "store_state", KEPT_DAYS):
                 self._con.execute(f"DELETE FROM {table}")  # noqa: S608 (fixed names)
             self._con.execute("CHECKPOINT")
             self.changes.record(None)
@@ -324,6 +355,10 @@ class Embedded:
 
     def close(self) -> None:
         with self._write:
+            try:
+                KeptDays.closing(self._con)  # the kept days match the data as it is now
+            except duckdb.Error:
+                log.exception("the kept days' mark was not written: they are read again at the next start")
             self._con.close()
 
 

@@ -8,20 +8,25 @@ socket with an authentication key): ``("query", sql, params)`` answers ``("ok", 
 ``("error", message)`` (``("full", message)`` when the engine ran out of memory);
 ``("keep", sql, params)`` answers the name of a table holding the
 query's rows while the site's data stays as it was (``store.kept_selections``; None on ClickHouse);
-``("changes", site, after)`` answers what changed of the site after that change number
-(``store.changes``: every figure kept between requests is dropped by it), ``("changes_many",
-[(site, after), ...])`` the same of several sites at once;
+``("days", [(site, low, high), ...])`` answers the overview's days the embedded store keeps
+(``store.kept_days``), ``("keep_days", epoch, rows)`` keeps those read at a change number no
+later change touched (how many); ``("changes", site, after)`` answers what changed of the site
+after that change number (``store.changes``: every figure kept between requests is dropped by
+it), ``("changes_many", [(site, after), ...])`` the same of several sites at once;
 ``("status",)`` answers the feed's figures; ``("export", directory)``
 copies the embedded store there for a backup (``store.snapshot``). Between feeding steps it
 applies maintenance (``maintenance``) and checks the store against the log (``check``), from its start on.
-The process leaves when its parent is gone. Of several nodes on one PostgreSQL log, one feeds (a
-lease, ``database.lease``); another takes over within seconds when it dies.
+The process leaves when its parent is gone, or when the server stops it (SIGTERM: the step under
+way ends, then the store is closed cleanly, its kept days kept for the next start). Of several
+nodes on one PostgreSQL log, one feeds (a lease, ``database.lease``); another takes over within
+seconds when it dies.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import signal
 import threading
 import time
 from multiprocessing.connection import Client, Connection, Listener
@@ -86,6 +91,12 @@ def _serve(conn: Connection, engine: Engine, status: Status) -> None:
                         else None
                     )
                     conn.send(("ok", kept))
+                elif request[0] == "days":  # the overview's kept days (store.kept_days)
+                    found = engine.kept_days(request[1]) if isinstance(engine, Embedded) else []
+                    conn.send(("ok", found))
+                elif request[0] == "keep_days":
+                    added = engine.keep_days(request[1], request[2]) if isinstance(engine, Embedded) else 0
+                    conn.send(("ok", added))
                 elif request[0] == "changes":  # what changed of a site after a change number
                     conn.send(("ok", engine.changes.since(int(request[1]), int(request[2]))))
                 elif request[0] == "changes_many":  # the same for several (site, after) pairs
@@ -154,11 +165,15 @@ def main(options: Options, ready: Connection) -> None:
     window: list[tuple[float, int]] = []
     said = time.monotonic()
     lease = Lease(db, "the analytics store's feed")
-    while os.getppid() == parent:
+    # Asked to stop (the server stopping it): the step under way ends, then the store closes
+    # cleanly, which keeps its file's kept days for the next start (``store.kept_days``).
+    stopping = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stopping.set())
+    while os.getppid() == parent and not stopping.is_set():
         try:
             if not lease.held():
                 _stand_by(engine, status)
-                time.sleep(STANDBY_LOOK)
+                stopping.wait(STANDBY_LOOK)
                 continue
             status.role = "feeder"
             fed = feeder.step()
@@ -199,12 +214,14 @@ def main(options: Options, ready: Connection) -> None:
             # Caught up (a part batch read the log to its end): look again after the interval. A
             # step costs tens of milliseconds whatever its size (DuckDB plans and commits), so
             # under steady traffic fewer, larger steps leave the cores to ingest (docs/performance.md).
-            time.sleep(options.interval)
+            stopping.wait(options.interval)
     lease.release()
     snapshot.withdraw(Path(options.data_dir))
     listener.close()
     feeder.close()
     engine.close()
+    logging.shutdown()
+    os._exit(0)  # all closed: the interpreter's teardown (seconds, its threads on sockets) is not needed
 
 
 def _check(check: SelfCheck, status: Status) -> None:

@@ -1,0 +1,170 @@
+"""The overview's figures of ended days, kept in the embedded store's file beside the events they
+are the figures of, so that they outlive the process: after a restart the overview reads them
+instead of every event of its periods (``reports.overview_days``).
+
+A row is one site's whole local day (its UTC span ``[low, high)``): its pageviews and the sorted,
+unique keys of its visitors (8 bytes each, little-endian). Only the store process writes the
+table, and a row present is always the figures of the events as the store holds them:
+
+- **every write of the store's data** deletes, in its own transaction, the rows whose span it
+  changed: the spans it records in ``store.changes`` (every row when it changed everything: a
+  rebuild). A write that lands after the last row's end (the hour going on) deletes nothing and
+  costs nothing;
+- **a row is added** (``put``) by the server that read its figures, with the change number it read
+  them at (``reports.kept_figures.Seen``): the store adds it only when it comes from this
+  process's change records (the same ``epoch``) and no change of the site after that number
+  touched its span, checked under the writers' lock (a write between the read and the check is
+  recorded before the lock is let go);
+- **another program's writes** (an older Sightline opening the file) delete nothing: the file
+  keeps a mark of the data the rows were last known to match (the watermark and the rows of
+  events and visits), written when the process closes the store, and at open a mark that differs
+  (another program wrote, or this process was killed after writing) empties the table.
+
+Backups leave the table out (``engine.TABLES``: it is derived): a restored store starts without
+rows, and the overview reads its days from the events again.
+"""
+
+# ruff: noqa: S608  (SQL made of fixed names; every value is a bound parameter)
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from sightline.store.changes import Changes, Spans
+
+TABLE = "kept_days"
+DDL = (
+    f"CREATE TABLE IF NOT EXISTS {TABLE} (site_id INTEGER NOT NULL, low BIGINT NOT NULL, "
+    "high BIGINT NOT NULL, pageviews BIGINT NOT NULL, visitors BLOB NOT NULL)"
+)
+MARK = "kept_days_mark"  # store_state's row: the mark of the data the rows match
+Row = tuple[int, int, int, int, int, bytes]  # site, change number read at, low, high, pageviews, keys
+_MATCHING = (
+    "(SELECT unnest($sites) AS s, unnest($lows) AS lo, unnest($highs) AS hi) AS c "
+    f"WHERE c.s = {TABLE}.site_id AND c.lo < {TABLE}.high AND c.hi > {TABLE}.low"
+)
+
+
+class KeptDays:
+    """The table of one embedded store, opened on its connection."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        con.execute(DDL)
+        if _stored_mark(con) != _mark(con):
+            con.execute(f"DELETE FROM {TABLE}")
+        [(newest,)] = con.execute(f"SELECT max(high) FROM {TABLE}").fetchall()  # a result left open
+        self.newest: int | None = int(newest) if newest is not None else None  # would hold the connection
+
+    def drop(self, cursor: duckdb.DuckDBPyConnection, changed: Spans | None) -> None:
+        """Deletes the rows ``changed`` touches (None: every row), in the caller's transaction."""
+        if self.newest is None:
+            return
+        if changed is None:
+            cursor.execute(f"DELETE FROM {TABLE}")
+            return
+        sites, lows, highs = [], [], []
+        for site_id, spans in changed.items():
+            for low, high in spans:
+                if int(low) < self.newest:  # a span from the last row's end on touches none
+                    sites.append(int(site_id))
+                    lows.append(int(low))
+                    highs.append(int(high))
+        if sites:
+            cursor.execute(
+                f"DELETE FROM {TABLE} WHERE EXISTS (SELECT 1 FROM {_MATCHING})",
+                {"sites": sites, "lows": lows, "highs": highs},
+            )
+
+    def put(
+        self, cursor: duckdb.DuckDBPyConnection, changes: Changes, epoch: str, rows: Sequence[Row]
+    ) -> int:
+        """Adds the rows read at a change number of this process after which no change of their
+        site touched their span (the caller holds the writers' lock); how many it added."""
+        if epoch != changes.epoch:
+            return 0
+        since: dict[tuple[int, int], dict[str, Any]] = {}
+        chosen: list[Row] = []
+        for row in rows:
+            site_id, number, low, high = int(row[0]), int(row[1]), int(row[2]), int(row[3])
+            if high <= low:
+                continue
+            found = since.get((site_id, number))
+            if found is None:
+                found = since[(site_id, number)] = changes.since(site_id, number)
+            if found["everything"] or any(a < high and b > low for _, a, b in found["spans"]):
+                continue
+            chosen.append(row)
+        if not chosen:
+            return 0
+        table = pa.table(
+            {
+                "site_id": pa.array([int(r[0]) for r in chosen], pa.int32()),
+                "low": pa.array([int(r[2]) for r in chosen], pa.int64()),
+                "high": pa.array([int(r[3]) for r in chosen], pa.int64()),
+                "pageviews": pa.array([int(r[4]) for r in chosen], pa.int64()),
+                "visitors": pa.array([bytes(r[5]) for r in chosen], pa.binary()),
+            }
+        )
+        cursor.execute("BEGIN TRANSACTION")
+        try:
+            cursor.register("kept_day_rows", table)
+            cursor.execute(
+                f"DELETE FROM {TABLE} WHERE EXISTS (SELECT 1 FROM kept_day_rows AS r WHERE "
+                f"r.site_id = {TABLE}.site_id AND r.low = {TABLE}.low AND r.high = {TABLE}.high)"
+            )
+            cursor.execute(f"INSERT INTO {TABLE} SELECT * FROM kept_day_rows")
+            cursor.unregister("kept_day_rows")
+        except BaseException:
+            cursor.execute("ROLLBACK")
+            raise
+        cursor.execute("COMMIT")
+        newest = max(int(r[3]) for r in chosen)
+        self.newest = newest if self.newest is None else max(self.newest, newest)
+        return len(chosen)
+
+    @staticmethod
+    def get(
+        cursor: duckdb.DuckDBPyConnection, asked: Sequence[tuple[int, int, int]]
+    ) -> list[tuple[int, int, int, int, bytes]]:
+        """The rows of the (site, low, high) ``asked`` that the table holds."""
+        if not asked:
+            return []
+        found = cursor.execute(
+            f"SELECT d.site_id, d.low, d.high, d.pageviews, d.visitors FROM {TABLE} AS d JOIN "
+            "(SELECT unnest($sites) AS s, unnest($lows) AS lo, unnest($highs) AS hi) AS w "
+            "ON d.site_id = w.s AND d.low = w.lo AND d.high = w.hi",
+            {
+                "sites": [int(a[0]) for a in asked],
+                "lows": [int(a[1]) for a in asked],
+                "highs": [int(a[2]) for a in asked],
+            },
+        ).fetchall()
+        return [(int(s), int(a), int(b), int(pv), bytes(keys)) for s, a, b, pv, keys in found]
+
+    @staticmethod
+    def closing(con: duckdb.DuckDBPyConnection) -> None:
+        """Writes the mark of the data as it is, which the rows match (the process closes the store)."""
+        con.execute(
+            "INSERT INTO store_state VALUES ($name, $value) "
+            "ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+            {"name": MARK, "value": _mark(con)},
+        )
+
+
+def _stored_mark(con: duckdb.DuckDBPyConnection) -> int | None:
+    found = con.execute("SELECT value FROM store_state WHERE name = $name", {"name": MARK}).fetchall()
+    return int(found[0][0]) if found else None
+
+
+def _mark(con: duckdb.DuckDBPyConnection) -> int:
+    """The mark of the data: a hash of the watermark and of the rows of events and visits."""
+    [found] = con.execute(
+        "SELECT (SELECT coalesce(max(value), 0) FROM store_state WHERE name = 'watermark'), "
+        "(SELECT count(*) FROM events), (SELECT count(*) FROM visits)"
+    ).fetchall()
+    text = ":".join(str(int(v)) for v in found)
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little", signed=True)
