@@ -35,6 +35,7 @@ import duckdb
 import pyarrow as pa
 
 from sightline.store.changes import Changes, Spans
+from sightline.store.engine import WATERMARK
 
 TABLE = "kept_days"
 DDL = (
@@ -163,8 +164,9 @@ def _stored_mark(con: duckdb.DuckDBPyConnection) -> int | None:
 def _mark(con: duckdb.DuckDBPyConnection) -> int:
     """The mark of the data: a hash of the watermark and of the rows of events and visits."""
     [found] = con.execute(
-        "SELECT (SELECT coalesce(max(value), 0) FROM store_state WHERE name = 'watermark'), "
-        "(SELECT count(*) FROM events), (SELECT count(*) FROM visits)"
+        "SELECT (SELECT coalesce(max(value), 0) FROM store_state WHERE name = $watermark), "
+        "(SELECT count(*) FROM events), (SELECT count(*) FROM visits)",
+        {"watermark": WATERMARK},
     ).fetchall()
     text = ":".join(str(int(v)) for v in found)
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little", signed=True)
