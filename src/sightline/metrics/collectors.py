@@ -181,6 +181,7 @@ _DOCS = {
     "sightline_store_check_fed_events": "Events the store's self-check fed (missing or held twice).",
     "sightline_store_check_unrepaired": "Differences the store's self-check could not repair (see health).",
     "sightline_store_check_passes": "Whole passes of the store's self-check over the log.",
+    "sightline_store_checkpoints": "Times the embedded store wrote its WAL into its file.",
     "sightline_disk_free_bytes": "Free bytes on each file system Sightline writes to.",
     "sightline_disk_total_bytes": "Size of each file system Sightline writes to.",
     "sightline_connections_closed": "Client connections the server closed: too slow (header_timeout, "
@@ -213,6 +214,7 @@ def store_figures(health: HealthSource) -> Figures:
                 "check_fed_events": check.get("events_fed") if check else None,
                 "check_unrepaired": len(check.get("unrepaired") or ()) if check else None,
                 "check_passes": check.get("passes") if check else None,
+                "checkpoints": store.get("checkpoints"),
             }
         return None
 
@@ -228,6 +230,7 @@ STORE_SPEC = {
     "check_fed_events": ("sightline_store_check_fed_events", "counter", None),
     "check_unrepaired": ("sightline_store_check_unrepaired", "gauge", None),
     "check_passes": ("sightline_store_check_passes", "counter", None),
+    "checkpoints": ("sightline_store_checkpoints", "counter", None),
 }
 RECORDINGS_SPEC = {
     "stored_chunks": ("sightline_recordings_stored_chunks", "counter", None),

@@ -385,6 +385,8 @@ class StoreClient:
             problem=problem,
             fix=_fix(problem, self.engine) if problem else None,
             check=status.get("check") if status else None,  # the self-check's findings (store.check)
+            checkpoints=status.get("checkpoints") if status else None,  # the embedded store's
+            last_checkpoint_ms=status.get("last_checkpoint_ms") if status else None,
         )
         if status is None:
             return ServiceReport(DOWN, figures)

@@ -6,11 +6,20 @@ killed halfway. A file of an older layout is brought up to date in place (``stor
 it cannot be read, or was made in a layout with no upgrade, it is moved aside (never deleted: with
 a trimmed log it holds events nothing else has) and rebuilt from the log; ``copy_tables`` writes
 it out for backups.
+
+Checkpoints (the WAL's changes written into the file) are the store process's own step
+(``checkpoint``), run between its writes once the WAL holds ``CHECKPOINT_WAL`` bytes. DuckDB would
+run one inside the ``COMMIT`` that crosses its threshold, while the write still holds the kept
+selections (``Kept.writing``: no selection is handed out until the write's change is recorded),
+so every filtered report waited the checkpoint's second; a checkpoint changes no data, and
+DuckDB's readers go on during one. DuckDB's own threshold stays as a bound (``WAL_BOUND``), for a
+store whose own checkpoints keep failing.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
@@ -35,6 +44,9 @@ from sightline.store.engine import (
 from sightline.store.kept_days import TABLE as KEPT_DAYS
 from sightline.store.kept_days import KeptDays, Row
 from sightline.store.kept_selections import Kept, Span
+
+CHECKPOINT_WAL = 16 * 2**20  # WAL bytes from which ``checkpoint`` writes it to the file (DuckDB's default)
+WAL_BOUND = "256MB"  # DuckDB checkpoints in a commit itself past this: a bound, not the rule
 
 
 class Embedded:
@@ -99,6 +111,7 @@ class Embedded:
             # it hashed all 1.5 M visits of 30 days to probe 100,000 "signup" events, three times
             # the CPU of the other way. Joins keep their sides.
             "disabled_optimizers": "build_side_probe_side",
+            "checkpoint_threshold": WAL_BOUND,  # the store's own step checkpoints (``checkpoint``)
         }
         upgrade.compacting(self.path).unlink(missing_ok=True)  # a copy a cut left half-written
         con = duckdb.connect(str(self.path), config=config)
@@ -347,6 +360,25 @@ class Embedded:
     def export(self, target: Path) -> list[Path]:
         """Every table as Parquet files in ``target``, from one snapshot (``store.snapshot``)."""
         return copy_tables(self._con, target)
+
+    def wal_bytes(self) -> int:
+        wal = self.path.with_name(self.path.name + ".wal")
+        return wal.stat().st_size if wal.exists() else 0
+
+    def checkpoint(self, at_least: int = CHECKPOINT_WAL) -> float | None:
+        """Writes the WAL into the file once it holds ``at_least`` bytes: between two writes of
+        the store (none starts meanwhile), outside ``Kept.writing`` (it changes no data, and the
+        reports' reads go on during it). The milliseconds it took, or None when not due."""
+        if self.wal_bytes() < at_least:
+            return None
+        with self._write:
+            started = time.perf_counter()
+            cursor = self._con.cursor()
+            try:
+                cursor.execute("CHECKPOINT")
+            finally:
+                cursor.close()
+        return (time.perf_counter() - started) * 1000
 
     def size_bytes(self) -> int:
         return sum(

@@ -15,7 +15,8 @@ after that change number (``store.changes``: every figure kept between requests 
 it), ``("changes_many", [(site, after), ...])`` the same of several sites at once;
 ``("status",)`` answers the feed's figures; ``("export", directory)``
 copies the embedded store there for a backup (``store.snapshot``). Between feeding steps it
-applies maintenance (``maintenance``) and checks the store against the log (``check``), from its start on.
+applies maintenance (``maintenance``), checks the store against the log (``check``), from its start
+on, and writes the embedded store's WAL into its file once it is large (``Embedded.checkpoint``).
 The process leaves when its parent is gone, or when the server stops it (SIGTERM: the step under
 way ends, then the store is closed cleanly, its kept days kept for the next start). Of several
 nodes on one PostgreSQL log, one feeds (a lease, ``database.lease``); another takes over within
@@ -65,6 +66,8 @@ class Status:
         self.rate = 0.0  # events per second over the last busy minute
         self.role = "feeder"  # or "standby": another node of the same log feeds (database.lease)
         self.check: dict[str, Any] | None = None  # the self-check's findings (check.Findings)
+        self.checkpoints = 0  # the embedded store's checkpoints since start (``Embedded.checkpoint``)
+        self.last_checkpoint_ms: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return dict(vars(self))
@@ -182,6 +185,8 @@ def main(options: Options, ready: Connection) -> None:
                 ordering.run()
             if not feeder.behind:
                 _check(check, status)
+            if isinstance(engine, Embedded):
+                _checkpoint(engine, status)
             status.failing_since = status.problem = None
         except Exception as error:
             fed = 0
@@ -233,6 +238,20 @@ def _check(check: SelfCheck, status: Status) -> None:
         said = str(error).splitlines()[0][:300] if str(error) else type(error).__name__
         check.found.add(check.found.unrepaired, f"the check itself failed: {said}")
     status.check = check.found.as_dict()
+
+
+def _checkpoint(engine: Embedded, status: Status) -> None:
+    """The WAL written into the store's file once it is large enough, between two of the store's
+    writes (``Embedded.checkpoint``: the reports' reads go on meanwhile). One that fails is tried
+    after the next step: the WAL keeps every change meanwhile, and DuckDB bounds it itself."""
+    try:
+        took = engine.checkpoint()
+    except Exception as error:
+        log.warning("the analytics store's checkpoint failed (%s); it is tried after the next step", error)
+        return
+    if took is not None:
+        status.checkpoints += 1
+        status.last_checkpoint_ms = round(took, 1)
 
 
 def _stand_by(engine: Engine, status: Status) -> None:
