@@ -12,7 +12,8 @@ Target: p95 < 400 ms while fed.
 
 ``BENCH_SCALE_EVENTS`` (default 100,000,000) and ``BENCH_SCALE_SITES`` (50) change the size. The
 generated store is kept between runs (``bench/workdir.py``: ``BENCH_DIR``, or for a million events
-or more a directory under ``~/.cache/sightline-bench``); each run adds the events it fed.
+or more a directory under ``~/.cache/sightline-bench``); each run feeds a copy of it, and a store
+generated over 12 hours ago is generated again.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import httpx
 from bench.bench_export import free_port, start_server
 from bench.bench_reports import EMAIL, PASSWORD, dashboard, fed, site_of, wait_for_store
 from bench.store_data import generate, move_ids, settle
-from bench.workdir import remove, size_of, work_dir
+from bench.workdir import remove, scratch_copy, size_of, stale, work_dir
 from sightline.accounts.users import create_user
 from sightline.database import open_database
 from sightline.sites import service as sites_service
@@ -46,6 +47,9 @@ FILTERS: list[dict[str, str]] = [
 def prepare(data_dir: Path, count: int, site_count: int) -> int:
     """The log's owner and sites and the generated store; returns the largest site's id."""
     marker = data_dir / f"scale-{count}-{site_count}"
+    if stale(marker):
+        remove(data_dir)
+        data_dir.mkdir(parents=True)
     if marker.exists():
         move_ids(data_dir, int(marker.stat().st_mtime * 1_000_000))  # a store generated with ids from 0
         return int(marker.read_text())
@@ -83,29 +87,14 @@ def main() -> int:
     data_dir = work / "data"
     data_dir.mkdir(parents=True, exist_ok=True)
     failures = 0
-    process = None
     try:
         site_id = prepare(data_dir, count, site_count)
-        port = free_port()
         settle(data_dir)  # the steady state: settled spans in site order
-        kept_mb = os.environ.get("BENCH_KEPT_MB")  # the server's --reports-kept-mb, else its default
-        process = start_server(data_dir, port, 120, ["--reports-kept-mb", kept_mb] if kept_mb else [])
-        origin = f"http://127.0.0.1:{port}"
-        with httpx.Client(base_url=origin, headers={"Origin": origin}, timeout=300) as client:
-            assert client.post("/api/login", json={"email": EMAIL, "password": PASSWORD}).status_code == 200
-            while client.get("/api/health").json()["services"]["store"]["status"] == "down":
-                time.sleep(0.5)
-            ranges = ("7d", "30d")
-            failures += fed(client, site_of(client, site_id), ranges, FILTERS, fed_repeat, TARGET_MS)
-            caught_up = wait_for_store(client)
-            print(f"-- at rest (a diagnostic: answered from kept figures), {caught_up:.1f} s after the feed")
-            dashboard(client, site_id, ranges, FILTERS, repeat, TARGET_MS)
+        with scratch_copy(data_dir) as run_dir:  # the events this run feeds go with the copy
+            failures += measure(run_dir, site_id, repeat, fed_repeat)
     finally:
-        if process is not None:
-            process.terminate()
-            process.wait(timeout=30)
         if keep:
-            print(f"kept for the next run: {work} ({size_of(work)}; each run adds the events it fed)")
+            print(f"kept for the next run: {work} ({size_of(work)})")
         else:
             remove(work)
     print(
@@ -113,6 +102,29 @@ def main() -> int:
         + ("ok" if not failures else "MISSED")
     )
     return 1 if failures else 0
+
+
+def measure(data_dir: Path, site_id: int, repeat: int, fed_repeat: int) -> int:
+    """The server on ``data_dir``: the largest site's dashboard while fed, then at rest; returns
+    how many requests missed the target while fed."""
+    port = free_port()
+    kept_mb = os.environ.get("BENCH_KEPT_MB")  # the server's --reports-kept-mb, else its default
+    process = start_server(data_dir, port, 120, ["--reports-kept-mb", kept_mb] if kept_mb else [])
+    try:
+        origin = f"http://127.0.0.1:{port}"
+        with httpx.Client(base_url=origin, headers={"Origin": origin}, timeout=300) as client:
+            assert client.post("/api/login", json={"email": EMAIL, "password": PASSWORD}).status_code == 200
+            while client.get("/api/health").json()["services"]["store"]["status"] == "down":
+                time.sleep(0.5)
+            ranges = ("7d", "30d")
+            failures = fed(client, site_of(client, site_id), ranges, FILTERS, fed_repeat, TARGET_MS)
+            caught_up = wait_for_store(client)
+            print(f"-- at rest (a diagnostic: answered from kept figures), {caught_up:.1f} s after the feed")
+            dashboard(client, site_id, ranges, FILTERS, repeat, TARGET_MS)
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    return failures
 
 
 if __name__ == "__main__":

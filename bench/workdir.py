@@ -1,14 +1,24 @@
 """Where a benchmark keeps its generated data: ``BENCH_DIR`` if set; else, for a build that takes
 minutes (``expensive``), a directory under the user's cache kept between runs
 (``$XDG_CACHE_HOME/sightline-bench/NAME``, ``~/.cache`` without it); else a temporary directory
-removed after the run."""
+removed after the run.
+
+Kept data ends at the time it was generated: ``stale`` says when it no longer looks like a live
+site's (its last days empty, so a 7-day report reads less than a live one), and a benchmark that
+feeds the server runs it on a ``scratch_copy``, so that the events it feeds (all of them today's)
+do not pile up in the kept data and make each run read more than the one before."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+FRESH_HOURS = 12.0  # kept data generated longer ago than this is generated again
 
 
 def kept(name: str) -> Path:
@@ -38,3 +48,29 @@ def size_of(path: Path) -> str:
 
 def remove(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
+
+
+def stale(marker: Path) -> bool:
+    """Whether the data ``marker`` stands for was generated more than ``FRESH_HOURS`` ago, to be
+    generated again ending now (``BENCH_KEEP_STALE=1`` keeps it as it is)."""
+    if not marker.exists() or os.environ.get("BENCH_KEEP_STALE"):
+        return False
+    hours = (time.time() - marker.stat().st_mtime) / 3600
+    if hours <= FRESH_HOURS:
+        return False
+    print(f"the kept data was generated {hours:.0f} h ago, its last days are empty: generating it again")
+    return True
+
+
+@contextmanager
+def scratch_copy(data_dir: Path) -> Iterator[Path]:
+    """A copy of ``data_dir`` beside it for one run, removed afterwards."""
+    copy = Path(tempfile.mkdtemp(prefix="run-", dir=data_dir.parent)) / data_dir.name
+    started = time.monotonic()
+    shutil.copytree(data_dir, copy)
+    took = time.monotonic() - started
+    print(f"running on a copy of the kept data ({size_of(copy)}, copied in {took:.0f} s)", flush=True)
+    try:
+        yield copy
+    finally:
+        remove(copy.parent)
