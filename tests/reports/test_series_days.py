@@ -518,3 +518,57 @@ def test_a_tables_union_of_days_stays_kept_when_the_hour_going_on_moves(
     assert served == pages(None, 6)
     assert reads  # today's two spans
     assert not any(micros(SPANS[0][0]) in bound.values() for bound in reads)  # the union: kept
+
+
+@pytest.mark.parametrize(
+    "filters", [Filters(source="(none)"), Filters(page="/pricing")], ids=["source", "page"]
+)
+def test_a_filtered_tables_first_request_keeps_its_bitmaps_and_the_next_reads_no_day_again(
+    con: duckdb.DuckDBPyConnection, filters: Filters
+) -> None:
+    """The first request of a filtered table reads the bitmaps it keeps (not only its visitors'
+    count): the next one, on a live site the one after a feed step, reads no ended day again."""
+    con.execute("UPDATE events SET path = '/pricing' WHERE id % 3 = 1 AND visit % 5 = 0")
+    _visits(con)
+    ledger, changes = _layer()
+    whole = (SPANS[0][0], SPANS[-1][1])
+    selections = Kept(con.cursor, changes)
+
+    def pages(kept: Layer | None, seen: list[str]) -> object:
+        return tables.breakdown(
+            _KeptRun(con, seen, selections), DUCKDB, SITE, whole, filters, "page", "pageviews",
+            queries.Page(10), None, kept, SPANS,
+        )  # fmt: skip
+
+    first: list[str] = []
+    found = pages(ledger, first)
+    assert found == pages(None, [])
+    assert any("bitstring_agg" in sql for sql in first)
+    seen: list[str] = []
+    assert pages(ledger, seen) == found
+    assert not any("v_day" in sql for sql in seen)
+
+
+def test_a_tables_bitmaps_of_more_than_three_days_are_kept_as_the_union_of_all_but_the_last_two(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    """The layer has room for a bitmap per day, yet keeps three: one read of 30 days' bitmaps
+    sends a tenth of the bytes, and the union stays kept until the period moves to another day."""
+    ledger, _ = _layer()
+    whole = (SPANS[0][0], SPANS[-1][1])
+    assert table_days.keeps_bitmaps(SPANS, 11, counting.Visitors("", counting.exact, 1 << 16), ledger)
+
+    def pages(kept: Layer | None) -> object:
+        return tables.breakdown(
+            logged_run(con, []), DUCKDB, SITE, whole, Filters(), "page", "pageviews",
+            queries.Page(10), None, kept, SPANS,
+        )  # fmt: skip
+
+    assert pages(ledger) == pages(None)
+    bitmaps = sorted(
+        (key[1], key[2])
+        for key in ledger._kept
+        if isinstance(key[3], tuple) and str(key[3][1]).startswith("bitmaps")
+    )
+    spans = [(micros(SPANS[0][0]), micros(SPANS[-2][0])), *((micros(a), micros(b)) for a, b in SPANS[-2:])]
+    assert bitmaps == spans

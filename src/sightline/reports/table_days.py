@@ -20,10 +20,11 @@ request reads only the days that are not kept (today's, and the days a write cha
   keeps (``Query.keep``), asked for after the layer's ``sync`` so that the selection is never
   older than the change number the counts are kept with.
 
-The shown values' visitors are bitmaps of the same days and the same events (a bit per visitor's
-hashed code, of the size the request counts the period with, ``counting``): the period's bitmap
-is the OR of its days', the very bitmap one pass over the period sets, so a table after a feed
-step reads today's events (and a changed day's) for them instead of every day's.
+The shown values' visitors are bitmaps of the same events (a bit per visitor's hashed code, of
+the size the request counts the period with, ``counting``), kept for the period's days before
+yesterday as one span and for the last two spans apart (``visitors``): the period's bitmap is the
+OR of theirs, the very bitmap one pass over the period sets, so a table after a feed step reads
+today's events (and a changed day's) for them instead of every day's.
 """
 
 # ruff: noqa: S608  (SQL made of fixed fragments; every value is a bound parameter)
@@ -74,15 +75,19 @@ def ranked(
     read in one query per run of days, summed and ranked as the query would (count, then value).
     At 100 M events, the largest site's 30-day pages table: its ranking (18 M pageviews grouped by
     path, 377 ms of CPU) becomes today's. Under filters with ``unique`` (how the table counts
-    visitors), a read of every day at once (none kept: the first request) also counts the visitors
-    of the values it ranks first, in the same query (returned, value -> the engine's count; else
-    an empty dict): the selected visits' events are read once, as without kept days. ``name``:
+    visitors), where ``visitors`` keeps no bitmaps for it, a read of every day at once (none kept:
+    the first request) also counts the visitors of the values it ranks first, in the same query
+    (returned, value -> the engine's count; else an empty dict): the selected visits' events are
+    read once, as without kept days. Where it keeps them, the first request reads them too, so
+    that the next requests, after a feed step, read only today's. ``name``:
     a custom event's name, bound where ``where`` says ``{name}`` (the props table)."""
     found: dict[object, object] = {}
 
     def read(part: Sequence[Span]) -> list[dict[str, int]]:
-        if query.filters:
-            whole = unique if len(part) == len(days) else None
+        if query.filters:  # a first request counts its visitors here unless it keeps bitmaps
+            every = len(part) == len(days)
+            keeps = unique is not None and keeps_bitmaps(days, int(page.limit) + 1, unique, kept)
+            whole = unique if every and not keeps else None
             counts, people = _read_selected(run, query, column, where, part, page, whole, name)
             found.update(people)
             return counts
@@ -183,24 +188,20 @@ def visitors(
     requests per value (the visitors of its events of that value, or under a filter of the
     selected visits that started in it, as ``ranked`` counts them; ``of_visits``: of the visits
     of that value that started in it, ``where`` more conditions on their rows, ``visit_days``),
-    the others read, only for the values they lack. Where the period's bitmaps would take more
-    than ``SHARE`` of the layer (a big site's: at 10 M events, a 30-day table's take 21-42 MiB;
-    at 100 M, up to 330), the spans before the last two are one span, one bitmap per value (their
-    union, dropped when a change touches any of them: a late event of an earlier day): with today
-    cut at the hour (``hours_apart``), its ended hours and the hour going on are the last two, so
-    the union's span ends at today's start and stays kept from one hour to the next (the days
-    before the last one, where three spans do not fit either). Empty
-    where ``unique`` counts exactly (no bitmap to unite), or where even that takes more than the
-    share: the caller reads them each time."""
+    the others read, only for the values they lack. Of more than three spans, those before the
+    last two are one span, one bitmap per value (their union, dropped when a change touches any of
+    them: a late event of an earlier day; ``_bitmap_spans``): with today cut at the hour
+    (``hours_apart``), its ended hours and the hour going on are the last two, so the union's span
+    ends at today's start and stays kept from one hour to the next. A bitmap per day would be 10
+    times the bytes to read, send and unite for a 30-day table (341 bitmaps of 128 KiB for its 11
+    rows at 10 M events: a second a request while fed), and the union is read again only when
+    the period moves to another day or a late event changes an earlier one. Where three spans
+    take more than ``SHARE`` of the layer, the days before the last one are the union. Empty
+    where ``unique`` counts exactly (no bitmap to unite), or where even two spans take more than
+    the share: the caller reads them each time."""
 
-    def fits(spans: int) -> bool:
-        return unique.size // 8 * len(values) * spans <= kept.most_bytes * SHARE
-
-    if len(days) > 3 and not fits(len(days)) and fits(3):  # the union ends where the last day began
-        days = [(days[0][0], days[-2][0]), days[-2], days[-1]]
-    elif len(days) > 2 and not fits(len(days)):
-        days = [(days[0][0], days[-1][0]), days[-1]]
-    if not unique.size or not values or not fits(len(days)):
+    days = _bitmap_spans(days, len(values), unique, kept)
+    if not days:
         return {}
     seen = kept.sync(query.site_id)
     now = micros(datetime.now(UTC))
@@ -236,6 +237,31 @@ def visitors(
         for value in values:
             union[value] |= day.get(value, 0)
     return {value: bits.bit_count() for value, bits in union.items()}
+
+
+def _bitmap_spans(days: Sequence[Span], values: int, unique: counting.Visitors, kept: Kept) -> list[Span]:
+    """The spans ``visitors`` keeps a bitmap per value of: of more than three, the days before
+    the last two as one span (their union), then the last two; the days before the last one as
+    one where three spans take more than the layer's ``SHARE``; none (read each time) where two
+    do, or ``unique`` counts exactly."""
+
+    def fits(spans: int) -> bool:
+        return unique.size // 8 * values * spans <= kept.most_bytes * SHARE
+
+    if not unique.size or not values:
+        return []
+    if len(days) > 3 and fits(3):  # the union ends where the last day began
+        return [(days[0][0], days[-2][0]), days[-2], days[-1]]
+    if fits(len(days)):
+        return list(days)
+    if len(days) > 2 and fits(2):
+        return [(days[0][0], days[-1][0]), days[-1]]
+    return []
+
+
+def keeps_bitmaps(days: Sequence[Span], values: int, unique: counting.Visitors, kept: Kept) -> bool:
+    """Whether ``visitors`` keeps the bitmaps of ``values`` values over ``days`` between requests."""
+    return bool(_bitmap_spans(days, values, unique, kept))
 
 
 def _read_bitmaps(
