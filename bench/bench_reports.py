@@ -45,7 +45,7 @@ from bench.bench_export import free_port, start_server
 from bench.feeder import Feeder
 from bench.reports_data import insert as insert_events
 from bench.store_data import settle
-from bench.workdir import remove, scratch_copy, size_of, stale, work_dir
+from bench.workdir import measured_on_copy, remove, stale
 from sightline.accounts.users import create_user
 from sightline.database import open_database
 from sightline.database.schema import events
@@ -273,21 +273,19 @@ def main() -> int:
     count = int(os.environ.get("BENCH_EVENTS", "10000000"))
     repeat = int(os.environ.get("BENCH_REPEAT", "20"))
     fed_repeat = int(os.environ.get("BENCH_FED_REPEAT", "10"))
-    work, keep = work_dir(f"reports-{count}", count >= 1_000_000)
-    data_dir = work / "data"
-    data_dir.mkdir(parents=True, exist_ok=True)
-    failures = 0
-    try:
+
+    def prepared(data_dir: Path) -> int:
         site_id = prepare(data_dir, count)
         build_store(data_dir, count)
         settle(data_dir)  # the steady state: settled spans in site order
-        with scratch_copy(data_dir) as run_dir:  # the events this run feeds go with the copy
-            failures += measure(run_dir, site_id, repeat, fed_repeat)
-    finally:
-        if keep:
-            print(f"kept for the next run: {work} ({size_of(work)})")
-        else:
-            remove(work)
+        return site_id
+
+    failures = measured_on_copy(
+        f"reports-{count}",
+        count >= 1_000_000,
+        prepared,
+        lambda run_dir, site_id: measure(run_dir, site_id, repeat, fed_repeat),
+    )
     print(
         "target: p95 < 150 ms for every dashboard request while fed, visitors within 1 %: "
         + ("ok" if not failures else "MISSED")

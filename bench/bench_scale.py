@@ -28,7 +28,7 @@ import httpx
 from bench.bench_export import free_port, start_server
 from bench.bench_reports import EMAIL, PASSWORD, dashboard, fed, site_of, wait_for_store
 from bench.store_data import generate, move_ids, settle
-from bench.workdir import remove, scratch_copy, size_of, stale, work_dir
+from bench.workdir import measured_on_copy, remove, stale
 from sightline.accounts.users import create_user
 from sightline.database import open_database
 from sightline.sites import service as sites_service
@@ -83,20 +83,18 @@ def main() -> int:
     site_count = int(os.environ.get("BENCH_SCALE_SITES", "50"))
     repeat = int(os.environ.get("BENCH_REPEAT", "10"))
     fed_repeat = int(os.environ.get("BENCH_FED_REPEAT", "10"))
-    work, keep = work_dir(f"scale-{count}-{site_count}", count >= 1_000_000)
-    data_dir = work / "data"
-    data_dir.mkdir(parents=True, exist_ok=True)
-    failures = 0
-    try:
+
+    def prepared(data_dir: Path) -> int:
         site_id = prepare(data_dir, count, site_count)
         settle(data_dir)  # the steady state: settled spans in site order
-        with scratch_copy(data_dir) as run_dir:  # the events this run feeds go with the copy
-            failures += measure(run_dir, site_id, repeat, fed_repeat)
-    finally:
-        if keep:
-            print(f"kept for the next run: {work} ({size_of(work)})")
-        else:
-            remove(work)
+        return site_id
+
+    failures = measured_on_copy(
+        f"scale-{count}-{site_count}",
+        count >= 1_000_000,
+        prepared,
+        lambda run_dir, site_id: measure(run_dir, site_id, repeat, fed_repeat),
+    )
     print(
         f"target: p95 < {TARGET_MS:.0f} ms for every dashboard request while fed: "
         + ("ok" if not failures else "MISSED")

@@ -14,7 +14,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -74,3 +74,23 @@ def scratch_copy(data_dir: Path) -> Iterator[Path]:
         yield copy
     finally:
         remove(copy.parent)
+
+
+def measured_on_copy(
+    name: str, expensive: bool, prepare: Callable[[Path], int], measure: Callable[[Path, int], int]
+) -> int:
+    """``measure(copy, prepare(data))``: the data ``prepare`` generates or finds in ``work_dir(name,
+    expensive)/data`` (it answers a figure of it, such as the measured site's id), measured on a
+    ``scratch_copy`` of it; returns what ``measure`` returns (the figures that missed)."""
+    work, keep = work_dir(name, expensive)
+    data_dir = work / "data"
+    data_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        prepared = prepare(data_dir)
+        with scratch_copy(data_dir) as run_dir:  # the events this run feeds go with the copy
+            return measure(run_dir, prepared)
+    finally:
+        if keep:
+            print(f"kept for the next run: {work} ({size_of(work)})")
+        else:
+            remove(work)
