@@ -72,7 +72,7 @@ def test_checkpointed_rows_are_in_the_file_after_the_process_is_gone(tmp_path: P
         again.close()
 
 
-def test_the_process_step_counts_checkpoints_and_a_failed_one_is_not_a_feed_problem(
+def test_the_process_step_counts_checkpoints_and_a_failing_one_is_said_once_not_as_a_feed_problem(
     store: Embedded, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     status = Status(store)
@@ -92,3 +92,11 @@ def test_the_process_step_counts_checkpoints_and_a_failed_one_is_not_a_feed_prob
     assert status.checkpoints == 1
     assert status.problem is None
     assert "checkpoint failed" in caplog.text
+    assert status.checkpoint_error == "TransactionContext Error: cannot checkpoint"
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="sightline.store"):
+        _checkpoint(store, status)  # failing again: said once
+    assert "checkpoint failed" not in caplog.text
+    monkeypatch.undo()
+    _checkpoint(store, status)
+    assert status.checkpoint_error is None

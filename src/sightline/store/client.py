@@ -387,6 +387,7 @@ class StoreClient:
             check=status.get("check") if status else None,  # the self-check's findings (store.check)
             checkpoints=status.get("checkpoints") if status else None,  # the embedded store's
             last_checkpoint_ms=status.get("last_checkpoint_ms") if status else None,
+            checkpoint_error=status.get("checkpoint_error") if status else None,
         )
         if status is None:
             return ServiceReport(DOWN, figures)

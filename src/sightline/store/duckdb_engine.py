@@ -381,9 +381,7 @@ class Embedded:
         return (time.perf_counter() - started) * 1000
 
     def size_bytes(self) -> int:
-        return sum(
-            p.stat().st_size for p in (self.path, self.path.with_name(self.path.name + ".wal")) if p.exists()
-        )
+        return (self.path.stat().st_size if self.path.exists() else 0) + self.wal_bytes()
 
     def close(self) -> None:
         with self._write:

@@ -68,6 +68,7 @@ class Status:
         self.check: dict[str, Any] | None = None  # the self-check's findings (check.Findings)
         self.checkpoints = 0  # the embedded store's checkpoints since start (``Embedded.checkpoint``)
         self.last_checkpoint_ms: float | None = None
+        self.checkpoint_error: str | None = None  # the last checkpoint's failure, until one succeeds
 
     def as_dict(self) -> dict[str, Any]:
         return dict(vars(self))
@@ -247,8 +248,11 @@ def _checkpoint(engine: Embedded, status: Status) -> None:
     try:
         took = engine.checkpoint()
     except Exception as error:
-        log.warning("the analytics store's checkpoint failed (%s); it is tried after the next step", error)
+        if status.checkpoint_error is None:  # said once, not at every step it fails again
+            log.warning("the analytics store's checkpoint failed (%s); it is tried after each step", error)
+        status.checkpoint_error = str(error).splitlines()[0][:300] if str(error) else type(error).__name__
         return
+    status.checkpoint_error = None
     if took is not None:
         status.checkpoints += 1
         status.last_checkpoint_ms = round(took, 1)
