@@ -477,6 +477,50 @@ def test_an_unfiltered_visit_table_ranks_by_kept_day_figures_and_bitmaps_as_by_r
     assert any("FROM visits" in sql for sql in seen)
 
 
+@pytest.mark.parametrize(
+    "filters",
+    [Filters(source="(none)"), Filters(page="/pricing"), Filters(page="/pricing", source="(none)")],
+    ids=["source", "page", "page and source"],
+)
+@pytest.mark.parametrize("dim", ["browser", "entry"])
+def test_a_filtered_visit_table_ranks_by_kept_day_figures_and_reads_only_a_day_a_write_changed(
+    con: duckdb.DuckDBPyConnection, filters: Filters, dim: str
+) -> None:
+    """Under a filter, a visit table's next request reads no ended day again (the selected visits'
+    figures and bitmaps kept per day); a visit entering the selection makes its day read again."""
+    con.execute("UPDATE events SET path = '/pricing' WHERE id % 3 = 1 AND visit % 5 = 0")
+    _visits(con)
+    con.execute("UPDATE visits SET browser = 'B' || (visit % 7), entry = '/e/' || (visit % 5)")
+    ledger, changes = _layer()
+    whole = (SPANS[0][0], SPANS[-1][1])
+    selections = Kept(con.cursor, changes)
+
+    def table(kept: Layer | None, seen: list[str], page: queries.Page) -> object:
+        run = _KeptRun(con, seen, selections)
+        return tables.breakdown(run, DUCKDB, SITE, whole, filters, dim, "visits", page, None, kept, SPANS)
+
+    for page in (queries.Page(3), queries.Page(3, 3), queries.Page(10)):
+        assert table(ledger, [], page) == table(None, [], page)
+    seen: list[str] = []
+    found = table(ledger, seen, queries.Page(10))
+    assert found == table(None, [], queries.Page(10))
+    assert not any(" AS i, " in sql or "bitstring_agg" in sql for sql in seen)  # figures, bitmaps kept
+    # A pageview of /pricing fed for visit 7 (day 0), which had none: its day alone is read again.
+    con.execute(
+        f"INSERT INTO {EVENTS} SELECT site_id, time + 1, (SELECT max(id) + 1 FROM events), visitor, visit, "
+        "'pageview', '/pricing', props, visit_start, source, utm_source, utm_medium, utm_campaign, browser, "
+        "os, device, country, region, city, channel FROM events WHERE visit = 7 LIMIT 1"
+    )
+    con.execute("UPDATE visits SET pageviews = pageviews + 1 WHERE visit = 7")
+    _wrote(con, changes, "visit = 7")
+    seen = []
+    again = table(ledger, seen, queries.Page(10))
+    assert again == table(None, [], queries.Page(10))
+    if filters.page:
+        assert again != found
+    assert any(" AS i, " in sql for sql in seen)
+
+
 def test_todays_ended_hours_are_a_span_of_their_own_when_the_hour_began_inside_the_last_one() -> None:
     day = (START, START + timedelta(days=1))
     now = START + timedelta(hours=5, minutes=20)

@@ -120,15 +120,10 @@ def _read_selected(
 ) -> tuple[list[dict[str, int]], dict[object, object]]:
     """Each day's counts per value of the events of the selected visits that started in it; with
     ``unique``, also the visitors of the page of values their sum ranks (``ranked``)."""
-    query_parts = Query(query.dialect, query.site_id, query.span, query.filters)
-    query_parts.last = query.last
-    query_parts.keep(run)  # asked now, after the layer's sync: never a selection older than its change number
-    low, high = query_parts.bind(micros(part[0][0])), query_parts.bind(micros(part[-1][1]))
+    query_parts, started = started_in(run, query, part)
+    low = query_parts.bind(micros(part[0][0]))
     day = bucket(query_parts, part, "start")  # for each selected visit, not each of its events
-    chosen = (
-        f"SELECT visit AS v_visit, {day} AS v_day FROM "
-        f"{query_parts.chosen()} AND start >= {low} AND start < {high}"
-    )
+    chosen = f"SELECT visit AS v_visit, {day} AS v_day FROM {started}"
     rows = (
         f"SELECT v_day, {column} AS value, visitor FROM events JOIN ({chosen}) AS v ON visit = v_visit "
         f"WHERE {query_parts.their_time()} AND time >= {low} AND {_on(query_parts, where, name)}"
@@ -278,20 +273,15 @@ def _read_bitmaps(
     """Each day's bitmap of the visitors of each of ``values`` (bucketed as ``ranked`` buckets; of
     the visits that started in the day with ``of_visits``)."""
     if of_visits:
-        query_parts = Query(query.dialect, query.site_id, (part[0][0], part[-1][1]), Filters())
+        query_parts, started = started_in(run, query, part)
         rows = (
             f"SELECT {bucket(query_parts, part, 'start')} AS v_day, {column} AS value, visitor "
-            f"FROM {query_parts.chosen()}{where}"
+            f"FROM {started}{where}"
         )
     elif query.filters:
-        query_parts = Query(query.dialect, query.site_id, query.span, query.filters)
-        query_parts.last = query.last
-        query_parts.keep(run)  # asked now, after the layer's sync (as ``_read_selected``)
-        low, high = query_parts.bind(micros(part[0][0])), query_parts.bind(micros(part[-1][1]))
-        chosen = (
-            f"SELECT visit AS v_visit, {bucket(query_parts, part, 'start')} AS v_day FROM "
-            f"{query_parts.chosen()} AND start >= {low} AND start < {high}"
-        )
+        query_parts, started = started_in(run, query, part)
+        low = query_parts.bind(micros(part[0][0]))
+        chosen = f"SELECT visit AS v_visit, {bucket(query_parts, part, 'start')} AS v_day FROM {started}"
         rows = (
             f"SELECT v_day, {column} AS value, visitor FROM events JOIN ({chosen}) AS v "
             f"ON visit = v_visit WHERE {query_parts.their_time()} AND time >= {low} "
@@ -314,6 +304,22 @@ def _read_bitmaps(
     for day, at, bits in found:
         out[int(day) - 1][values[int(at) - 1]] = int.from_bytes(bytes(bits), "big")
     return out
+
+
+def started_in(run: Run, query: Query, part: Sequence[Span]) -> tuple[Query, str]:
+    """The pieces of a query over ``part`` and the FROM and WHERE of the visits that started in it
+    that ``query``'s filters select (every visit without filters). Under a filter on events, the
+    selection is the one the store keeps for the period, asked for now: a caller keeping what it
+    reads calls this after the layer's ``sync``, so that the selection is never older than the
+    change number its figures are kept with."""
+    if not query.filters:
+        query_parts = Query(query.dialect, query.site_id, (part[0][0], part[-1][1]), Filters())
+        return query_parts, query_parts.chosen()
+    query_parts = Query(query.dialect, query.site_id, query.span, query.filters)
+    query_parts.last = query.last
+    query_parts.keep(run)
+    low, high = query_parts.bind(micros(part[0][0])), query_parts.bind(micros(part[-1][1]))
+    return query_parts, f"{query_parts.chosen()} AND start >= {low} AND start < {high}"
 
 
 def _on(query: Query, where: str, name: str | None) -> str:

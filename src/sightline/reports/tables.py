@@ -60,9 +60,9 @@ def breakdown(
     days: Sequence[Span] = (),
 ) -> tuple[list[dict[str, Any]], bool]:
     """One page of a table. With ``kept`` and the span's ``days`` (its spans in the site's zone),
-    the pages and custom events tables (unfiltered, or under filters) and
-    the unfiltered visit tables rank by figures kept per ended day, and per ended hours of today
-    (``table_days.hours_apart``)."""
+    the tables rank by figures kept per ended day, and per ended hours of today
+    (``table_days.hours_apart``): the visit tables under a filter on events where the store keeps
+    its selection (``Query.keep``)."""
     days = table_days.hours_apart(days, datetime.now(UTC))
     query = Query(dialect, site_id, span, filters)
     query.keep(run)
@@ -105,7 +105,7 @@ def _visit_breakdown(
         kept is not None
         and days
         and query.dialect.bitmap is not None
-        and not query.filters
+        and not (_selects_by_events(query) and query.kept is None)  # else one query: the costly selection
         and not page.search
         and not page.values
         and order in visit_days.VISIT_FIGURES
