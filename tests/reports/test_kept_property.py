@@ -9,11 +9,11 @@ breakdowns, goals, funnel, retention, journeys, realtime; and every site at a gl
 against cold) is computed three ways: as served (one report service for the whole run, its
 figures kept between requests, the store's selections kept and brought up to date by the keys of
 the visits each fed batch touched, and ``Dialect.exact_below`` set so low that every kept path is
-taken), cold (a report service that
-kept nothing, without kept selections), and by the independent oracle over the events the log
-acknowledged (``oracle``). All three must agree exactly: each site's visitor codes differ in the
-low bits every bitmap uses, so the bitmaps' estimates are exact counts. On both engines (DuckDB;
-ClickHouse's SQL through chDB), on SQLite and PostgreSQL logs.
+taken, or on PostgreSQL's DuckDB so high that every count is exact: the kept keys), cold (a
+report service that kept nothing, without kept selections), and by the independent oracle over
+the events the log acknowledged (``oracle``). All three must agree exactly: each site's visitor
+codes differ in the low bits every bitmap uses, so the bitmaps' estimates are exact counts. On
+both engines (DuckDB; ClickHouse's SQL through chDB), on SQLite and PostgreSQL logs.
 """
 
 from __future__ import annotations
@@ -42,11 +42,13 @@ from tests.reports import helpers, oracle
 from tests.reports.helpers import Event, Visit
 from tests.reports.kept_world import InProcessStore, SiteModel, World, open_engine
 
+EXACT_BELOW = 1  # every span holding an event takes the big-store paths, kept figures included
+EXACT = 10**12  # every count exact: the tables' visitors kept as keys per span (``day_visitors``)
 COMBINATIONS = [
-    ("sqlite", "duckdb"),
-    ("postgresql", "duckdb"),
-    ("sqlite", "clickhouse"),
-    ("postgresql", "clickhouse"),
+    ("sqlite", "duckdb", EXACT_BELOW),
+    ("postgresql", "duckdb", EXACT),
+    ("sqlite", "clickhouse", EXACT_BELOW),
+    ("postgresql", "clickhouse", EXACT_BELOW),
 ]
 # Every write once, in an order the seed draws (drawn by weight alone, 10 steps of seed 26 held no
 # trim, time-zone change, deletion, rebuild or erasure of the oldest visitor), and ingest once
@@ -56,7 +58,6 @@ MORE = ("ingest",)
 STEPS = int(os.environ.get("SIGHTLINE_PROPERTY_STEPS", str(len(WRITES) + len(MORE))))  # more: set it
 WEIGHTS = (5, 1.5, 1, 1, 1, 1, 1, 0.6, 0.6)  # of the steps after the first ones, drawn one by one
 SEED = int(os.environ.get("SIGHTLINE_PROPERTY_SEED", "26"))  # another sequence: set it
-EXACT_BELOW = 1  # every span holding an event takes the big-store paths, kept figures included
 LOG_DAYS = 10  # the log's trim (--event-log-retention-days)
 BREAKDOWN = (*params.COMMON, "dimension", "limit", "offset", "search", "name", "viewport")
 DIMENSIONS = ["pages", "entry_pages", "exit_pages", "sources", "utm_campaigns", "devices", "events"]
@@ -66,16 +67,18 @@ FUNNEL = ["page:/", "page:/pricing", "event:signup"]
 PERIODS = [{"range": "today"}, {"range": "7d", "compare": "true"}, {"range": "30d"}]
 
 
-@pytest.fixture(params=COMBINATIONS, ids=["-".join(c) for c in COMBINATIONS])
+@pytest.fixture(
+    params=COMBINATIONS, ids=[f"{c[0]}-{c[1]}{'-exact' if c[2] == EXACT else ''}" for c in COMBINATIONS]
+)
 def world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[World]:
-    backend, engine = request.param
+    backend, engine, exact_below = request.param
     db = open_database(database_url_for(request, backend, tmp_path), migrate=False)
     url = (
         request.getfixturevalue("clickhouse").url(f"t_{uuid.uuid4().hex[:12]}")
         if engine == "clickhouse"
         else None
     )
-    made = World(db, open_engine(engine, tmp_path, url), backend, SEED, EXACT_BELOW, LOG_DAYS)
+    made = World(db, open_engine(engine, tmp_path, url), backend, SEED, exact_below, LOG_DAYS)
     yield made
     made.close()
     db.dispose()
@@ -97,6 +100,10 @@ def test_kept_figures_equal_cold_figures_and_the_raw_events_after_any_sequence_o
         kept = [kept_of(world.served), realtime.ledger_of(world.served), world.engine.kept]  # type: ignore[attr-defined]
         assert all(k is not None and len(k) for k in kept)
         assert world.engine.kept.by_keys  # type: ignore[attr-defined]  # selections brought up to date by a feed's keys
+        if world.dialect.exact_below == EXACT:  # the tables' exact visitors were kept as keys
+            layer = kept_of(world.served)
+            assert layer is not None
+            assert any(str(key[3][-1]).startswith("keys") for key in layer._kept if isinstance(key[3], tuple))
 
 
 def test_a_visit_attribute_filter_leaves_out_a_visit_a_late_event_moved_before_the_span(world: World) -> None:

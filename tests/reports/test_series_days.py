@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import duckdb
 import pytest
 
-from sightline.reports import counting, queries, series_days, table_days, tables, timeseries
+from sightline.reports import counting, day_visitors, queries, series_days, table_days, tables, timeseries
 from sightline.reports.filters import IS_NOT, Filter, Filters
 from sightline.reports.kept_figures import Kept as Layer
 from sightline.reports.queries import Span
@@ -439,8 +439,8 @@ def test_a_tables_day_bitmaps_bigger_than_their_share_of_the_layer_are_kept_as_o
         )
 
     # Half the share: the days before the last kept as one span; an eighth: not even those.
-    for share, reads in ((table_days.SHARE, 0), (table_days.SHARE / 2, 0), (table_days.SHARE / 8, 1)):
-        monkeypatch.setattr(table_days, "SHARE", share)
+    for share, reads in ((day_visitors.SHARE, 0), (day_visitors.SHARE / 2, 0), (day_visitors.SHARE / 8, 1)):
+        monkeypatch.setattr(day_visitors, "SHARE", share)
         pages(ledger, [])
         pages(ledger, [])
         seen: list[str] = []
@@ -519,6 +519,54 @@ def test_a_filtered_visit_table_ranks_by_kept_day_figures_and_reads_only_a_day_a
     if filters.page:
         assert again != found
     assert any(" AS i, " in sql for sql in seen)
+
+
+@pytest.mark.parametrize(
+    ("dim", "filters"),
+    [("page", Filters()), ("page", Filters(page="/pricing")), ("browser", Filters(page="/pricing"))],
+    ids=["pages", "pages under a page", "browsers under a page"],
+)
+def test_a_tables_exact_visitors_are_kept_as_keys_per_span_and_a_write_makes_its_day_read_again(
+    con: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch, dim: str, filters: Filters
+) -> None:
+    """A table whose visitors are counted exactly keeps each span's visitor keys per shown value:
+    its next request reads no ended day, and a visitor fed into day 0 is counted again there."""
+    monkeypatch.setattr(counting, "EXACT_BELOW", 10**9)
+    con.execute("UPDATE events SET path = '/p/' || (visit % 7) WHERE id % 3 = 0")
+    con.execute("UPDATE events SET path = '/pricing' WHERE id % 3 = 1 AND visit % 5 = 0")
+    _visits(con)
+    con.execute("UPDATE visits SET browser = 'B' || (visit % 7)")
+    ledger, changes = _layer()
+    whole = (SPANS[0][0], SPANS[-1][1])
+    selections = Kept(con.cursor, changes)
+    order = "visits" if dim == "browser" else "pageviews"
+
+    def table(kept: Layer | None, seen: list[str]) -> object:
+        run = _KeptRun(con, seen, selections)
+        return tables.breakdown(
+            run, DUCKDB, SITE, whole, filters, dim, order, queries.Page(10), None, kept, SPANS
+        )
+
+    first: list[str] = []
+    found = table(ledger, first)
+    assert found == table(None, [])
+    assert any("SELECT DISTINCT v_day" in sql for sql in first)
+    seen: list[str] = []
+    assert table(ledger, seen) == found
+    assert not any("v_day" in sql or " AS i, " in sql or "DISTINCT" in sql for sql in seen)
+    # Visit 7 (day 1, no /pricing) gets a pageview of /pricing by a new visitor's code.
+    con.execute(
+        f"INSERT INTO {EVENTS} SELECT site_id, time + 1, (SELECT max(id) + 1 FROM events), 77, visit, "
+        "'pageview', '/pricing', props, visit_start, source, utm_source, utm_medium, utm_campaign, browser, "
+        "os, device, country, region, city, channel FROM events WHERE visit = 7 LIMIT 1"
+    )
+    con.execute("UPDATE visits SET pageviews = pageviews + 1 WHERE visit = 7")
+    _wrote(con, changes, "visit = 7")
+    seen = []
+    again = table(ledger, seen)
+    assert again == table(None, [])
+    assert again != found
+    assert any("SELECT DISTINCT v_day" in sql for sql in seen)
 
 
 def test_todays_ended_hours_are_a_span_of_their_own_when_the_hour_began_inside_the_last_one() -> None:
@@ -600,7 +648,7 @@ def test_a_tables_bitmaps_of_more_than_three_days_are_kept_as_the_union_of_all_b
     sends a tenth of the bytes, and the union stays kept until the period moves to another day."""
     ledger, _ = _layer()
     whole = (SPANS[0][0], SPANS[-1][1])
-    assert table_days.keeps_bitmaps(SPANS, 11, counting.Visitors("", counting.exact, 1 << 16), ledger)
+    assert day_visitors.keeps_visitors(SPANS, 11, counting.Visitors("", counting.exact, 1 << 16), ledger)
 
     def pages(kept: Layer | None) -> object:
         return tables.breakdown(

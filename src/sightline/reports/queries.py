@@ -366,11 +366,13 @@ def _per_run(query: Query, spans: Sequence[Span], column: str, part: Callable[[s
 
 
 class Runner:
-    """A report's ``run`` on a store, with the store's ``keep`` when it has one (``Query.keep``)."""
+    """A report's ``run`` on a store, with the store's ``keep`` when it has one (``Query.keep``),
+    and its ``columns`` (rows as NumPy arrays, ``day_visitors``)."""
 
     def __init__(self, store: Any) -> None:
         self.query: Run = store.query
         self.keep: Keep | None = getattr(store, "keep", None)
+        self.columns: Callable[[str, dict[str, Any]], dict[str, Any]] | None = getattr(store, "columns", None)
 
     def __call__(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
         return self.query(sql, params)

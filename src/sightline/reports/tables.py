@@ -24,7 +24,7 @@ from typing import Any
 
 from sightline import dimensions
 from sightline.autocapture.events import MEASUREMENTS
-from sightline.reports import counting, table_days, visit_days
+from sightline.reports import counting, day_visitors, table_days, visit_days
 from sightline.reports.kept_figures import Kept
 from sightline.reports.queries import (
     FIGURES,
@@ -234,12 +234,13 @@ def _event_breakdown(
         if query_parts.filters
         else None
     )
-    if unique is not None and unique is not counting.EXACT:
+    kept_days = by_days is not None and query_parts.dialect.bitmap is not None  # exact counts too
+    if unique is not None and (kept_days or unique is not counting.EXACT):
         if by_days is not None:
             ranked, people = table_days.ranked(run, query_parts, column, where, page, by_days, days, unique)
             if not all(value in people for value, _ in ranked):  # not counted as they were ranked
                 shown = [value for value, _ in ranked]
-                people = table_days.visitors(run, query_parts, column, where, shown, by_days, days, unique)
+                people = day_visitors.visitors(run, query_parts, column, where, shown, by_days, days, unique)
             return _with_visitors(run, query_parts, column, condition, ranked, count_name, unique, people)
         chosen = f"SELECT {column} AS value, visitor FROM events WHERE {condition}"
         return _ranked_once(run, query_parts, chosen, count_name, page, unique)
@@ -265,7 +266,7 @@ def _event_breakdown(
     set_bits: dict[object, object] | None = None
     if by_days is not None and not query_parts.filters:  # each ended day's bitmaps kept
         shown = [value for value, _ in ranked]
-        set_bits = table_days.visitors(run, query_parts, column, where, shown, by_days, days, unique)
+        set_bits = day_visitors.visitors(run, query_parts, column, where, shown, by_days, days, unique)
     return _with_visitors(run, query_parts, column, condition, ranked, count_name, unique, set_bits)
 
 
@@ -325,12 +326,12 @@ def _ranked_once(
 def _prop_breakdown(
     run: Run, query_parts: Query, name: str, page: Page, kept: Kept | None = None, days: Sequence[Span] = ()
 ) -> list[dict[str, Any]]:
-    """Props of one custom event: ``value`` is ``key\x1fvalue``. Under filters on a big span, ranked
-    by count with the shown rows' visitors on bitmaps (``_ranked_once``; under any filter
-    with ``kept`` and the span's ``days``, from counts and bitmaps kept per ended day, as the pages
-    table's: ``table_days``); unfiltered with ``kept``, ranked by counts kept per ended day and
-    the shown rows' visitors on bitmaps kept per ended day where they hold enough events
-    (``_props_by_days``); else counted exactly in one pass."""
+    """Props of one custom event: ``value`` is ``key\x1fvalue``. Under any filter with ``kept`` and
+    the span's ``days``, from counts and visitors kept per ended day, as the pages table's
+    (``table_days``); else under filters on a big span, ranked by count with the shown rows'
+    visitors on bitmaps (``_ranked_once``); unfiltered with ``kept``, ranked by counts kept per
+    ended day and the shown rows' visitors united from what is kept per span (``_props_by_days``);
+    else counted exactly in one pass."""
     query_parts.by_rows(run)
     condition = query_parts.events(f"name = {query_parts.bind(name)}")
     search = _search(query_parts, "kv", page)
@@ -342,15 +343,19 @@ def _prop_breakdown(
         if query_parts.filters
         else None
     )
-    if unique is not None and unique is not counting.EXACT:
-        if kept is not None and days and not page.search and not page.values:
+    by_days = bool(
+        kept is not None and days and query_parts.dialect.bitmap and not page.search and not page.values
+    )
+    if unique is not None and (by_days or unique is not counting.EXACT):  # exact: by kept days only
+        if by_days:
+            assert kept is not None
             column, where = query_parts.dialect.explode("props"), "name = {name}"
             ranked, people = table_days.ranked(
                 run, query_parts, column, where, page, kept, days, unique, name
             )
             shown = [value for value, _ in ranked]
             if not all(value in people for value in shown):  # not counted as they were ranked
-                people = table_days.visitors(
+                people = day_visitors.visitors(
                     run, query_parts, column, where, shown, kept, days, unique, name=name
                 )
             if all(value in people for value in shown):  # else (bitmaps over the layer's share) read at once
@@ -378,9 +383,9 @@ def _props_by_days(
 ) -> list[dict[str, Any]] | None:
     """The unfiltered props of ``name`` as the unfiltered custom events table counts them: ranked by
     each ended day's counts kept (``table_days.ranked``), and the shown rows' visitors united from
-    each ended day's bitmaps kept (``table_days.visitors``) where they hold enough events to be
-    estimated (``counting.per_value``). None where they are counted exactly, or where their
-    bitmaps would take more than their share of the layer: the caller counts them in one pass.
+    what is kept per span (bitmaps, or keys where counted exactly: ``day_visitors.visitors``).
+    None where those are not kept (over their share of the layer): the caller counts them in one
+    pass.
     The 30-day props of "signup" at 100 M events (719,000 events of the biggest site): every
     request read and exploded them all."""
     if query_parts.dialect.bitmap is None:
@@ -389,10 +394,8 @@ def _props_by_days(
     ranked = table_days.ranked(run, query_parts, column, where, page, kept, days, name=name)[0]
     counts = [int(n) for _, n in ranked] or [0]
     unique = counting.per_value(query_parts.dialect, sum(counts), len(counts), room=max(counts))
-    if not unique.size:
-        return None
     shown = [value for value, _ in ranked]
-    people = table_days.visitors(run, query_parts, column, where, shown, kept, days, unique, name=name)
+    people = day_visitors.visitors(run, query_parts, column, where, shown, kept, days, unique, name=name)
     if not all(value in people for value in shown):
         return None
     return [_event_row(value, unique.read(people[value]), "events", int(n)) for value, n in ranked]

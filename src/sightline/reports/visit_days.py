@@ -9,11 +9,11 @@ between requests in the one layer of kept figures (``reports.kept_figures``, thr
 starts of the visits it touched (and of the starts they had before), an erasure those of the
 visitor's visits. The ranking is the sum, ordered as the query orders it (the figure, then the
 value). The shown values' unique visitors are the union of each day's bitmap of the visitors of
-the visits of that value that started in it (``table_days.visitors``): the very bitmap one pass
+the visits of that value that started in it (``day_visitors.visitors``): the very bitmap one pass
 over the period's visits sets. So after a feed step a 30-day table reads the visits that started
 today (and on a day a write changed since), not the period's.
 
-Under filters the figures are those of the selected visits (``table_days.started_in``), kept per
+Under filters the figures are those of the selected visits (``day_visitors.started_in``), kept per
 filters: a visit's selection depends on its own row and events only, and a write that changes
 either records the hour of its start, so a day's figures are dropped exactly when one of its
 visits may have entered or left the selection (a goal's rule changing drops the site's).
@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sightline.reports import counting, series_days, table_days
+from sightline.reports import counting, day_visitors, series_days
 from sightline.reports.kept_figures import Kept
 from sightline.reports.queries import FIGURES, Page, Query, Run, Span, bucket
 
@@ -62,7 +62,7 @@ def breakdown(
     visits = [row["visits"] for _, row in rows]
     unique = counting.per_value(query.dialect, sum(visits), len(visits), room=max(visits))
     values = [value for value, _ in rows]
-    people = table_days.visitors(run, query, column, where, values, kept, days, unique, of_visits=True)
+    people = day_visitors.visitors(run, query, column, where, values, kept, days, unique, of_visits=True)
     if not all(value in people for value in values):  # counted exactly, or over the layer's share
         people = _visitors_once(run, query, column, where, values, unique)
     for value, row in rows:
@@ -72,7 +72,7 @@ def breakdown(
 
 def _read(run: Run, query: Query, column: str, where: str, part: Sequence[Span]) -> list[dict[Any, Any]]:
     """Each day's figures per value of the (selected) visits that started in it."""
-    query_parts, started = table_days.started_in(run, query, part)
+    query_parts, started = day_visitors.started_in(run, query, part)
     sums = ", ".join(query_parts.sums(visitors=False)[1:])
     sql = (
         f"SELECT {bucket(query_parts, part, 'start')} AS i, {column} AS value, {sums} FROM "
