@@ -477,6 +477,18 @@ def test_an_unfiltered_visit_table_ranks_by_kept_day_figures_and_bitmaps_as_by_r
     assert any("FROM visits" in sql for sql in seen)
 
 
+def _pricing_fed(con: duckdb.DuckDBPyConnection, changes: Changes, visitor: str) -> None:
+    """A pageview of /pricing fed for visit 7 (by ``visitor``: a column or a code), its visit's row
+    updated and the write recorded as the store records its writes."""
+    con.execute(
+        f"INSERT INTO {EVENTS} SELECT site_id, time + 1, (SELECT max(id) + 1 FROM events), {visitor}, "
+        "visit, 'pageview', '/pricing', props, visit_start, source, utm_source, utm_medium, utm_campaign, "
+        "browser, os, device, country, region, city, channel FROM events WHERE visit = 7 LIMIT 1"
+    )
+    con.execute("UPDATE visits SET pageviews = pageviews + 1 WHERE visit = 7")
+    _wrote(con, changes, "visit = 7")
+
+
 @pytest.mark.parametrize(
     "filters",
     [Filters(source="(none)"), Filters(page="/pricing"), Filters(page="/pricing", source="(none)")],
@@ -506,13 +518,7 @@ def test_a_filtered_visit_table_ranks_by_kept_day_figures_and_reads_only_a_day_a
     assert found == table(None, [], queries.Page(10))
     assert not any(" AS i, " in sql or "bitstring_agg" in sql for sql in seen)  # figures, bitmaps kept
     # A pageview of /pricing fed for visit 7 (day 0), which had none: its day alone is read again.
-    con.execute(
-        f"INSERT INTO {EVENTS} SELECT site_id, time + 1, (SELECT max(id) + 1 FROM events), visitor, visit, "
-        "'pageview', '/pricing', props, visit_start, source, utm_source, utm_medium, utm_campaign, browser, "
-        "os, device, country, region, city, channel FROM events WHERE visit = 7 LIMIT 1"
-    )
-    con.execute("UPDATE visits SET pageviews = pageviews + 1 WHERE visit = 7")
-    _wrote(con, changes, "visit = 7")
+    _pricing_fed(con, changes, "visitor")
     seen = []
     again = table(ledger, seen, queries.Page(10))
     assert again == table(None, [], queries.Page(10))
@@ -554,14 +560,8 @@ def test_a_tables_exact_visitors_are_kept_as_keys_per_span_and_a_write_makes_its
     seen: list[str] = []
     assert table(ledger, seen) == found
     assert not any("v_day" in sql or " AS i, " in sql or "DISTINCT" in sql for sql in seen)
-    # Visit 7 (day 1, no /pricing) gets a pageview of /pricing by a new visitor's code.
-    con.execute(
-        f"INSERT INTO {EVENTS} SELECT site_id, time + 1, (SELECT max(id) + 1 FROM events), 77, visit, "
-        "'pageview', '/pricing', props, visit_start, source, utm_source, utm_medium, utm_campaign, browser, "
-        "os, device, country, region, city, channel FROM events WHERE visit = 7 LIMIT 1"
-    )
-    con.execute("UPDATE visits SET pageviews = pageviews + 1 WHERE visit = 7")
-    _wrote(con, changes, "visit = 7")
+    # Visit 7 (day 0, no /pricing) gets a pageview of /pricing by a new visitor's code.
+    _pricing_fed(con, changes, "77")
     seen = []
     again = table(ledger, seen)
     assert again == table(None, [])
