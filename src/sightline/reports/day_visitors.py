@@ -35,15 +35,15 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from sightline.reports import counting
 from sightline.reports.kept_figures import Kept
-from sightline.reports.overview_days import EMPTY, Keys, count_with, union
 from sightline.reports.queries import Filters, Query, Run, Span, bucket
 from sightline.store.epoch import micros
+
+if TYPE_CHECKING:  # NumPy is loaded by the first table that counts exactly, not at the server's start
+    from sightline.reports.overview_days import Keys
 
 BITMAP_BYTES = 120  # a kept span's bitmaps or keys beyond their bits (the dict, its keys)
 KEY_BYTES = 8  # a visitor's kept key
@@ -75,6 +75,11 @@ def visitors(
     if not spans or (not unique.size and len(values) > counting.MAX_VALUES):  # exact: many rows
         return {}
     exact = not unique.size
+    none: Any = 0
+    if exact:
+        from sightline.reports.overview_days import EMPTY
+
+        none = EMPTY
     seen = kept.sync(query.site_id)
     now = micros(datetime.now(UTC))
     shape = f"{'keys' if exact else 'bitmaps'} {column} {where} {unique.size}"
@@ -99,7 +104,7 @@ def visitors(
         read: list[Held] = list(_read_keys(run, *rows) if exact else _read_bitmaps(run, *rows, unique))
         for index, found_now in enumerate(read, start):
             for value in wanted:
-                held[index][value] = found_now.get(value, EMPTY if exact else 0)
+                held[index][value] = found_now.get(value, none)
             if keys[index][2] <= now:
                 if exact:
                     cost = BITMAP_BYTES + KEY_BYTES * sum(len(k) for k in held[index].values())
@@ -109,7 +114,7 @@ def visitors(
                     kept.put(keys[index], dict(held[index]), seen, cost)
         start = stop
     if exact:
-        return {value: _count([span.get(value, EMPTY) for span in held]) for value in values}
+        return {value: _count([span.get(value, none) for span in held]) for value in values}
     united = dict.fromkeys(values, 0)
     for span in held:
         for value in values:
@@ -120,6 +125,8 @@ def visitors(
 def _count(parts: list[Keys]) -> int:
     """Visitors of the spans' keys together: the biggest (the union of the earlier days) and a
     binary search in it for each of the others' keys."""
+    from sightline.reports.overview_days import count_with, union
+
     biggest = max(range(len(parts)), key=lambda i: len(parts[i]))
     return count_with(parts[biggest], union(part for i, part in enumerate(parts) if i != biggest))
 
@@ -206,6 +213,8 @@ def _read_bitmaps(
 def _read_keys(run: Run, query: Query, rows: str, values: Sequence[str], spans: int) -> list[dict[str, Keys]]:
     """Each span's sorted, unique keys of the visitors of each of ``values`` (read as NumPy
     arrays where the store sends them so: ``Engine.columns``)."""
+    import numpy as np
+
     sql = f"SELECT DISTINCT v_day, k, visitor FROM ({rows}) AS t WHERE k > 0"
     columns = getattr(run, "columns", None)
     if columns is not None:
