@@ -7,7 +7,7 @@ both engines."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -195,18 +195,26 @@ def test_a_first_request_over_more_events_than_one_read_holds_reads_them_in_part
     _check(world, [small.id, big.id])
 
 
+def _the_days_last_hour() -> datetime:
+    """Now, or later today in its last hour (UTC, the sites' zone), when a period that reaches
+    now ends at the next midnight and today is a whole day."""
+    now = datetime.now(UTC)
+    return now if now.hour == 23 else now.replace(hour=23, minute=30)
+
+
+@pytest.mark.parametrize("clock", [lambda: datetime.now(UTC), _the_days_last_hour], ids=["now", "last hour"])
 def test_the_days_read_at_the_start_leave_the_first_request_only_the_hour_going_on(
-    world: World, monkeypatch: pytest.MonkeyPatch
+    world: World, monkeypatch: pytest.MonkeyPatch, clock: Callable[[], datetime]
 ) -> None:
     first, second = _two_sites(world)
     held = len(first.events()) + len(second.events())
-    assert not Warmer(world.served, world.db, lambda _: True, held + 1).warm(datetime.now(UTC))
+    now = clock()
+    assert not Warmer(world.served, world.db, lambda _: True, held + 1).warm(now)
     ledger = overview_days.ledger_of(world.served)
     assert ledger is not None
     assert not len(ledger.kept)  # a small store: nothing read at the start
-    assert Warmer(world.served, world.db, lambda _: True, held).warm(datetime.now(UTC))
+    assert Warmer(world.served, world.db, lambda _: True, held).warm(now)
     reads = _reads(world, monkeypatch)
-    now = datetime.now(UTC)
     for name in ("7d", "30d"):
         overview(world.served, _rows(world, [first.id, second.id]), name, None, None, now, wanted=False)
     hour = int(now.replace(minute=0, second=0, microsecond=0).timestamp() * 1_000_000)
@@ -295,7 +303,7 @@ def test_days_read_before_a_write_or_a_restart_of_the_store_process_are_not_kept
     assert ledger is not None
     seen = ledger.kept.sync(first.id)
     period = period_of("7d", None, None, ZoneInfo("UTC"), datetime.now(UTC))
-    day = overview_days.plan(period).spans[0]
+    day = overview_days.plan(period, True).spans[0]
     piece = overview_days.read(store.columns, store.dialect, {day: [first.id, second.id]})
     rows = [
         (

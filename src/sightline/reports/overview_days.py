@@ -132,8 +132,11 @@ class Counted:
 
 
 @functools.lru_cache(maxsize=512)
-def plan(period: Period) -> Plan:
-    """The pieces of ``period`` (sites sharing a time zone share their periods: made once)."""
+def plan(period: Period, going: bool) -> Plan:
+    """The pieces of ``period`` (sites sharing a time zone share their periods: made once).
+    ``going``: the period has not ended, so its last day is cut in hours even when it reaches
+    the next midnight (a period that reaches now ends at the next hour: in the day's last hour,
+    today is a whole day, whose ended hours are kept as those of any other hour of the day)."""
     spans: list[Span] = []
     owner: list[int] = []
     whole: list[bool] = []
@@ -143,7 +146,7 @@ def plan(period: Period) -> Plan:
         full = (start, end) == (
             local_midnight(day, period.zone),
             local_midnight(day + timedelta(days=1), period.zone),
-        )
+        ) and not (going and number == len(buckets) - 1)
         if period.interval != "day" or full:
             spans.append((micros(start), micros(end)))
             owner.append(number)
@@ -349,7 +352,10 @@ class Ledger:
         between: Callable[[], object] | None,
     ) -> dict[int, tuple[Counted, Counted]]:
         seen = self.kept.sync_many(list(periods))
-        plans = {site_id: (plan(a), plan(b)) for site_id, (a, b) in periods.items()}
+        plans = {
+            site_id: (plan(a, at < micros(a.end)), plan(b, at < micros(b.end)))
+            for site_id, (a, b) in periods.items()
+        }
         ended: dict[tuple[int, int], Ended | None] = {}
         have: Have = {}
         wanted: dict[Span, list[int]] = {}
