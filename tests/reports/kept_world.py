@@ -29,6 +29,7 @@ from sightline.sites import service as sites_service
 from sightline.store.dialects import Dialect
 from sightline.store.engines import ClickHouse, Embedded, Engine
 from sightline.store.feed import Feeder, key_of
+from sightline.store.kept_days import Files
 from sightline.store.maintenance import Maintenance
 from sightline.store.ordering import Ordering
 from sightline.visitors import rights
@@ -70,11 +71,23 @@ class InProcessStore:
             self.keep = self._keep
             self.changes = self._changes
         if keeps and isinstance(engine, Embedded):
-            self.kept_days = engine.kept_days
-            self.keep_days = engine.keep_days
+            self.kept_days = self._kept_days
+            self.keep_days = self._keep_days
 
     def query(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
         return self.engine.query(sql, params)
+
+    def _files(self) -> Files:
+        assert isinstance(self.engine, Embedded)
+        return Files(self.engine.days.files)
+
+    def _kept_days(self, asked: list[tuple[int, int, int]]) -> list[tuple[int, int, int, int, Any]]:
+        assert isinstance(self.engine, Embedded)
+        return self._files().load(self.engine.kept_days(asked))
+
+    def _keep_days(self, epoch: str, rows: list[tuple[int, int, int, int, int, Any]]) -> int:
+        assert isinstance(self.engine, Embedded)
+        return self.engine.keep_days(epoch, self._files().named(rows))
 
     def columns(self, sql: str, params: dict[str, Any]) -> dict[str, Any]:
         return self.engine.columns(sql, params)

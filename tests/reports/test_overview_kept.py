@@ -18,6 +18,7 @@ import pytest
 from sightline.database import open_database
 from sightline.reports import overview_days, warm
 from sightline.reports.overview import overview
+from sightline.reports.overview_days import Keys, Span
 from sightline.reports.period import period_of
 from sightline.reports.warm import Warmer
 from sightline.sites import service as sites_service
@@ -257,6 +258,7 @@ def test_the_start_read_goes_in_parts_and_lets_requests_asking_the_store_go_firs
 
 
 DAY = 86_400_000_000  # µs
+HOUR = 3_600_000_000
 
 
 def _covered(reads: list[list[int]]) -> int:
@@ -272,6 +274,22 @@ def _restarted(w: World, monkeypatch: pytest.MonkeyPatch) -> tuple[InProcessStor
     return again, _reads(w, monkeypatch)
 
 
+def _unions(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """From now on, for each union of whole days the overview asks for, whether it was kept."""
+    found: list[bool] = []
+    union_of = overview_days.Ledger.union_of
+
+    def seen(ledger: overview_days.Ledger, site_id: int, spans: list[Span], have: Any, kept: Any) -> Keys:
+        if len(spans) > 1 and all(high - low >= 23 * HOUR for low, high in spans):
+            found.append(
+                ledger.kept.get((site_id, spans[0][0], spans[-1][1], overview_days.UNION), kept) is not None
+            )
+        return union_of(ledger, site_id, spans, have, kept)
+
+    monkeypatch.setattr(overview_days.Ledger, "union_of", seen)
+    return found
+
+
 def test_a_restarted_server_reads_the_ended_days_the_store_keeps_in_its_file_instead_of_their_events(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -279,14 +297,19 @@ def test_a_restarted_server_reads_the_ended_days_the_store_keeps_in_its_file_ins
     ids = [first.id, second.id]
     _check(world, ids)  # every ended day of 30 days and the 30 before them read, and handed to the store
     again, reads = _restarted(world, monkeypatch)
+    united = _unions(monkeypatch)
     overview(again, _rows(world, ids), "30d", None, None, datetime.now(UTC), wanted=False)
+    assert len(united) == 4  # each site's whole days of 30 days, and of the 30 before
     if world.engine.name == "duckdb":  # the hours of today and of the comparison's cut day only
         assert _covered(reads) <= 2 * DAY
+        assert all(united)  # the days' unions too: read from the file, not made again
     else:  # ClickHouse keeps no days in a file: every day read again
         assert _covered(reads) >= 58 * DAY
+        assert not any(united)
     _check(world, ids)
     # A late visit three days ago: its day leaves the file with the write, and is read again.
     _late_visit(world, first, 3)
+    world.settle()
     again, reads = _restarted(world, monkeypatch)
     overview(again, _rows(world, ids), "30d", None, None, datetime.now(UTC), wanted=False)
     if world.engine.name == "duckdb":
@@ -311,7 +334,7 @@ def test_days_read_before_a_write_or_a_restart_of_the_store_process_are_not_kept
             seen.number,
             *day,
             piece[(site.id, day)].pageviews,
-            piece[(site.id, day)].visitors.tobytes(),
+            piece[(site.id, day)].visitors,
         )
         for site in (first, second)
     ]

@@ -282,12 +282,21 @@ def unique(keys: Keys) -> Keys:
 
 
 def union(parts: Iterable[Keys]) -> Keys:
-    listed = [part for part in parts if len(part)]
+    """The keys of ``parts`` (each sorted and unique) together. A part holding most of them (a
+    period's whole days beside today's hours) takes the others' new keys in place, by a binary
+    search each: no sort of its millions of keys again."""
+    listed = sorted((part for part in parts if len(part)), key=len)
     if not listed:
         return EMPTY
     if len(listed) == 1:
         return listed[0]
-    return unique(np.concatenate(listed))
+    big, rest = listed[-1], listed[:-1]
+    if len(big) < 4 * sum(len(part) for part in rest):
+        return unique(np.concatenate(listed))
+    extra = rest[0] if len(rest) == 1 else unique(np.concatenate(rest))
+    at = np.searchsorted(big, extra)
+    new = (at == len(big)) | (big[np.minimum(at, len(big) - 1)] != extra)
+    return np.insert(big, at[new], extra[new])
 
 
 def count_with(base: Keys, extra: Keys) -> int:
@@ -382,7 +391,16 @@ class Ledger:
                     if whole:
                         days.add((site_id, span))
                     wanted.setdefault(span, []).append(site_id)
-        days -= self._stored(store, days, wanted, have, seen, at)
+        unions = {
+            (site_id, joined)
+            for (site_id, which), kept_ended in ended.items()
+            if kept_ended is None
+            and (joined := _days_span(plans[site_id][which], at)) is not None
+            and self.kept.get((site_id, *joined, UNION), seen[site_id]) is None
+        }
+        stored = self._stored(store, days | unions, wanted, have, seen, at)
+        days -= stored
+        unions -= stored
         for number, part in enumerate(self._parts(store, wanted, at, most)):
             if number and between is not None:
                 between()
@@ -394,12 +412,16 @@ class Ledger:
                     read_days.append((site_id, span, piece))
             _store_days(store, read_days, seen)
         out: dict[int, tuple[Counted, Counted]] = {}
+        united: list[tuple[int, Span, Piece]] = []  # whole days' unions made now: for the store's file
         for site_id, (current, previous) in plans.items():
             counted = []
             for which, made in enumerate((current, previous)):
-                figures = ended[(site_id, which)] or self._ended(site_id, made, have, seen[site_id], at)
+                figures = ended[(site_id, which)] or self._ended(
+                    site_id, made, have, seen[site_id], at, united
+                )
                 counted.append(_counted(site_id, made, figures, have, at))
             out[site_id] = (counted[0], counted[1])
+        _store_days(store, [(s, span, piece) for s, span, piece in united if (s, span) in unions], seen)
         return out
 
     def _stored(
@@ -411,24 +433,30 @@ class Ledger:
         seen: dict[int, Seen],
         at: int,
     ) -> set[tuple[int, Span]]:
-        """The whole ended ``days`` the store keeps in its file (``store.kept_days``), put in
+        """The whole ended ``days`` the store keeps beside its file (``store.kept_days``), put in
         ``have`` and kept here, and no longer ``wanted``: after a restart, a day's figures are
-        read from its row instead of its events."""
+        read from its row instead of its events; ``days`` not ``wanted`` are a period's whole
+        ended days together, whose visitors are kept as their union (``union_of``)."""
         kept_days = getattr(store, "kept_days", None)
         if kept_days is None or not days:
             return set()
         found: set[tuple[int, Span]] = set()
+        joined: set[tuple[int, Span]] = set()
         for site_id, low, high, pageviews, keys in kept_days(sorted((s, a, b) for s, (a, b) in days)):
             span = (int(low), int(high))
-            piece = Piece(np.frombuffer(keys, dtype=np.uint64), int(pageviews))
-            have[(int(site_id), span)] = piece
-            self.keep(int(site_id), span, piece, seen[int(site_id)], at)
-            found.add((int(site_id), span))
+            if span not in wanted or site_id not in wanted[span]:  # a period's whole days together
+                self.kept.put((site_id, *span, UNION), keys, seen[site_id], 64 + 8 * len(keys))
+                joined.add((site_id, span))
+                continue
+            piece = Piece(keys, int(pageviews))
+            have[(site_id, span)] = piece
+            self.keep(site_id, span, piece, seen[site_id], at)
+            found.add((site_id, span))
         for site_id, span in found:
             wanted[span].remove(site_id)
             if not wanted[span]:
                 del wanted[span]
-        return found
+        return found | joined
 
     def _parts(
         self, store: Store, wanted: dict[Span, list[int]], at: int, most: int
@@ -461,8 +489,11 @@ class Ledger:
             log.info("the overview reads %d events in %d parts", sum(counts.values()), len(parts))
         return [part for part in parts if part]
 
-    def _ended(self, site_id: int, made: Plan, have: Have, seen: Seen, at: int) -> Ended:
-        """The figures of a period's ended pieces (kept as one)."""
+    def _ended(
+        self, site_id: int, made: Plan, have: Have, seen: Seen, at: int, united: list[tuple[int, Span, Piece]]
+    ) -> Ended:
+        """The figures of a period's ended pieces (kept as one); the union of its whole days, with
+        their pageviews, is added to ``united``."""
         ended: list[list[Span]] = [[] for _ in range(made.buckets)]
         going = [False] * made.buckets
         days: list[Span] = []
@@ -477,7 +508,11 @@ class Ledger:
             pageviews[number] += have[(site_id, span)].pageviews
         together = [self.union_of(site_id, spans, have, seen) for spans in ended]
         partial = {i: keys for i, keys in enumerate(together) if going[i]}
-        every = union([self.union_of(site_id, days, have, seen), self.union_of(site_id, hours, have, seen)])
+        whole_days = self.union_of(site_id, days, have, seen)
+        if len(days) > 1:
+            viewed = sum(have[(site_id, span)].pageviews for span in days)
+            united.append((site_id, (days[0][0], days[-1][1]), Piece(whole_days, viewed)))
+        every = union([whole_days, self.union_of(site_id, hours, have, seen)])
         figures = Ended([len(keys) for keys in together], pageviews, partial, every)
         done = _done(made, at)
         if done:
@@ -495,10 +530,17 @@ def _store_days(store: Store, read_days: list[tuple[int, Span, Piece]], seen: di
     keep_days(
         epoch,
         [
-            (site_id, seen[site_id].number, low, high, piece.pageviews, piece.visitors.tobytes())
+            (site_id, seen[site_id].number, low, high, piece.pageviews, piece.visitors)
             for site_id, (low, high), piece in read_days
         ],
     )
+
+
+def _days_span(made: Plan, at: int) -> Span | None:
+    """The span of a period's whole days ended by ``at``, when they are more than one (their
+    visitors' union is kept as one piece: ``Ledger.union_of``)."""
+    days = [span for span, whole in zip(made.spans[: made.ended(at)], made.whole, strict=False) if whole]
+    return (days[0][0], days[-1][1]) if len(days) > 1 else None
 
 
 def _done(made: Plan, at: int) -> int:

@@ -303,23 +303,32 @@ class StoreClient:
         kept: str | None = self.ask(("keep", sql, params, site_id, span))
         return kept
 
-    def kept_days(self, asked: Sequence[tuple[int, int, int]]) -> list[tuple[int, int, int, int, bytes]]:
-        """The overview's days the embedded store keeps in its file, of the (site, low, high)
-        ``asked`` (``store.kept_days``); none on ClickHouse."""
+    def kept_days(self, asked: Sequence[tuple[int, int, int]]) -> list[tuple[int, int, int, int, Any]]:
+        """The overview's spans the embedded store keeps (``store.kept_days``), of the (site, low,
+        high) ``asked``: their pageviews and visitors' keys, read from their files here rather than
+        sent through the store's pipe; none on ClickHouse."""
         if self.engine != "duckdb":
             return []
         if not self._settled.is_set():
             self._settled.wait(FIRST_WAIT)
-        found: list[tuple[int, int, int, int, bytes]] = self.ask(("days", [tuple(a) for a in asked]))
-        return found
+        found: list[tuple[int, int, int, int, str]] = self.ask(("days", [tuple(a) for a in asked]))
+        loaded: list[tuple[int, int, int, int, Any]] = self._kept_files().load(found)
+        return loaded
 
-    def keep_days(self, epoch: str, rows: Sequence[tuple[int, int, int, int, int, bytes]]) -> int:
-        """Keeps the overview's days read at their change numbers in the embedded store's file,
-        those no later change touched (how many)."""
+    def keep_days(self, epoch: str, rows: Sequence[tuple[int, int, int, int, int, Any]]) -> int:
+        """Keeps the overview's spans read at their change numbers (site, number, low, high,
+        pageviews, visitors' keys) beside the embedded store's file, those no later change
+        touched (how many): the keys are written to files here, the store keeps their rows."""
         if self.engine != "duckdb" or not rows:
             return 0
-        added: int = self.ask(("keep_days", epoch, list(rows)))
+        added: int = self.ask(("keep_days", epoch, self._kept_files().named(rows)))
         return added
+
+    def _kept_files(self) -> Any:
+        # Here: the keys are NumPy arrays, which a server that shows no overview does without.
+        from sightline.store.kept_days import DIRECTORY, Files
+
+        return Files(Path(self.options.data_dir) / DIRECTORY)
 
     def changes(self, site_id: int, after: int) -> dict[str, Any]:
         """What changed of a site's data after change number ``after`` (``store.changes``)."""

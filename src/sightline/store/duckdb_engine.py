@@ -41,8 +41,9 @@ from sightline.store.engine import (
     log,
     path_literal,
 )
+from sightline.store.kept_days import DIRECTORY as KEPT_FILES
 from sightline.store.kept_days import TABLE as KEPT_DAYS
-from sightline.store.kept_days import KeptDays, Row
+from sightline.store.kept_days import Found, KeptDays, Row
 from sightline.store.kept_selections import Kept, Span
 
 CHECKPOINT_WAL = 16 * 2**20  # WAL bytes from which ``checkpoint`` writes it to the file (DuckDB's default)
@@ -60,7 +61,7 @@ class Embedded:
         self.memory_mb = memory_mb
         self._write = threading.Lock()
         self._con = self._open()
-        self.days = KeptDays(self._con)  # the overview's ended days, dropped by every write
+        self.days = KeptDays(self._con, directory / KEPT_FILES)  # the overview's days: dropped by writes
         self.changes = Changes(self.watermark())
         self.kept = Kept(self._con.cursor, self.changes)  # report selections, dropped by the changes
 
@@ -184,17 +185,19 @@ class Embedded:
                 cursor.execute("BEGIN TRANSACTION")
                 try:
                     cursor.execute(sql, params or {})
-                    self.days.drop(cursor, changed)
+                    dropped = self.days.drop(cursor, changed)
                 except BaseException:
                     cursor.execute("ROLLBACK")
                     raise
                 cursor.execute("COMMIT")
             finally:
                 cursor.close()
+            self.days.unlink(dropped)
             self.changes.record(changed)
 
-    def kept_days(self, asked: list[tuple[int, int, int]]) -> list[tuple[int, int, int, int, bytes]]:
-        """The overview's kept days of the (site, low, high) asked (``store.kept_days``)."""
+    def kept_days(self, asked: list[tuple[int, int, int]]) -> list[Found]:
+        """The overview's kept spans of the (site, low, high) asked, with their keys' files
+        (``store.kept_days``)."""
         cursor = self._con.cursor()
         try:
             return self.days.get(cursor, asked)
@@ -337,23 +340,27 @@ class Embedded:
             cursor = self._con.cursor()
             try:
                 cursor.execute("BEGIN TRANSACTION")
+                dropped: list[str] = []
                 try:
                     yield cursor
                     if changed is not None:  # its data changed there: the kept days too
-                        self.days.drop(cursor, changed)
+                        dropped = self.days.drop(cursor, changed)
                 except BaseException:
                     cursor.execute("ROLLBACK")
                     raise
                 cursor.execute("COMMIT")
             finally:
                 cursor.close()
+            self.days.unlink(dropped)
             if changed is not None:
                 self.changes.record(changed, removed, watermark, touched)
 
     def reset(self) -> None:
         with self._write, self.kept.writing():
+            dropped = self.days.drop(self._con, None)
             for table in ("events", "visits", "visit_counts", "store_state", KEPT_DAYS):
                 self._con.execute(f"DELETE FROM {table}")  # noqa: S608 (fixed names)
+            self.days.unlink(dropped)
             self._con.execute("CHECKPOINT")
             self.changes.record(None)
 

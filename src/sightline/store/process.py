@@ -8,11 +8,12 @@ socket with an authentication key): ``("query", sql, params)`` answers ``("ok", 
 ``("error", message)`` (``("full", message)`` when the engine ran out of memory);
 ``("keep", sql, params)`` answers the name of a table holding the
 query's rows while the site's data stays as it was (``store.kept_selections``; None on ClickHouse);
-``("days", [(site, low, high), ...])`` answers the overview's days the embedded store keeps
-(``store.kept_days``), ``("keep_days", epoch, rows)`` keeps those read at a change number no
-later change touched (how many); ``("changes", site, after)`` answers what changed of the site
-after that change number (``store.changes``: every figure kept between requests is dropped by
-it), ``("changes_many", [(site, after), ...])`` the same of several sites at once;
+``("days", [(site, low, high), ...])`` answers the overview's spans the embedded store keeps,
+with their keys' files (``store.kept_days``), ``("keep_days", epoch, rows)`` keeps those read at
+a change number no later change touched, their keys in files the server wrote (how many);
+``("changes", site, after)`` answers what changed of the site after that change number
+(``store.changes``: every figure kept between requests is dropped by it),
+``("changes_many", [(site, after), ...])`` the same of several sites at once;
 ``("status",)`` answers the feed's figures; ``("export", directory)``
 copies the embedded store there for a backup (``store.snapshot``). Between feeding steps it
 applies maintenance (``maintenance``), checks the store against the log (``check``), from its start
