@@ -83,7 +83,7 @@ class InProcessStore:
 
     def _kept_days(self, asked: list[tuple[int, int, int]]) -> list[tuple[int, int, int, int, Any]]:
         assert isinstance(self.engine, Embedded)
-        return self._files().load(self.engine.kept_days(asked))
+        return self._files().opened(self.engine.kept_days(asked))
 
     def _keep_days(self, epoch: str, rows: list[tuple[int, int, int, int, int, Any]]) -> int:
         assert isinstance(self.engine, Embedded)

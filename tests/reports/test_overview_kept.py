@@ -23,6 +23,7 @@ from sightline.reports.period import period_of
 from sightline.reports.warm import Warmer
 from sightline.sites import service as sites_service
 from sightline.store.changes import Changes
+from sightline.store.kept_days import KeysFile
 from tests.conftest import database_url_for
 from tests.reports.kept_world import InProcessStore, SiteModel, World, open_engine
 
@@ -298,11 +299,20 @@ def test_a_restarted_server_reads_the_ended_days_the_store_keeps_in_its_file_ins
     _check(world, ids)  # every ended day of 30 days and the 30 before them read, and handed to the store
     again, reads = _restarted(world, monkeypatch)
     united = _unions(monkeypatch)
+    files: list[str] = []
+    read_file = KeysFile.read
+
+    def counted(keys: KeysFile) -> Keys | None:
+        files.append(keys.path)
+        return read_file(keys)
+
+    monkeypatch.setattr(KeysFile, "read", counted)
     overview(again, _rows(world, ids), "30d", None, None, datetime.now(UTC), wanted=False)
     assert len(united) == 4  # each site's whole days of 30 days, and of the 30 before
     if world.engine.name == "duckdb":  # the hours of today and of the comparison's cut day only
         assert _covered(reads) <= 2 * DAY
         assert all(united)  # the days' unions too: read from the file, not made again
+        assert len(files) == 4  # and of the files, the unions' only: a day's keys, when a union asks
     else:  # ClickHouse keeps no days in a file: every day read again
         assert _covered(reads) >= 58 * DAY
         assert not any(united)
@@ -349,3 +359,19 @@ def test_days_read_before_a_write_or_a_restart_of_the_store_process_are_not_kept
     assert [row[0] for row in store.kept_days([(first.id, *day), (second.id, *day)])] == [second.id]
     world.engine.changes = Changes(world.engine.watermark())  # the store process started again
     assert keep_days(seen.epoch, rows) == 0
+
+
+def test_a_kept_day_whose_file_went_before_its_keys_were_read_reads_them_from_the_events(
+    world: World, tmp_path: Path
+) -> None:
+    first, _ = _two_sites(world)
+    period = period_of("7d", None, None, ZoneInfo("UTC"), datetime.now(UTC))
+    day = overview_days.plan(period, True).spans[0]
+    store = world.served
+    expected = overview_days.read(store.columns, store.dialect, {day: [first.id]})[(first.id, day)]
+    assert expected.count  # a day with visitors
+    gone = KeysFile(str(tmp_path / "no such file.keys"), expected.count)
+    piece = overview_days.Piece(
+        None, expected.pageviews, gone.count, overview_days._loaded(store, first.id, day, gone)
+    )
+    assert piece.visitors.tolist() == expected.visitors.tolist()

@@ -81,12 +81,28 @@ class Store(Protocol):
 log = logging.getLogger("sightline.reports")
 
 
-@dataclass(frozen=True)
 class Piece:
-    """A span's figures: its visitors' keys (sorted, unique) and its pageviews."""
+    """A span's figures: its visitors' keys (sorted, unique) and its pageviews. A piece read from
+    the store's file knows how many its keys are, and reads them only when a union of it asks
+    (``load``): a start reads a period's whole days as their kept union, not day by day."""
 
-    visitors: Keys
-    pageviews: int
+    __slots__ = ("_keys", "_load", "count", "pageviews")
+
+    def __init__(
+        self, visitors: Keys | None, pageviews: int, count: int = 0, load: Callable[[], Keys] | None = None
+    ) -> None:
+        self._keys = visitors
+        self._load = load
+        self.count = len(visitors) if visitors is not None else count
+        self.pageviews = pageviews
+
+    @property
+    def visitors(self) -> Keys:
+        if self._keys is None:
+            assert self._load is not None
+            self._keys = self._load()
+            self._load = None
+        return self._keys
 
 
 @dataclass(frozen=True)
@@ -321,7 +337,7 @@ class Ledger:
 
     def keep(self, site_id: int, span: Span, piece: Piece, seen: Seen, now: int) -> None:
         if span[1] <= now:
-            self.kept.put((site_id, *span, SHAPE), piece, seen, 64 + 8 * len(piece.visitors))
+            self.kept.put((site_id, *span, SHAPE), piece, seen, 64 + 8 * piece.count)
 
     def union_of(self, site_id: int, spans: list[Span], have: Have, seen: Seen) -> Keys:
         """The visitors of adjacent pieces together (kept, keyed by the span they tile)."""
@@ -445,10 +461,11 @@ class Ledger:
         for site_id, low, high, pageviews, keys in kept_days(sorted((s, a, b) for s, (a, b) in days)):
             span = (int(low), int(high))
             if span not in wanted or site_id not in wanted[span]:  # a period's whole days together
-                self.kept.put((site_id, *span, UNION), keys, seen[site_id], 64 + 8 * len(keys))
+                united = _loaded(store, site_id, span, keys)()
+                self.kept.put((site_id, *span, UNION), united, seen[site_id], 64 + 8 * len(united))
                 joined.add((site_id, span))
                 continue
-            piece = Piece(keys, int(pageviews))
+            piece = Piece(None, int(pageviews), keys.count, _loaded(store, site_id, span, keys))
             have[(site_id, span)] = piece
             self.keep(site_id, span, piece, seen[site_id], at)
             found.add((site_id, span))
@@ -506,14 +523,25 @@ class Ledger:
             ended[number].append(span)
             (days if whole else hours).append(span)
             pageviews[number] += have[(site_id, span)].pageviews
-        together = [self.union_of(site_id, spans, have, seen) for spans in ended]
-        partial = {i: keys for i, keys in enumerate(together) if going[i]}
+        together = {
+            i: self.union_of(site_id, spans, have, seen) for i, spans in enumerate(ended) if len(spans) > 1
+        }
+        partial = {i: keys for i, keys in together.items() if going[i]}
+        partial.update(
+            (i, have[(site_id, spans[0])].visitors)
+            for i, spans in enumerate(ended)
+            if going[i] and len(spans) == 1
+        )
         whole_days = self.union_of(site_id, days, have, seen)
         if len(days) > 1:
             viewed = sum(have[(site_id, span)].pageviews for span in days)
             united.append((site_id, (days[0][0], days[-1][1]), Piece(whole_days, viewed)))
         every = union([whole_days, self.union_of(site_id, hours, have, seen)])
-        figures = Ended([len(keys) for keys in together], pageviews, partial, every)
+        counts = [
+            len(together[i]) if i in together else sum(have[(site_id, s)].count for s in spans)
+            for i, spans in enumerate(ended)
+        ]
+        figures = Ended(counts, pageviews, partial, every)
         done = _done(made, at)
         if done:
             self.kept.put((site_id, made.spans[0][0], done, made.shape), figures, seen, figures.cost())
@@ -534,6 +562,19 @@ def _store_days(store: Store, read_days: list[tuple[int, Span, Piece]], seen: di
             for site_id, (low, high), piece in read_days
         ],
     )
+
+
+def _loaded(store: Store, site_id: int, span: Span, keys: Any) -> Callable[[], Keys]:
+    """Reads a span's keys from its file (``store.kept_days.KeysFile``), or from the events when
+    the file went meanwhile (a write deleted its row after this request's read of the rows)."""
+
+    def load() -> Keys:
+        found: Keys | None = keys.read()
+        if found is not None:
+            return found
+        return read(store.columns, store.dialect, {span: [site_id]})[(site_id, span)].visitors
+
+    return load
 
 
 def _days_span(made: Plan, at: int) -> Span | None:

@@ -305,15 +305,15 @@ class StoreClient:
 
     def kept_days(self, asked: Sequence[tuple[int, int, int]]) -> list[tuple[int, int, int, int, Any]]:
         """The overview's spans the embedded store keeps (``store.kept_days``), of the (site, low,
-        high) ``asked``: their pageviews and visitors' keys, read from their files here rather than
-        sent through the store's pipe; none on ClickHouse."""
+        high) ``asked``: their pageviews and their visitors' keys' files (``KeysFile``), read here
+        when asked rather than sent through the store's pipe; none on ClickHouse."""
         if self.engine != "duckdb":
             return []
         if not self._settled.is_set():
             self._settled.wait(FIRST_WAIT)
         found: list[tuple[int, int, int, int, str]] = self.ask(("days", [tuple(a) for a in asked]))
-        loaded: list[tuple[int, int, int, int, Any]] = self._kept_files().load(found)
-        return loaded
+        opened: list[tuple[int, int, int, int, Any]] = self._kept_files().opened(found)
+        return opened
 
     def keep_days(self, epoch: str, rows: Sequence[tuple[int, int, int, int, int, Any]]) -> int:
         """Keeps the overview's spans read at their change numbers (site, number, low, high,

@@ -26,7 +26,7 @@ the events as the store holds them:
   events and visits), written when the process closes the store, and at open a mark that differs
   (another program wrote, or this process was killed after writing) empties the table. At open,
   a file no row names (a row deleted by a process killed before it deleted the file) is deleted;
-  a file whose check word does not match its keys is read as no file (``Files.load``).
+  a file whose check word does not match its keys is read as no file (``KeysFile.read``).
 
 Backups leave the table and the files out (``engine.TABLES``: they are derived): a restored store
 starts without rows, and the overview reads its days from the events again.
@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import uuid
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -90,19 +91,38 @@ class Files:
         each one's keys written to a file of its own, and named."""
         return [(*row[:5], self.save(row[5])) for row in rows]
 
-    def load(self, found: Iterable[Found]) -> list[tuple[int, int, int, int, Keys]]:
-        """The keys of each row ``found`` (a file gone, or whose check word does not match, is
-        left out: its span is read from the events)."""
+    def opened(self, found: Iterable[Found]) -> list[tuple[int, int, int, int, KeysFile]]:
+        """Each row ``found`` with its keys' file, not read yet (a file gone, or of a size no keys
+        have, is left out: its span is read from the events)."""
         out = []
         for site_id, low, high, pageviews, path in found:
             try:
-                words = np.fromfile(path, dtype="<u8")
+                size = os.stat(path).st_size
             except OSError:
                 continue
-            if not len(words) or int(words[-1]) != _check(words[:-1]):
-                continue
-            out.append((site_id, low, high, pageviews, words[:-1].astype(np.uint64, copy=False)))
+            if size >= 8 and size % 8 == 0:
+                out.append((site_id, low, high, pageviews, KeysFile(path, size // 8 - 1)))
         return out
+
+
+class KeysFile:
+    """One row's keys' file: how many keys it holds, and the keys when read."""
+
+    __slots__ = ("count", "path")
+
+    def __init__(self, path: str, count: int) -> None:
+        self.path = path
+        self.count = count
+
+    def read(self) -> Keys | None:
+        """The keys; None when the file went, or its check word does not match its keys."""
+        try:
+            words = np.fromfile(self.path, dtype="<u8")
+        except OSError:
+            return None
+        if len(words) != self.count + 1 or int(words[-1]) != _check(words[:-1]):
+            return None
+        return words[:-1].astype(np.uint64, copy=False)
 
 
 class KeptDays:
