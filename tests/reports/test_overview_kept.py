@@ -18,7 +18,7 @@ import pytest
 from sightline.database import open_database
 from sightline.reports import overview_days, warm
 from sightline.reports.overview import overview
-from sightline.reports.overview_days import Keys, Span
+from sightline.reports.overview_pieces import Keys, Piece, Span, read
 from sightline.reports.period import period_of
 from sightline.reports.warm import Warmer
 from sightline.sites import service as sites_service
@@ -337,7 +337,7 @@ def test_days_read_before_a_write_or_a_restart_of_the_store_process_are_not_kept
     seen = ledger.kept.sync(first.id)
     period = period_of("7d", None, None, ZoneInfo("UTC"), datetime.now(UTC))
     day = overview_days.plan(period, True).spans[0]
-    piece = overview_days.read(store.columns, store.dialect, {day: [first.id, second.id]})
+    piece = read(store.columns, store.dialect, {day: [first.id, second.id]})
     rows = [
         (
             site.id,
@@ -368,10 +368,8 @@ def test_a_kept_day_whose_file_went_before_its_keys_were_read_reads_them_from_th
     period = period_of("7d", None, None, ZoneInfo("UTC"), datetime.now(UTC))
     day = overview_days.plan(period, True).spans[0]
     store = world.served
-    expected = overview_days.read(store.columns, store.dialect, {day: [first.id]})[(first.id, day)]
+    expected = read(store.columns, store.dialect, {day: [first.id]})[(first.id, day)]
     assert expected.count  # a day with visitors
     gone = KeysFile(str(tmp_path / "no such file.keys"), expected.count)
-    piece = overview_days.Piece(
-        None, expected.pageviews, gone.count, overview_days._loaded(store, first.id, day, gone)
-    )
+    piece = Piece(None, expected.pageviews, gone.count, overview_days._loaded(store, first.id, day, gone))
     assert piece.visitors.tolist() == expected.visitors.tolist()

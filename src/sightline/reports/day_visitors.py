@@ -43,7 +43,7 @@ from sightline.reports.queries import Filters, Query, Run, Span, bucket
 from sightline.store.epoch import micros
 
 if TYPE_CHECKING:  # NumPy is loaded by the first table that counts exactly, not at the server's start
-    from sightline.reports.overview_days import Keys
+    from sightline.reports.overview_pieces import Keys
 
 BITMAP_BYTES = 120  # a kept span's bitmaps or keys beyond their bits (the dict, its keys)
 KEY_BYTES = 8  # a visitor's kept key
@@ -77,7 +77,7 @@ def visitors(
     exact = not unique.size
     none: Any = 0
     if exact:
-        from sightline.reports.overview_days import EMPTY
+        from sightline.reports.overview_pieces import EMPTY
 
         none = EMPTY
     seen = kept.sync(query.site_id)
@@ -125,7 +125,7 @@ def visitors(
 def _count(parts: list[Keys]) -> int:
     """Visitors of the spans' keys together: the biggest (the union of the earlier days) and a
     binary search in it for each of the others' keys."""
-    from sightline.reports.overview_days import count_with, union
+    from sightline.reports.overview_pieces import count_with, union
 
     biggest = max(range(len(parts)), key=lambda i: len(parts[i]))
     return count_with(parts[biggest], union(part for i, part in enumerate(parts) if i != biggest))

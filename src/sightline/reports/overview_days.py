@@ -18,37 +18,44 @@ rebuild; a changed time zone asks for other spans. Only pieces that ended before
 kept; the hour going on is read every time.
 
 The pieces a request does not find kept (every piece, for the first request after a start) are
-read in the request, in one query (``read``): the store groups the events of those spans by site,
-visitor and hour (a quarter hour or a minute where a span starts or ends within an hour), which
-costs it less than naming each event's piece, and sends the rows as NumPy arrays (bytes through
-its pipe, not millions of tuples); each piece's keys are then the union of its hours'. Requests
-take turns, so one arriving during that first read waits for it and then finds every day kept.
-A store without change records keeps nothing (``reports.overview`` answers with its statement).
+first asked of the embedded store, which keeps whole ended days and each period's whole days
+together beside its file (``store.kept_days``: the keys of a day are read only when a union of it
+is made again), and the rest read in the request, in one query (``overview_pieces.read``).
+Requests take turns, so one arriving during that first read waits for it and then finds every
+day kept. A store without change records keeps nothing (``reports.overview`` answers with its
+statement).
 """
 
-# ruff: noqa: S608  (SQL made of fixed fragments; every value is a bound parameter or a site id)
 from __future__ import annotations
 
 import bisect
 import functools
-import itertools
 import logging
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Protocol
 
 import numpy as np
-import numpy.typing as npt
 
 from sightline.reports.kept_figures import Beside, Kept, Seen
+from sightline.reports.overview_pieces import (
+    EMPTY,
+    Keys,
+    Piece,
+    Span,
+    count_with,
+    events_of,
+    missing,
+    read,
+    union,
+)
+from sightline.reports.period import Period, local_midnight
+from sightline.store.dialects import Dialect
+from sightline.store.epoch import micros
 
 __all__ = ["Seen"]
-from sightline.reports.period import Period, local_midnight
-from sightline.reports.queries import VIEWED
-from sightline.store.dialects import Dialect, Params
-from sightline.store.epoch import micros
 
 SHAPE = ("overview",)  # a piece's figures
 UNION = ("overview-union",)  # the visitors of adjacent ended pieces together
@@ -59,13 +66,7 @@ HOUR = timedelta(hours=1)
 # hour going on) counts its sites' events first and reads them in parts of at most this many.
 READ_MOST = 8_000_000
 COUNT_FROM = 2 * 86_400_000_000
-UNITS = (3_600_000_000, 900_000_000, 60_000_000)  # µs: hours, quarters (zones at :30, :45), minutes
-EMPTY: npt.NDArray[np.uint64] = np.zeros(0, dtype=np.uint64)
-Keys = npt.NDArray[np.uint64]
-Span = tuple[int, int]  # UTC microseconds, [low, high)
-Have = dict[tuple[int, Span], "Piece"]  # the pieces of a request, by site and span
-Columns = Callable[[str, dict[str, Any]], dict[str, Any]]  # a store's ``columns``
-Query = Callable[[str, dict[str, Any]], list[tuple[Any, ...]]]  # a store's ``query``
+Have = dict[tuple[int, Span], Piece]  # the pieces of a request, by site and span
 
 
 class Store(Protocol):
@@ -79,30 +80,6 @@ class Store(Protocol):
 
 
 log = logging.getLogger("sightline.reports")
-
-
-class Piece:
-    """A span's figures: its visitors' keys (sorted, unique) and its pageviews. A piece read from
-    the store's file knows how many its keys are, and reads them only when a union of it asks
-    (``load``): a start reads a period's whole days as their kept union, not day by day."""
-
-    __slots__ = ("_keys", "_load", "count", "pageviews")
-
-    def __init__(
-        self, visitors: Keys | None, pageviews: int, count: int = 0, load: Callable[[], Keys] | None = None
-    ) -> None:
-        self._keys = visitors
-        self._load = load
-        self.count = len(visitors) if visitors is not None else count
-        self.pageviews = pageviews
-
-    @property
-    def visitors(self) -> Keys:
-        if self._keys is None:
-            assert self._load is not None
-            self._keys = self._load()
-            self._load = None
-        return self._keys
 
 
 @dataclass(frozen=True)
@@ -125,17 +102,28 @@ class Plan:
 @dataclass(frozen=True)
 class Ended:
     """A period's figures of its ended pieces, kept as one: per bucket its visitors and pageviews,
-    the visitors of a bucket with a piece going on, and every ended piece's visitors together."""
+    the visitors of a bucket with a piece going on, and every ended piece's visitors together: the
+    union of its whole days (the one kept as such: not copied), that of its hours, and how many
+    they are together."""
 
     visitors: list[int]
     pageviews: list[int]
     partial: dict[int, Keys]
-    whole: Keys
+    days: Keys
+    hours: Keys
+    together: int
 
     def cost(self) -> int:
+        """Its bytes but the days' union's (kept, and counted, on its own)."""
         return (
-            64 + 16 * len(self.visitors) + 8 * (len(self.whole) + sum(len(k) for k in self.partial.values()))
+            64 + 16 * len(self.visitors) + 8 * (len(self.hours) + sum(len(k) for k in self.partial.values()))
         )
+
+    def count_with(self, extra: Keys) -> int:
+        """Every ended piece's visitors and ``extra``'s (sorted, unique) together."""
+        if not len(extra):
+            return self.together
+        return self.together + int(np.count_nonzero(missing(self.days, extra) & missing(self.hours, extra)))
 
 
 @dataclass(frozen=True)
@@ -177,150 +165,6 @@ def plan(period: Period, going: bool) -> Plan:
             at = nxt
     shape = ("overview-ended", str(period.zone.key), period.interval, micros(period.end))
     return Plan(spans, owner, whole, len(buckets), shape, [high for _, high in spans])
-
-
-def read(columns: Columns, dialect: Dialect, wanted: dict[Span, list[int]]) -> dict[tuple[int, Span], Piece]:
-    """The figures of each span of ``wanted`` for each of its sites, in one query (a site and span
-    without events is an empty piece): the store groups the events by site, visitor and ``unit``
-    of time (the longest that cuts no span in two, ``_unit``), which is cheaper than naming each
-    event's span, and sends the rows as arrays; the spans' visitors are unions of their units'."""
-    if not wanted:
-        return {}
-    params = Params(dialect)
-    unit = _unit(list(wanted))
-    columns_read = f"site_id, time, visitor, CASE WHEN {VIEWED} THEN 1 ELSE 0 END AS pv"
-    sql = (
-        f"SELECT site_id, {dialect.div('time', str(unit))} AS q, visitor, sum(pv) AS viewed "
-        f"FROM ({_selection(params, wanted, columns_read)}) AS e GROUP BY site_id, q, visitor"
-    )
-    found = _pieces(columns(sql, params.values), wanted, unit)
-    for span, ids in wanted.items():
-        for site_id in ids:
-            found.setdefault((int(site_id), span), Piece(EMPTY, 0))
-    return found
-
-
-def events_of(query: Query, dialect: Dialect, wanted: dict[Span, list[int]]) -> dict[int, int]:
-    """How many events each site of ``wanted`` holds in its spans (one query over two columns)."""
-    params = Params(dialect)
-    sql = f"SELECT site_id, count(*) FROM ({_selection(params, wanted, 'site_id')}) AS e GROUP BY site_id"
-    return {int(site_id): int(count) for site_id, count in query(sql, params.values)}
-
-
-def _selection(params: Params, wanted: dict[Span, list[int]], columns_read: str) -> str:
-    """``columns_read`` of the events of each site of ``wanted`` in its spans: sites asking for the
-    same spans share one part, and adjacent spans one range."""
-    by_sites: dict[frozenset[int], list[Span]] = {}
-    for span in sorted(wanted):
-        by_sites.setdefault(frozenset(int(s) for s in wanted[span]), []).append(span)
-    parts = []
-    for site_ids, spans in by_sites.items():
-        listed = ", ".join(str(s) for s in sorted(site_ids))
-        ranges = " OR ".join(
-            f"(time >= {params.bind(low)} AND time < {params.bind(high)})" for low, high in _runs(spans)
-        )
-        parts.append(f"SELECT {columns_read} FROM events WHERE site_id IN ({listed}) AND ({ranges})")
-    return " UNION ALL ".join(parts)
-
-
-def _unit(spans: list[Span]) -> int:
-    """The longest of ``UNITS`` whose each unit of time lies in one span at most (of those that
-    hold a part of it): every span starts on a unit's start, and a span ending within a unit is
-    followed by no span starting in the same unit."""
-    starts = sorted({low for low, _ in spans})
-    for unit in UNITS:
-        if all(low % unit == 0 for low in starts) and all(
-            high % unit == 0 or _next_start(starts, high) >= high - high % unit + unit for _, high in spans
-        ):
-            return unit
-    return 1
-
-
-def _next_start(starts: list[int], at: int) -> int:
-    index = bisect.bisect_left(starts, at)
-    return starts[index] if index < len(starts) else at + UNITS[0]
-
-
-def _runs(spans: list[Span]) -> list[Span]:
-    """Sorted spans, adjacent ones joined."""
-    runs: list[Span] = []
-    for low, high in spans:
-        if runs and runs[-1][1] == low:
-            runs[-1] = (runs[-1][0], high)
-        else:
-            runs.append((low, high))
-    return runs
-
-
-def _pieces(got: dict[str, Any], wanted: dict[Span, list[int]], unit: int) -> dict[tuple[int, Span], Piece]:
-    """The pieces of rows (site, unit, visitor, pageviews): each row's (site, span) found by a
-    binary search, then each piece's keys sorted, each once."""
-    if not got or not len(got["site_id"]):
-        return {}
-    pairs = sorted((int(site_id), span) for span, ids in wanted.items() for site_id in ids)
-    rank = {site_id: i for i, site_id in enumerate(sorted({site_id for site_id, _ in pairs}))}
-    low = min(span[0] for _, span in pairs)
-    width = (max(span[1] for _, span in pairs) - low) // unit + 2
-    starts = np.array([rank[s] * width + (a - low) // unit for s, (a, _) in pairs], dtype=np.int64)
-    ends = np.array([rank[s] * width - (low - b) // unit for s, (_, b) in pairs], dtype=np.int64)
-    ranks = np.full(max(rank) + 1, len(rank), dtype=np.int64)  # a site not asked for: past the last
-    ranks[list(rank)] = list(rank.values())
-    sites = np.asarray(got["site_id"], dtype=np.int64)
-    keys = (
-        ranks[np.minimum(sites, len(ranks) - 1)] * width
-        + (np.asarray(got["q"], dtype=np.int64) * unit - low) // unit
-    )
-    at = np.searchsorted(starts, keys, side="right") - 1
-    at[(at < 0) | (keys >= ends[np.maximum(at, 0)])] = -1  # outside every span asked (none expected)
-    by = np.argsort(at, kind="stable")
-    at = at[by]
-    visitors = np.asarray(got["visitor"]).astype(np.uint64)[by]
-    viewed = np.asarray(got["viewed"]).astype(np.int64)[by]
-    bounds = np.flatnonzero(np.concatenate(([True], at[1:] != at[:-1], [True])))
-    found = {}
-    for first, last in itertools.pairwise(bounds.tolist()):
-        if at[first] >= 0:
-            pv = int(viewed[first:last].sum())
-            found[pairs[int(at[first])]] = Piece(unique(visitors[first:last]), pv)
-    return found
-
-
-def unique(keys: Keys) -> Keys:
-    """``keys`` sorted, each once. A sort and a comparison of neighbours: ``np.unique`` hashes
-    64-bit keys since NumPy 2.3, some 50 times slower on a few million of them."""
-    if len(keys) < 2:
-        return keys
-    ordered = np.sort(keys)
-    keep = np.empty(len(ordered), dtype=bool)
-    keep[0] = True
-    np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
-    return ordered[keep]
-
-
-def union(parts: Iterable[Keys]) -> Keys:
-    """The keys of ``parts`` (each sorted and unique) together. A part holding most of them (a
-    period's whole days beside today's hours) takes the others' new keys in place, by a binary
-    search each: no sort of its millions of keys again."""
-    listed = sorted((part for part in parts if len(part)), key=len)
-    if not listed:
-        return EMPTY
-    if len(listed) == 1:
-        return listed[0]
-    big, rest = listed[-1], listed[:-1]
-    if len(big) < 4 * sum(len(part) for part in rest):
-        return unique(np.concatenate(listed))
-    extra = rest[0] if len(rest) == 1 else unique(np.concatenate(rest))
-    at = np.searchsorted(big, extra)
-    new = (at == len(big)) | (big[np.minimum(at, len(big) - 1)] != extra)
-    return np.insert(big, at[new], extra[new])
-
-
-def count_with(base: Keys, extra: Keys) -> int:
-    """Visitors of ``base`` and ``extra`` together (both sorted and unique)."""
-    if not len(base) or not len(extra):
-        return len(base) + len(extra)
-    at = np.minimum(np.searchsorted(base, extra), len(base) - 1)
-    return len(base) + int(np.count_nonzero(base[at] != extra))
 
 
 class Ledger:
@@ -536,12 +380,13 @@ class Ledger:
         if len(days) > 1:
             viewed = sum(have[(site_id, span)].pageviews for span in days)
             united.append((site_id, (days[0][0], days[-1][1]), Piece(whole_days, viewed)))
-        every = union([whole_days, self.union_of(site_id, hours, have, seen)])
+        of_hours = self.union_of(site_id, hours, have, seen)
+        together_count = len(whole_days) + int(np.count_nonzero(missing(whole_days, of_hours)))
         counts = [
             len(together[i]) if i in together else sum(have[(site_id, s)].count for s in spans)
             for i, spans in enumerate(ended)
         ]
-        figures = Ended(counts, pageviews, partial, every)
+        figures = Ended(counts, pageviews, partial, whole_days, of_hours, together_count)
         done = _done(made, at)
         if done:
             self.kept.put((site_id, made.spans[0][0], done, made.shape), figures, seen, figures.cost())
@@ -602,7 +447,7 @@ def _counted(site_id: int, made: Plan, ended: Ended, have: Have, at: int) -> Cou
         viewed = sum(have[(site_id, span)].pageviews for span in spans)
         points[number] = (count_with(ended.partial.get(number, EMPTY), keys), points[number][1] + viewed)
     now = union(have[(site_id, span)].visitors for spans in going.values() for span in spans)
-    return Counted(points, count_with(ended.whole, now), sum(pv for _, pv in points))
+    return Counted(points, ended.count_with(now), sum(pv for _, pv in points))
 
 
 _ledgers: Beside[Ledger] = Beside(Ledger)

@@ -1,4 +1,4 @@
-"""How the overview reads the pieces it does not find kept (``reports.overview_days.read``): the
+"""How the overview reads the pieces it does not find kept (``reports.overview_pieces.read``): the
 store groups events by a unit of time that never lies across two pieces, and its columns come back
 as arrays that keep every 64-bit visitor key exact, on both engines."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sightline.reports.overview_days import UNITS, _unit, unique
+from sightline.reports.overview_pieces import UNITS, _unit, unique
 from sightline.store.engines import ClickHouse, Embedded
 
 HOUR, QUARTER, MINUTE = UNITS
