@@ -8,6 +8,7 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from sightline import settings as registry
@@ -122,3 +123,15 @@ def test_the_client_counts_the_requests_under_way_of_every_thread(tmp_path: Path
         assert store.asking == 0  # a refused query is no longer under way either
     finally:
         store.stop()
+
+
+def test_days_whose_keys_cannot_be_written_are_not_kept_and_the_request_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _store(tmp_path)
+    (tmp_path / "store-kept-days").write_text("a file where the keys' directory belongs")
+    asked: list[object] = []
+    monkeypatch.setattr(store, "ask", asked.append)  # nothing may reach the store process
+    keys = np.array([1, 2], dtype=np.uint64)
+    assert store.keep_days("epoch", [(1, 0, 0, 86_400_000_000, 3, keys)]) == 0
+    assert asked == []

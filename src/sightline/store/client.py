@@ -321,7 +321,12 @@ class StoreClient:
         touched (how many): the keys are written to files here, the store keeps their rows."""
         if self.engine != "duckdb" or not rows:
             return 0
-        added: int = self.ask(("keep_days", epoch, self._kept_files().named(rows)))
+        try:
+            named = self._kept_files().named(rows)
+        except OSError as error:  # a full disk, say: the spans are read from the events again
+            log.warning("the overview's days were not kept beside the store: %s", error)
+            return 0
+        added: int = self.ask(("keep_days", epoch, named))
         return added
 
     def _kept_files(self) -> Any:
