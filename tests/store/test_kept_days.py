@@ -73,9 +73,9 @@ def test_a_kept_day_comes_back_with_its_pageviews_and_visitor_keys(store: Embedd
     assert len(_files(store)) == 6  # the replaced rows' files deleted
 
 
-def test_a_keys_file_changed_or_gone_is_read_as_no_row(store: Embedded) -> None:
+def test_a_keys_file_changed_cut_short_or_gone_is_read_as_no_keys(store: Embedded) -> None:
     _days(store, sites=(1,), days=3)
-    found = {row[1]: Path(row[4]) for row in store.kept_days([(1, d * DAY, (d + 1) * DAY) for d in range(3)])}
+    found = {row[1]: Path(row[5]) for row in store.kept_days([(1, d * DAY, (d + 1) * DAY) for d in range(3)])}
     found[0].write_bytes(found[0].read_bytes()[:-8])  # cut short
     words = bytearray(found[DAY].read_bytes())
     words[0] ^= 1  # a key changed

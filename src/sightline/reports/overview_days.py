@@ -305,9 +305,10 @@ class Ledger:
         for site_id, low, high, pageviews, keys in kept_days(sorted((s, a, b) for s, (a, b) in days)):
             span = (int(low), int(high))
             if span not in wanted or site_id not in wanted[span]:  # a period's whole days together
-                united = _loaded(store, site_id, span, keys)()
-                self.kept.put((site_id, *span, UNION), united, seen[site_id], 64 + 8 * len(united))
-                joined.add((site_id, span))
+                united = keys.read()  # a file gone or damaged: the union is made again from the days
+                if united is not None:
+                    self.kept.put((site_id, *span, UNION), united, seen[site_id], 64 + 8 * len(united))
+                    joined.add((site_id, span))
                 continue
             piece = Piece(None, int(pageviews), keys.count, _loaded(store, site_id, span, keys))
             have[(site_id, span)] = piece

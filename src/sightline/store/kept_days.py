@@ -3,8 +3,9 @@ of, so that they outlive the process: after a restart the overview reads them in
 event of its periods (``reports.overview_days``).
 
 A row is one site's span (its UTC ``[low, high)``: a whole local day, or a period's whole days
-together): its pageviews and the name of a file in ``DIRECTORY`` beside the store's file holding
-the sorted, unique keys of its visitors (8 bytes each, little-endian, then a check word). The
+together): its pageviews, its visitors' count and the name of a file in ``DIRECTORY`` beside the
+store's file holding their sorted, unique keys (8 bytes each, little-endian, then a check word),
+read only where a union needs them (a day's count is enough for its point of the series). The
 keys are files, not a column: a server reads every site's days at its start, and reading 30 M
 keys from files takes it a tenth of what reading them from the table and through the store's
 pipe took. Only the store process writes the table, and a row present is always the figures of
@@ -37,7 +38,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
 import uuid
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -55,15 +55,18 @@ TABLE = "kept_days"
 DIRECTORY = "store-kept-days"  # beside the store's file: the rows' keys
 DDL = (
     f"CREATE TABLE IF NOT EXISTS {TABLE} (site_id INTEGER NOT NULL, low BIGINT NOT NULL, "
-    "high BIGINT NOT NULL, pageviews BIGINT NOT NULL, keys VARCHAR NOT NULL)"
+    "high BIGINT NOT NULL, pageviews BIGINT NOT NULL, visitors BIGINT NOT NULL, keys VARCHAR NOT NULL)"
 )
 MARK = "kept_days_mark"  # store_state's row: the mark of the data the rows match
 DAY = 86_400_000_000  # µs
 SAME_LENGTH = 2 * 3_600_000_000  # rows this close in length: as long (a change of clocks between)
 CHECK = 0x5EED_0DA7_5EED_0DA7  # the check word is the keys' XOR with this (no keys: this)
 Keys = npt.NDArray[np.uint64]
-Row = tuple[int, int, int, int, int, str]  # site, change number read at, low, high, pageviews, keys' file
-Found = tuple[int, int, int, int, str]  # site, low, high, pageviews, keys' file (a path)
+COLUMNS = ["site_id", "low", "high", "pageviews", "visitors", "keys"]
+Row = tuple[
+    int, int, int, int, int, int, str
+]  # site, change number read at, low, high, pageviews, visitors, file
+Found = tuple[int, int, int, int, int, str]  # site, low, high, pageviews, visitors, keys' file (a path)
 _MATCHING = (
     "(SELECT unnest($sites) AS s, unnest($lows) AS lo, unnest($highs) AS hi) AS c "
     f"WHERE c.s = {TABLE}.site_id AND c.lo < {TABLE}.high AND c.hi > {TABLE}.low"
@@ -88,21 +91,15 @@ class Files:
 
     def named(self, rows: Iterable[tuple[int, int, int, int, int, Keys]]) -> list[Row]:
         """Rows of keys (site, change number, low, high, pageviews, keys) as the store keeps them:
-        each one's keys written to a file of its own, and named."""
-        return [(*row[:5], self.save(row[5])) for row in rows]
+        how many the keys are, and the name of the file of its own each one's are written to."""
+        return [(*row[:5], len(row[5]), self.save(row[5])) for row in rows]
 
-    def opened(self, found: Iterable[Found]) -> list[tuple[int, int, int, int, KeysFile]]:
-        """Each row ``found`` with its keys' file, not read yet (a file gone, or of a size no keys
-        have, is left out: its span is read from the events)."""
-        out = []
-        for site_id, low, high, pageviews, path in found:
-            try:
-                size = os.stat(path).st_size
-            except OSError:
-                continue
-            if size >= 8 and size % 8 == 0:
-                out.append((site_id, low, high, pageviews, KeysFile(path, size // 8 - 1)))
-        return out
+    @staticmethod
+    def opened(found: Iterable[Found]) -> list[tuple[int, int, int, int, KeysFile]]:
+        """Each row ``found`` with its keys' file, not read yet."""
+        return [
+            (s, low, high, pageviews, KeysFile(path, count)) for s, low, high, pageviews, count, path in found
+        ]
 
 
 class KeysFile:
@@ -115,7 +112,7 @@ class KeysFile:
         self.count = count
 
     def read(self) -> Keys | None:
-        """The keys; None when the file went, or its check word does not match its keys."""
+        """The keys; None when the file went, or holds other than ``count`` keys and their check word."""
         try:
             words = np.fromfile(self.path, dtype="<u8")
         except OSError:
@@ -133,7 +130,7 @@ class KeptDays:
         columns = con.execute(
             "SELECT column_name FROM duckdb_columns() WHERE table_name = $t", {"t": TABLE}
         ).fetchall()
-        if columns and "keys" not in {c for (c,) in columns}:  # an older layout: keys in the table
+        if columns and [c for (c,) in columns] != COLUMNS:  # an older layout: the keys in the table
             con.execute(f"DROP TABLE {TABLE}")
         con.execute(DDL)
         if _stored_mark(con) != _mark(con):
@@ -185,14 +182,14 @@ class KeptDays:
         chosen: list[Row] = []
         for row in rows:
             site_id, number, low, high = int(row[0]), int(row[1]), int(row[2]), int(row[3])
-            if epoch != changes.epoch or high <= low or not (self.files / str(row[5])).is_file():
-                self.unlink([str(row[5])])
+            if epoch != changes.epoch or high <= low or not (self.files / str(row[6])).is_file():
+                self.unlink([str(row[6])])
                 continue
             found = since.get((site_id, number))
             if found is None:
                 found = since[(site_id, number)] = changes.since(site_id, number)
             if found["everything"] or any(a < high and b > low for _, a, b in found["spans"]):
-                self.unlink([str(row[5])])
+                self.unlink([str(row[6])])
                 continue
             chosen.append(row)
         if not chosen:
@@ -203,7 +200,8 @@ class KeptDays:
                 "low": pa.array([int(r[2]) for r in chosen], pa.int64()),
                 "high": pa.array([int(r[3]) for r in chosen], pa.int64()),
                 "pageviews": pa.array([int(r[4]) for r in chosen], pa.int64()),
-                "keys": pa.array([str(r[5]) for r in chosen], pa.string()),
+                "visitors": pa.array([int(r[5]) for r in chosen], pa.int64()),
+                "keys": pa.array([str(r[6]) for r in chosen], pa.string()),
             }
         )
         cursor.execute("BEGIN TRANSACTION")
@@ -232,7 +230,7 @@ class KeptDays:
         if not asked:
             return []
         found = cursor.execute(
-            f"SELECT d.site_id, d.low, d.high, d.pageviews, d.keys FROM {TABLE} AS d JOIN "
+            f"SELECT d.site_id, d.low, d.high, d.pageviews, d.visitors, d.keys FROM {TABLE} AS d JOIN "
             "(SELECT unnest($sites) AS s, unnest($lows) AS lo, unnest($highs) AS hi) AS w "
             "ON d.site_id = w.s AND d.low = w.lo AND d.high = w.hi",
             {
@@ -241,7 +239,10 @@ class KeptDays:
                 "highs": [int(a[2]) for a in asked],
             },
         ).fetchall()
-        return [(int(s), int(a), int(b), int(pv), str(self.files / name)) for s, a, b, pv, name in found]
+        return [
+            (int(s), int(a), int(b), int(pv), int(count), str(self.files / name))
+            for s, a, b, pv, count, name in found
+        ]
 
     @staticmethod
     def closing(con: duckdb.DuckDBPyConnection) -> None:
