@@ -23,6 +23,7 @@ from sightline.reports.period import period_of
 from sightline.reports.warm import Warmer
 from sightline.sites import service as sites_service
 from sightline.store.changes import Changes
+from sightline.store.engines import Embedded
 from sightline.store.kept_days import KeysFile
 from tests.conftest import database_url_for
 from tests.reports.kept_world import InProcessStore, SiteModel, World, open_engine
@@ -373,3 +374,22 @@ def test_a_kept_day_whose_file_went_before_its_keys_were_read_reads_them_from_th
     gone = KeysFile(str(tmp_path / "no such file.keys"), expected.count)
     piece = Piece(None, expected.pageviews, gone.count, overview_days._loaded(store, first.id, day, gone))
     assert piece.visitors.tolist() == expected.visitors.tolist()
+
+
+def test_a_union_whose_file_was_damaged_is_made_again_from_its_days_and_the_figures_hold(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, second = _two_sites(world)
+    ids = [first.id, second.id]
+    _check(world, ids)
+    if not isinstance(world.engine, Embedded):  # ClickHouse: no file
+        return
+    files = world.engine.days.files
+    for low, high, name in world.engine.query("SELECT low, high, keys FROM kept_days", {}):
+        if int(high) - int(low) > DAY + 2 * HOUR:  # a period's whole days together
+            (files / str(name)).write_bytes(b"\0" * 16)
+    again, _ = _restarted(world, monkeypatch)
+    united = _unions(monkeypatch)
+    overview(again, _rows(world, ids), "30d", None, None, datetime.now(UTC), wanted=False)
+    assert united == [False] * 4  # not taken from the damaged files: made from the days
+    _check(world, ids)
