@@ -20,6 +20,7 @@ from sightline.store.engines import ClickHouse, Embedded, Engine, copy_tables
 from sightline.store.feed import Feeder, key_of
 from tests.reports import helpers, oracle
 from tests.reports.test_channels import generate
+from tests.support.clickhouse import RealServer, StandIn
 
 Opener = Callable[[], Engine]
 
@@ -268,3 +269,27 @@ def test_a_compact_copy_that_fails_leaves_the_upgraded_store_working(
     assert "not written again compactly (No space left on device)" in caplog.text
     assert not upgrade.compacting(path).exists()
     assert not list(path.parent.glob("store.duckdb.unreadable*")), "not moved aside and rebuilt"
+
+
+def test_a_clickhouse_store_lacking_a_visit_attributes_column_gains_it_when_it_opens(
+    clickhouse: StandIn | RealServer,
+) -> None:
+    """A store made before an attribute was registered has the newest layout but not its column:
+    opening it adds the column, though a store's first open adds none (its tables are made whole)."""
+    url = clickhouse.url(f"t_{uuid.uuid4().hex[:12]}")
+    made = ClickHouse(url)
+    try:
+        for table in ("events", "visits"):
+            made.execute(f"ALTER TABLE {table} DROP COLUMN language")
+    finally:
+        made.close()
+    reopened = ClickHouse(url)
+    try:
+        having = reopened.query(
+            "SELECT table FROM system.columns WHERE database = currentDatabase() AND name = 'language' "
+            "ORDER BY table",
+            {},
+        )
+        assert having == [("events",), ("visits",)]
+    finally:
+        reopened.close()

@@ -38,18 +38,27 @@ class ClickHouse:
         import clickhouse_connect  # a dependency only this engine needs at run time
 
         self._lock = threading.Lock()
+        self.cluster = cluster
         self.embedded = url.startswith("chdb://")  # chDB in tests: no HTTP, no external data
         if self.embedded:
             values.events_url(url)  # refused unless Sightline's own tests allow it
         dsn = url if self.embedded else url.replace("clickhouse://", "http://", 1)
         self._client = wire.call("connect", lambda: clickhouse_connect.get_client(dsn=dsn))
+        # Tables this start creates are at the newest layout as made: their layout is recorded
+        # without the upgrade's steps and the added attributes' statements, which would find every
+        # column there and every channel filled (some 70 statements, each a round trip and a change
+        # of the tables' metadata on the server). A cluster's tables are its operator's.
+        made = cluster is None and not self._present()
         for statement in schema.clickhouse(cluster):
             self._command("create the tables", statement)
-        # An older layout first (a cluster's is its operator's), then any attribute added since.
-        if upgrade.upgrade_clickhouse(self._mutate, self._layout(), *self._events_table()):
+        if made:
             self._mark_layout()
-        for statement in schema.added_attributes("clickhouse", cluster):
-            self._command("add the new visit attributes", statement)
+        else:
+            # An older layout first (a cluster's is its operator's), then any attribute added since.
+            if upgrade.upgrade_clickhouse(self._mutate, self._layout(), *self._events_table()):
+                self._mark_layout()
+            for statement in schema.added_attributes("clickhouse", cluster, self._present()):
+                self._command("add the new visit attributes", statement)
         upgrade.refresh_clickhouse(self.query, self._mutate)
         self.changes = Changes(self.watermark())
 
@@ -60,6 +69,15 @@ class ClickHouse:
     def _mutate(self, what: str, sql: str) -> None:
         """A statement whose mutation is waited for on every replica."""
         self._command(what, sql, settings={"mutations_sync": 2})
+
+    def _present(self) -> set[tuple[str, str]]:
+        """(table, column) of the columns the database's tables have (none: a new store). On a
+        cluster, nothing: a column this node's table has may be missing on another's, and each
+        ``ADD COLUMN IF NOT EXISTS ... ON CLUSTER`` reaches them all."""
+        if self.cluster is not None:
+            return set()
+        rows = self.query("SELECT table, name FROM system.columns WHERE database = currentDatabase()", {})
+        return {(str(table), str(name)) for table, name in rows}
 
     def _layout(self) -> int:
         """The layout the tables were brought up to (``schema.LAYOUT``; 0: none recorded)."""

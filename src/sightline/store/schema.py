@@ -32,6 +32,8 @@ trim (``--event-log-retention-days``) already removed. Another layout is rebuilt
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from sightline.dimensions import STORED_ATTRIBUTES
 
 PAGEVIEW = "pageview"  # the event name of a page view
@@ -91,16 +93,20 @@ DUCKDB = (
 )
 
 
-def added_attributes(engine: str, cluster: str | None = None) -> tuple[str, ...]:
+def added_attributes(
+    engine: str, cluster: str | None = None, present: Collection[tuple[str, str]] = ()
+) -> tuple[str, ...]:
     """Each visit attribute added in place to a store made before it had the column (empty for the
     events and visits it already holds), so a new attribute never asks for a rebuild from the log:
-    a no-op where the column exists. ``engine``: "duckdb" or "clickhouse"."""
+    a no-op where the column exists. ``engine``: "duckdb" or "clickhouse"; ``present``: the
+    (table, column) pairs known to exist, whose statements are left out."""
     kind = "VARCHAR DEFAULT ''" if engine == "duckdb" else "LowCardinality(String)"
     on = f" ON CLUSTER {cluster}" if cluster else ""
     return tuple(
         f"ALTER TABLE {table}{on} ADD COLUMN IF NOT EXISTS {name} {kind}"
         for table in ("events", "visits")
         for name in VISIT_ATTRIBUTES
+        if (table, name) not in present
     )
 
 
