@@ -9,7 +9,10 @@ Imports nothing from the rest of Sightline.
 
 from __future__ import annotations
 
+from typing import TypeGuard
+
 MAX_DIGITS = 19  # every value below 2**63 fits
+MAX_ID = 2**62  # the largest id an object may have (every database stores it; none is given past it)
 
 
 def ascii_int(text: str | bytes | None, minimum: int = 0, maximum: int | None = None) -> int | None:
@@ -20,6 +23,12 @@ def ascii_int(text: str | bytes | None, minimum: int = 0, maximum: int | None = 
     if value < minimum or (maximum is not None and value > maximum):
         return None
     return value
+
+
+def is_id(value: object) -> TypeGuard[int]:
+    """Whether a JSON body's ``value`` can name an object: a whole number (not a bool) in
+    ``1..MAX_ID``. A larger one names none, and would overflow the database's integers."""
+    return type(value) is int and 1 <= value <= MAX_ID
 
 
 def port_number(text: str | bytes | None) -> int | None:

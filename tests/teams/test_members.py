@@ -81,6 +81,7 @@ def test_bad_invitations_are_refused_naming_the_field(owner: httpx.Client) -> No
         ({"email": "not an address", "role": "viewer"}, "email"),
         ({"email": "a@example.com", "role": "owner"}, "role"),
         ({"email": "a@example.com", "role": "viewer", "site_ids": [987654]}, "site_ids"),
+        ({"email": "a@example.com", "role": "viewer", "site_ids": [2**64, -1]}, "site_ids"),
         ({"email": "a@example.com", "role": "admin", "site_ids": []}, "site_ids"),
     ):
         response = owner.post("/api/invitations", json=body)

@@ -14,7 +14,8 @@ checked.
   ``site_id``.
 
 Path parameters that are not numbers are listed in ``TEXT_PARAMS``; every other path parameter
-of a console route is an id. Imports nothing from the rest of Sightline but ``errors``.
+of a console route is an id. Imports nothing from the rest of Sightline but ``errors`` and
+``numbers``.
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ from fastapi import Path, Query
 from pydantic import BeforeValidator
 
 from sightline.errors import ApiError
+from sightline.numbers import MAX_ID
 
-MAX_ID = 2**62
 MAX_REVISION = 2**31
 # Path parameters of console routes whose value is text, not an id (each route types it itself).
 TEXT_PARAMS = frozenset({"recording_id", "visitor_id"})

@@ -20,6 +20,7 @@ from sqlalchemy.exc import IntegrityError
 from sightline.database.tables.surveys import survey_responses, survey_revisions, surveys
 from sightline.database.types import utcnow
 from sightline.errors import ApiError
+from sightline.numbers import is_id
 from sightline.surveys.definition import SCALES
 from sightline.surveys.targeting import is_targeted
 
@@ -55,7 +56,7 @@ class Submission:
 
 def _positive(body: Mapping[str, Any], field: str) -> int:
     value = body.get(field)
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 2**62:
+    if not is_id(value):
         raise _invalid(field, f"The field '{field}' is a positive whole number.")
     return value
 

@@ -19,6 +19,7 @@ from sightline.database.schema import sites
 from sightline.database.tables.surveys import survey_responses, survey_revisions, surveys
 from sightline.database.types import utcnow
 from sightline.errors import ApiError, not_found
+from sightline.numbers import is_id
 from sightline.sites import service as sites_service
 from sightline.surveys import definition as checks
 
@@ -147,7 +148,7 @@ def create_survey(conn: Connection, owner_id: int, body: Mapping[str, Any]) -> R
     if "site_id" not in body:
         raise checks.invalid("site_id", "The field 'site_id' is required.", "missing_field")
     site_id = body["site_id"]
-    if isinstance(site_id, bool) or not isinstance(site_id, int) or not 1 <= site_id <= 2**62:
+    if not is_id(site_id):
         raise checks.invalid("site_id", "The field 'site_id' is the id of one of your sites.")
     draft = checks.new_definition({key: value for key, value in body.items() if key != "site_id"})
     sites_service.get_site(conn, owner_id, site_id)

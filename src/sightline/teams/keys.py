@@ -20,6 +20,7 @@ from sightline.accounts.tokens import token_hash
 from sightline.database.schema import api_keys, sites
 from sightline.database.types import utcnow
 from sightline.errors import ApiError
+from sightline.numbers import is_id
 from sightline.teams import scopes as key_scopes
 from sightline.teams.principal import Principal
 
@@ -45,9 +46,13 @@ def create_key(
     if site_id is not None:
         if type(site_id) is not int:
             raise ApiError(422, "invalid_site_id", "site_id is a site's id or null.", field="site_id")
-        found = conn.execute(
-            select(sites.c.id).where(sites.c.id == site_id, sites.c.owner_id == by.team_id)
-        ).first()
+        found = (
+            conn.execute(
+                select(sites.c.id).where(sites.c.id == site_id, sites.c.owner_id == by.team_id)
+            ).first()
+            if is_id(site_id)
+            else None
+        )
         if found is None:
             raise ApiError(422, "unknown_site", f"No site with id {site_id} exists.", field="site_id")
     elif key_scopes.EVENTS_WRITE in allowed:

@@ -22,6 +22,7 @@ from sightline.accounts.users import create_user, email_problem, find_by_email, 
 from sightline.database.schema import api_keys, invitations, members, sessions, shares, sites, users
 from sightline.database.types import utcnow
 from sightline.errors import ApiError
+from sightline.numbers import is_id
 from sightline.teams.principal import Principal
 
 MEMBER_ROLES = ("admin", "viewer")
@@ -46,8 +47,9 @@ def check_site_ids(conn: Connection, team_id: int, role: str, site_ids: object) 
     if not isinstance(site_ids, list) or not all(type(v) is int for v in site_ids) or len(site_ids) > 1000:
         raise ApiError(422, "invalid_site_ids", "site_ids is a list of site ids.", field="site_ids")
     wanted = sorted(set(site_ids))
+    named = [v for v in wanted if is_id(v)]  # a larger number names no site
     found = set(
-        conn.execute(select(sites.c.id).where(sites.c.owner_id == team_id, sites.c.id.in_(wanted))).scalars()
+        conn.execute(select(sites.c.id).where(sites.c.owner_id == team_id, sites.c.id.in_(named))).scalars()
     )
     if missing := [v for v in wanted if v not in found]:
         raise ApiError(422, "unknown_site", f"No site with id {missing[0]} exists.", field="site_ids")
