@@ -258,7 +258,7 @@ class Ledger:
             and (joined := _days_span(plans[site_id][which], at)) is not None
             and self.kept.get((site_id, *joined, UNION), seen[site_id]) is None
         }
-        stored = self._stored(store, days | unions, wanted, have, seen, at)
+        stored = self._stored(store, days, unions, wanted, have, seen, at)
         days -= stored
         unions -= stored
         for number, part in enumerate(self._parts(store, wanted, at, most)):
@@ -288,6 +288,7 @@ class Ledger:
         self,
         store: Store,
         days: set[tuple[int, Span]],
+        unions: set[tuple[int, Span]],
         wanted: dict[Span, list[int]],
         have: Have,
         seen: dict[int, Seen],
@@ -295,16 +296,18 @@ class Ledger:
     ) -> set[tuple[int, Span]]:
         """The whole ended ``days`` the store keeps beside its file (``store.kept_days``), put in
         ``have`` and kept here, and no longer ``wanted``: after a restart, a day's figures are
-        read from its row instead of its events; ``days`` not ``wanted`` are a period's whole
-        ended days together, whose visitors are kept as their union (``union_of``)."""
+        read from its row instead of its events; and of ``unions`` (a period's whole ended days
+        together) the visitors, kept as their union (``union_of``)."""
         kept_days = getattr(store, "kept_days", None)
-        if kept_days is None or not days:
+        if kept_days is None or not (days or unions):
             return set()
         found: set[tuple[int, Span]] = set()
         joined: set[tuple[int, Span]] = set()
-        for site_id, low, high, pageviews, keys in kept_days(sorted((s, a, b) for s, (a, b) in days)):
+        for site_id, low, high, pageviews, keys in kept_days(
+            sorted((s, a, b) for s, (a, b) in days | unions)
+        ):
             span = (int(low), int(high))
-            if span not in wanted or site_id not in wanted[span]:  # a period's whole days together
+            if (site_id, span) not in days:  # a period's whole days together
                 united = keys.read()  # a file gone or damaged: the union is made again from the days
                 if united is not None:
                     self.kept.put((site_id, *span, UNION), united, seen[site_id], 64 + 8 * len(united))
@@ -314,9 +317,13 @@ class Ledger:
             have[(site_id, span)] = piece
             self.keep(site_id, span, piece, seen[site_id], at)
             found.add((site_id, span))
+        gone: dict[Span, set[int]] = {}
         for site_id, span in found:
-            wanted[span].remove(site_id)
-            if not wanted[span]:
+            gone.setdefault(span, set()).add(site_id)
+        for span, site_ids in gone.items():
+            if left := [site_id for site_id in wanted[span] if site_id not in site_ids]:
+                wanted[span] = left
+            else:
                 del wanted[span]
         return found | joined
 
