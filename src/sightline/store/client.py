@@ -24,7 +24,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from multiprocessing.connection import Client, Connection
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from anyio import to_thread
 from sqlalchemy import func, select
@@ -36,6 +36,9 @@ from sightline.health.registry import DEGRADED, DOWN, OK, ServiceReport
 from sightline.store.dialects import CLICKHOUSE, DUCKDB, Dialect
 from sightline.store.epoch import micros_of
 from sightline.store.launch import Options, main
+
+if TYPE_CHECKING:
+    from sightline.store.kept_days import Files
 
 log = logging.getLogger("sightline.store")
 BEHIND_SECONDS = 60.0  # a store further behind the log than this is "degraded"
@@ -311,7 +314,7 @@ class StoreClient:
             return []
         if not self._settled.is_set():
             self._settled.wait(FIRST_WAIT)
-        found: list[tuple[int, int, int, int, str]] = self.ask(("days", [tuple(a) for a in asked]))
+        found: list[tuple[int, int, int, int, int, str]] = self.ask(("days", [tuple(a) for a in asked]))
         opened: list[tuple[int, int, int, int, Any]] = self._kept_files().opened(found)
         return opened
 
@@ -329,7 +332,7 @@ class StoreClient:
         added: int = self.ask(("keep_days", epoch, named))
         return added
 
-    def _kept_files(self) -> Any:
+    def _kept_files(self) -> Files:
         # Here: the keys are NumPy arrays, which a server that shows no overview does without.
         from sightline.store.kept_days import DIRECTORY, Files
 
