@@ -5,14 +5,17 @@ has (a trimmed log) are kept and counted; the log's next id is kept past the wat
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime, timedelta
+from types import SimpleNamespace
 
 import pytest
 from sqlalchemy import delete, insert, select, text
 
 from sightline.database import Database
 from sightline.database.schema import events
-from sightline.store.check import DAY, SelfCheck
+from sightline.store import check as check_module
+from sightline.store.check import DAY, Figures, SelfCheck
 from sightline.store.dialects import Params
 from sightline.store.engines import Engine
 from sightline.store.feed import Feeder
@@ -203,3 +206,33 @@ def test_days_with_events_only_the_store_holds_are_counted_again_without_reading
     check.check_all()
     assert check.found.store_only == 50
     assert check.found.passes == 2
+
+
+def test_the_self_check_rests_nineteen_times_as_long_as_each_round_took(
+    db: Database, engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Beside the feed and the reports' queries the check takes at most a twentieth of the
+    process's time, however long one step of a busy day takes."""
+    _, _, feeder = _fed(db, engine)
+    clock = [1000.0]
+    now = lambda: clock[0]  # noqa: E731
+    monkeypatch.setattr(check_module, "time", SimpleNamespace(monotonic=now, perf_counter=now, time=time.time))
+    check = SelfCheck(db, engine, feeder, None)
+    compare = check._compare
+
+    def slow(site: int, low: int, high: int) -> list[tuple[int, Figures]]:
+        clock[0] += 0.2  # every step of a round takes 200 ms
+        return compare(site, low, high)
+
+    monkeypatch.setattr(check, "_compare", slow)
+    check.run()
+    assert check.found.rounds == 1
+    assert check.found.last_round_ms == pytest.approx(200, abs=1)
+    checked = check.found.days_checked
+    clock[0] += 0.2 * 19 - 0.01  # not yet: 3.8 s of rest
+    check.run()
+    assert (check.found.rounds, check.found.days_checked) == (1, checked)
+    clock[0] += 0.02
+    check.run()
+    assert check.found.rounds == 2
+    assert check.found.days_checked > checked
