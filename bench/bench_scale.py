@@ -26,7 +26,7 @@ from pathlib import Path
 import httpx
 
 from bench.bench_export import free_port, start_server
-from bench.bench_reports import EMAIL, PASSWORD, dashboard, fed, site_of, wait_for_store
+from bench.bench_reports import EMAIL, PASSWORD, dashboard, fed, keep_overview_days, site_of, wait_for_store
 from bench.store_data import generate, move_ids, settle
 from bench.workdir import measured_on_copy, remove, stale
 from sightline.accounts.users import create_user
@@ -87,6 +87,7 @@ def main() -> int:
     def prepared(data_dir: Path) -> int:
         site_id = prepare(data_dir, count, site_count)
         settle(data_dir)  # the steady state: settled spans in site order
+        keep_overview_days(data_dir)  # ... and the overview's days kept, as a restart finds them
         return site_id
 
     failures = measured_on_copy(
