@@ -216,7 +216,9 @@ def test_the_self_check_rests_nineteen_times_as_long_as_each_round_took(
     _, _, feeder = _fed(db, engine)
     clock = [1000.0]
     now = lambda: clock[0]  # noqa: E731
-    monkeypatch.setattr(check_module, "time", SimpleNamespace(monotonic=now, perf_counter=now, time=time.time))
+    monkeypatch.setattr(
+        check_module, "time", SimpleNamespace(monotonic=now, perf_counter=now, time=time.time)
+    )
     check = SelfCheck(db, engine, feeder, None)
     compare = check._compare
 
@@ -236,3 +238,27 @@ def test_the_self_check_rests_nineteen_times_as_long_as_each_round_took(
     check.run()
     assert check.found.rounds == 2
     assert check.found.days_checked > checked
+
+
+def test_a_pass_looks_for_a_sites_days_before_the_logs_first_only_after_checking_its_other_days(
+    db: Database, engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Looking for them scans the site's events in the store (8 ms a site at 100 M events): done
+    for every site at a pass's start, it held the store process 1.7 s with 200 sites, right when
+    a server's first requests arrive."""
+    _, _, feeder = _fed(db, engine)
+    check = SelfCheck(db, engine, feeder, None)
+    looked: list[int] = []
+    first_day = check._store_first_day
+
+    def counted(site: int, otherwise: int) -> int:
+        looked.append(site)
+        return first_day(site, otherwise)
+
+    monkeypatch.setattr(check, "_store_first_day", counted)
+    monkeypatch.setattr(check_module, "ROUND_MS", 0.0)  # a round is one step: one day at first
+    check.run()
+    assert check.found.days_checked == 1
+    assert looked == []
+    check.check_all()
+    assert len(looked) == 1  # once the site's days were checked
