@@ -256,7 +256,18 @@ def test_a_pass_looks_for_a_sites_days_before_the_logs_first_only_after_checking
         return first_day(site, otherwise)
 
     monkeypatch.setattr(check, "_store_first_day", counted)
-    monkeypatch.setattr(check_module, "ROUND_MS", 0.0)  # a round is one step: one day at first
+    clock = [1000.0]
+    now = lambda: clock[0]  # noqa: E731
+    monkeypatch.setattr(
+        check_module, "time", SimpleNamespace(monotonic=now, perf_counter=now, time=time.time)
+    )
+    compare = check._compare
+
+    def slow(site: int, low: int, high: int) -> list[tuple[int, Figures]]:
+        clock[0] += 0.2  # a round is one step: one day at first
+        return compare(site, low, high)
+
+    monkeypatch.setattr(check, "_compare", slow)
     check.run()
     assert check.found.days_checked == 1
     assert looked == []
