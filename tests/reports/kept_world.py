@@ -29,7 +29,7 @@ from sightline.sites import service as sites_service
 from sightline.store.dialects import Dialect
 from sightline.store.engines import ClickHouse, Embedded, Engine
 from sightline.store.feed import Feeder, key_of
-from sightline.store.kept_days import Files
+from sightline.store.kept_files import Files
 from sightline.store.maintenance import Maintenance
 from sightline.store.ordering import Ordering
 from sightline.visitors import rights

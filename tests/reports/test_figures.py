@@ -130,7 +130,8 @@ def test_preset_ranges_end_now_and_compare_with_as_many_days_before_up_to_the_sa
     start = helpers.span_of(first, first, zone)[0]
     end = datetime.fromisoformat(body["range"]["end"])
     assert datetime.fromisoformat(body["range"]["start"]) == start
-    assert asked < end and end - answered <= timedelta(hours=1)  # the hour it answered in ends the range
+    assert asked < end  # the hour it answered in ends the range
+    assert end - answered <= timedelta(hours=1)
     # Today until 15:00 compares with yesterday until 15:00: as many days before, up to the same time.
     earlier_first = first - timedelta(days=days + 1)
     earlier_cut = end.astimezone(ZoneInfo(zone)) - timedelta(days=days + 1)
@@ -342,7 +343,8 @@ def test_realtime_counts_the_visitors_of_the_last_five_minutes(
     starts = [datetime.fromisoformat(m["start"]) for m in minutes]
     assert all(b - a == timedelta(minutes=1) for a, b in itertools.pairwise(starts))
     # The current minute is the one the server was in while answering.
-    assert asked < starts[-1] + timedelta(minutes=1) and starts[-1] <= answered
+    assert asked < starts[-1] + timedelta(minutes=1)
+    assert starts[-1] <= answered
     expected = []
     for start in starts:
         inside = [e for e in fresh if start <= e.time < start + timedelta(minutes=1)]

@@ -24,7 +24,7 @@ from sightline.reports.warm import Warmer
 from sightline.sites import service as sites_service
 from sightline.store.changes import Changes
 from sightline.store.engines import Embedded
-from sightline.store.kept_days import KeysFile
+from sightline.store.kept_files import KeysFile
 from tests.conftest import database_url_for
 from tests.reports.kept_world import InProcessStore, SiteModel, World, open_engine
 

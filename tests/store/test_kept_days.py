@@ -15,7 +15,8 @@ import pytest
 
 from sightline.store.changes import EVERYTHING, HOUR
 from sightline.store.engines import Embedded
-from sightline.store.kept_days import TABLE, Files
+from sightline.store.kept_days import TABLE
+from sightline.store.kept_files import Files
 
 DAY = 24 * HOUR
 KEYS = np.array([3, 5, 9], dtype=np.uint64)

@@ -418,7 +418,7 @@ def _store_days(store: Store, read_days: list[tuple[int, Span, Piece]], seen: di
 
 
 def _loaded(store: Store, site_id: int, span: Span, keys: Any) -> Callable[[], Keys]:
-    """Reads a span's keys from its file (``store.kept_days.KeysFile``), or from the events when
+    """Reads a span's keys from its file (``store.kept_files.KeysFile``), or from the events when
     the file went meanwhile (a write deleted its row after this request's read of the rows)."""
 
     def load() -> Keys:

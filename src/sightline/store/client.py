@@ -38,7 +38,7 @@ from sightline.store.epoch import micros_of
 from sightline.store.launch import Options, main
 
 if TYPE_CHECKING:
-    from sightline.store.kept_days import Files
+    from sightline.store.kept_files import Files
 
 log = logging.getLogger("sightline.store")
 BEHIND_SECONDS = 60.0  # a store further behind the log than this is "degraded"
@@ -334,7 +334,7 @@ class StoreClient:
 
     def _kept_files(self) -> Files:
         # Here: the keys are NumPy arrays, which a server that shows no overview does without.
-        from sightline.store.kept_days import DIRECTORY, Files
+        from sightline.store.kept_files import DIRECTORY, Files
 
         return Files(Path(self.options.data_dir) / DIRECTORY)
 

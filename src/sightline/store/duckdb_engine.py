@@ -41,9 +41,10 @@ from sightline.store.engine import (
     log,
     path_literal,
 )
-from sightline.store.kept_days import DIRECTORY as KEPT_FILES
 from sightline.store.kept_days import TABLE as KEPT_DAYS
-from sightline.store.kept_days import Found, KeptDays, Row
+from sightline.store.kept_days import KeptDays
+from sightline.store.kept_files import DIRECTORY as KEPT_FILES
+from sightline.store.kept_files import Found, Row
 from sightline.store.kept_selections import Kept, Span
 
 CHECKPOINT_WAL = 16 * 2**20  # WAL bytes from which ``checkpoint`` writes it to the file (DuckDB's default)

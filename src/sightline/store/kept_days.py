@@ -16,10 +16,11 @@ the events as the store holds them:
   rebuild), and their files once it committed. A write that lands after the last row's end (the
   hour going on) deletes nothing and costs nothing;
 - **a row is added** (``put``) by the server that read its figures and wrote its keys' file
-  (``Files.save``), with the change number it read them at (``reports.kept_figures.Seen``): the
-  store adds it only when it comes from this process's change records (the same ``epoch``) and no
-  change of the site after that number touched its span, checked under the writers' lock (a write
-  between the read and the check is recorded before the lock is let go); else it deletes the file.
+  (``kept_files.Files.save``), with the change number it read them at
+  (``reports.kept_figures.Seen``): the store adds it only when it comes from this process's
+  change records (the same ``epoch``) and no change of the site after that number touched its
+  span, checked under the writers' lock (a write between the read and the check is recorded
+  before the lock is let go); else it deletes the file.
   A row of several days replaces the site's rows as long that end within it (yesterday's 30 days;
   not the 30 days before, which end where it starts);
 - **another program's writes** (an older Sightline opening the file) delete nothing: the file
@@ -27,7 +28,8 @@ the events as the store holds them:
   events and visits), written when the process closes the store, and at open a mark that differs
   (another program wrote, or this process was killed after writing) empties the table. At open,
   a file no row names (a row deleted by a process killed before it deleted the file) is deleted;
-  a file whose check word does not match its keys is read as no file (``KeysFile.read``).
+  a file whose check word does not match its keys is read as no file
+  (``kept_files.KeysFile.read``).
 
 Backups leave the table and the files out (``engine.TABLES``: they are derived): a restored store
 starts without rows, and the overview reads its days from the events again.
@@ -38,21 +40,18 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import uuid
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import duckdb
-import numpy as np
-import numpy.typing as npt
 import pyarrow as pa
 
 from sightline.store.changes import Changes, Spans
 from sightline.store.engine import WATERMARK
+from sightline.store.kept_files import Found, Row
 
 TABLE = "kept_days"
-DIRECTORY = "store-kept-days"  # beside the store's file: the rows' keys
 DDL = (
     f"CREATE TABLE IF NOT EXISTS {TABLE} (site_id INTEGER NOT NULL, low BIGINT NOT NULL, "
     "high BIGINT NOT NULL, pageviews BIGINT NOT NULL, visitors BIGINT NOT NULL, keys VARCHAR NOT NULL)"
@@ -60,66 +59,11 @@ DDL = (
 MARK = "kept_days_mark"  # store_state's row: the mark of the data the rows match
 DAY = 86_400_000_000  # µs
 SAME_LENGTH = 2 * 3_600_000_000  # rows this close in length: as long (a change of clocks between)
-CHECK = 0x5EED_0DA7_5EED_0DA7  # the check word is the keys' XOR with this (no keys: this)
-Keys = npt.NDArray[np.uint64]
 COLUMNS = ["site_id", "low", "high", "pageviews", "visitors", "keys"]
-Row = tuple[
-    int, int, int, int, int, int, str
-]  # site, change number read at, low, high, pageviews, visitors, file
-Found = tuple[int, int, int, int, int, str]  # site, low, high, pageviews, visitors, keys' file (a path)
 _MATCHING = (
     "(SELECT unnest($sites) AS s, unnest($lows) AS lo, unnest($highs) AS hi) AS c "
     f"WHERE c.s = {TABLE}.site_id AND c.lo < {TABLE}.high AND c.hi > {TABLE}.low"
 )
-
-
-class Files:
-    """The keys' files of one store's rows, as the server writes and reads them."""
-
-    def __init__(self, directory: Path) -> None:
-        self.directory = directory
-
-    def save(self, keys: Keys) -> str:
-        """Writes ``keys`` (sorted, unique) to a new file; its name."""
-        self.directory.mkdir(parents=True, exist_ok=True)
-        name = f"{uuid.uuid4().hex}.keys"
-        check = np.array([_check(keys)], dtype="<u8")
-        with open(self.directory / name, "wb") as out:
-            out.write(keys.astype("<u8", copy=False).tobytes())
-            out.write(check.tobytes())
-        return name
-
-    def named(self, rows: Iterable[tuple[int, int, int, int, int, Keys]]) -> list[Row]:
-        """Rows of keys (site, change number, low, high, pageviews, keys) as the store keeps them:
-        how many the keys are, and the name of the file of its own each one's are written to."""
-        return [(*row[:5], len(row[5]), self.save(row[5])) for row in rows]
-
-    @staticmethod
-    def opened(found: Iterable[Found]) -> list[tuple[int, int, int, int, KeysFile]]:
-        """Each row ``found`` with its keys' file, not read yet."""
-        return [
-            (s, low, high, pageviews, KeysFile(path, count)) for s, low, high, pageviews, count, path in found
-        ]
-
-
-class KeysFile:
-    """One row's keys' file: how many keys it holds, and the keys when read."""
-
-    __slots__ = ("count", "path")
-
-    def __init__(self, path: str, count: int) -> None:
-        self.path = path
-        self.count = count
-
-    def read(self) -> Keys | None:
-        """The keys; None when the file went, or holds other than ``count`` keys and their check word."""
-        try:
-            words = np.fromfile(self.path, dtype="<u8")
-        except OSError:
-            return None
-        if len(words) != self.count + 1 or int(words[-1]) != _check(words[:-1]):
-            return None
-        return words[:-1].astype(np.uint64, copy=False)
 
 
 class KeptDays:
@@ -252,10 +196,6 @@ class KeptDays:
             "ON CONFLICT (name) DO UPDATE SET value = excluded.value",
             {"name": MARK, "value": _mark(con)},
         )
-
-
-def _check(keys: Keys) -> int:
-    return (int(np.bitwise_xor.reduce(keys)) if len(keys) else 0) ^ CHECK
 
 
 def _stored_mark(con: duckdb.DuckDBPyConnection) -> int | None:
