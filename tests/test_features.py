@@ -1,5 +1,6 @@
-"""How the server takes a feature's jobs: started in the list's order, ready once all have started,
-stopped in reverse, and the started ones stopped when a later one fails to start."""
+"""How the server takes a feature's jobs: started in the list's order (those marked first before
+the others), ready once all have started, stopped in reverse, and the started ones stopped when a
+later one fails to start."""
 
 from __future__ import annotations
 
@@ -50,6 +51,23 @@ def test_jobs_start_in_the_lists_order_are_ready_after_all_started_and_stop_in_r
 
     asyncio.run(run())
     assert log == ["start a", "start b", "start c", "ready a", "serving", "stop c", "stop b", "stop a"]
+
+
+def test_jobs_marked_first_start_before_the_others_and_stop_after_them() -> None:
+    log: list[str] = []
+    jobs = Jobs(
+        [
+            Feature("one", jobs=[Job("a", recorded("a", log))]),
+            Feature("two", jobs=[Job("b", recorded("b", log)), Job("c", recorded("c", log), first=True)]),
+        ]
+    )
+
+    async def run() -> None:
+        async with jobs.running():
+            assert jobs.now == ["c", "a", "b"]
+
+    asyncio.run(run())
+    assert log == ["start c", "start a", "start b", "stop b", "stop a", "stop c"]
 
 
 def test_a_job_that_fails_to_start_stops_the_jobs_started_before_it() -> None:

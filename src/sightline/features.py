@@ -41,11 +41,13 @@ class HealthProbe:
 @dataclass(frozen=True)
 class Job:
     """Something that runs in the background while the server does: entered at start (in the
-    list's order), left at stop (in reverse). ``ready`` is awaited once every job has started."""
+    list's order, those ``first`` before the others), left at stop (in reverse). ``ready`` is
+    awaited once every job has started."""
 
     name: str
     running: Callable[[], AbstractAsyncContextManager[object]]
     ready: Callable[[], Awaitable[object]] | None = None
+    first: bool = False  # started before the others: what takes longest to be ready
 
     @classmethod
     def periodic(cls, periodic: Periodic) -> Job:
@@ -99,7 +101,8 @@ class Jobs:
     now: list[str] = field(default_factory=list)
 
     def __iter__(self) -> Iterator[Job]:
-        return (job for feature in self.features for job in feature.jobs)
+        every = [job for feature in self.features for job in feature.jobs]
+        return iter(sorted(every, key=lambda job: not job.first))  # stable: else in the list's order
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:

@@ -3,6 +3,7 @@ starting waits for it instead of failing; health never waits."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
 import time
@@ -43,6 +44,23 @@ def test_a_report_asked_while_the_store_starts_waits_for_it_and_is_answered(tmp_
         store.stop()
 
 
+def test_the_store_process_is_spawned_as_its_job_is_entered_and_answers_once_ready(tmp_path: Path) -> None:
+    """Spawned then, not when the event loop first runs the supervising task: after the jobs
+    that follow have spawned theirs (the recordings decoder's, ingest's writer), with which its
+    loading would share the cores."""
+    store = _store(tmp_path)
+
+    async def run() -> None:
+        async with store.running():
+            assert store._process is not None  # nothing awaited since the job was entered
+            assert store._process.is_alive()
+            assert await asyncio.to_thread(store.wait_ready, 60)
+            assert await asyncio.to_thread(store.query, "SELECT 42", {}) == [(42,)]
+
+    asyncio.run(run())
+    assert store._process is None  # stopped with the job
+
+
 def test_health_does_not_wait_for_a_starting_store_and_a_failed_start_answers_at_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -53,7 +71,10 @@ def test_health_does_not_wait_for_a_starting_store_and_a_failed_start_answers_at
     assert report.status == "down"
     assert report.figures["problem"] == "The analytics store is starting."
     assert "Wait a few seconds" in str(report.figures["fix"])
-    monkeypatch.setattr(store, "_start", lambda: store._fail("the store process did not start in time"))
+    monkeypatch.setattr(store, "_spawn", lambda: (None, None))
+    monkeypatch.setattr(
+        store, "_await_ready", lambda *_: store._fail("the store process did not start in time")
+    )
     store.start()
     started = time.monotonic()
     with pytest.raises(StoreUnavailableError, match="did not start in time"):

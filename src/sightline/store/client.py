@@ -44,6 +44,7 @@ log = logging.getLogger("sightline.store")
 BEHIND_SECONDS = 60.0  # a store further behind the log than this is "degraded"
 LAG_COUNTED = 100_000  # health counts the events waiting up to this many
 START_TIMEOUT = 120.0
+Spawned = tuple[multiprocessing.process.BaseProcess, Connection]  # a store process and its start's pipe
 STARTING = "The analytics store is starting."
 FIRST_WAIT = 60.0  # seconds a report asked just after the server started waits for the store:
 # about 1 s on an idle machine, over 10 s seen on a loaded 2-core one (spawn, imports, opening)
@@ -125,12 +126,17 @@ class StoreClient:
 
     def start(self) -> None:
         """Starts the store process and waits until it answers (or says why it cannot)."""
+        self.started(self._spawn())
+
+    def started(self, spawned: Spawned) -> None:
+        """Waits until the process ``_spawn`` started answers (or says why it cannot)."""
         try:
-            self._start()
+            self._await_ready(*spawned)
         finally:
             self._settled.set()
 
-    def _start(self) -> None:
+    def _spawn(self) -> Spawned:
+        """Starts the process (a spawn: it returns at once, the process then loads and opens)."""
         context = multiprocessing.get_context("spawn")
         receiver, sender = context.Pipe(duplex=False)
         Path(self.options.address).unlink(missing_ok=True)
@@ -142,6 +148,9 @@ class StoreClient:
         sender.close()
         self._process = process
         self._generation += 1
+        return process, receiver
+
+    def _await_ready(self, process: multiprocessing.process.BaseProcess, receiver: Connection) -> None:
         started, reported = time.monotonic(), False
         while not receiver.poll(1.0):  # opening may take minutes: an older layout is upgraded first
             if self._stopping or not process.is_alive():
@@ -187,8 +196,15 @@ class StoreClient:
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
         """Starts the store process beside the server (which does not wait for it: reports answer
-        503 until it is ready) and supervises it until the server stops."""
-        self._task = asyncio.create_task(self._supervise(), name="sightline-store")
+        503 until it is ready) and supervises it until the server stops. The process is spawned
+        here, before the jobs after this one start theirs, so that its loading does not wait for
+        the event loop to run the supervising task."""
+        spawned: Spawned | None = None
+        try:
+            spawned = self._spawn()
+        except OSError as error:  # no process now (a limit on processes): the supervisor tries again
+            log.warning("the store process could not be started yet: %s", error)
+        self._task = asyncio.create_task(self._supervise(spawned), name="sightline-store")
         try:
             yield
         finally:
@@ -198,8 +214,11 @@ class StoreClient:
                 await self._task
             await to_thread.run_sync(self.stop)
 
-    async def _supervise(self) -> None:
-        await to_thread.run_sync(self.start)
+    async def _supervise(self, spawned: Spawned | None) -> None:
+        if spawned is None:
+            await to_thread.run_sync(self.start)
+        else:
+            await to_thread.run_sync(self.started, spawned)
         while True:
             await asyncio.sleep(1.0)
             process = self._process

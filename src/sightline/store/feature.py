@@ -12,7 +12,9 @@ def feature(client: StoreClient, health: HealthSource) -> Feature:
     return Feature(
         "store",
         probes=[HealthProbe("store", client.probe)],
-        jobs=[Job("analytics store", client.running)],
+        # First: its process takes longest to be ready (its imports and the store's opening, 1 s
+        # on 2 cores), and the first reports after a start wait for it.
+        jobs=[Job("analytics store", client.running, first=True)],
         collectors=[FiguresCollector(store_figures(health), STORE_SPEC)],
         settings=[
             "events_url",
