@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -183,8 +184,9 @@ class KeptDays:
                 "highs": [int(a[2]) for a in asked],
             },
         ).fetchall()
+        directory = f"{self.files}{os.sep}"  # joined as text: a Path per row took 40 ms of 12,000
         return [
-            (int(s), int(a), int(b), int(pv), int(count), str(self.files / name))
+            (int(s), int(a), int(b), int(pv), int(count), directory + name)
             for s, a, b, pv, count, name in found
         ]
 
