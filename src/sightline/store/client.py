@@ -352,7 +352,7 @@ class StoreClient:
         return added
 
     def _kept_files(self) -> Files:
-        # Here: the keys are NumPy arrays, which a server that shows no overview does without.
+        # Here: the keys are NumPy arrays (the overview's start-up read loads the module beforehand).
         from sightline.store.kept_files import DIRECTORY, Files
 
         return Files(Path(self.options.data_dir) / DIRECTORY)
